@@ -1,0 +1,276 @@
+package ai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// OfflineModel is the Usage.Model of the offline compressor.
+const OfflineModel = "offline"
+
+// Offline is the default Compressor: deterministic heuristics over the tool input and
+// response, no key, no network. It is stateless and safe for concurrent use.
+//
+// One call gives at most one observation. Calls worth nothing are skipped (fewer
+// observations than calls):
+//   - bookkeeping tools: TodoWrite/TodoRead, BashOutput, KillShell/KillBash,
+//     ListMcpResourcesTool, and memnode's own MCP tools (recording memory searches in memory
+//     is noise);
+//   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
+//     export, source or set; and ls with no output; when they did not fail;
+//   - calls with no tool name.
+type Offline struct{}
+
+var _ Compressor = (*Offline)(nil)
+
+// NewOffline returns the offline compressor.
+func NewOffline() *Offline { return &Offline{} }
+
+// Name implements Compressor.
+func (*Offline) Name() string { return OfflineModel }
+
+// EstimateTokens is a model-free token estimate: one token per four bytes, rounded up.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// Observe implements Compressor. Usage reports zero tokens: no model was asked.
+func (*Offline) Observe(ctx context.Context, calls []ToolCall) ([]Observation, Usage, error) {
+	usage := Usage{Model: OfflineModel}
+	out := make([]Observation, 0, len(calls))
+	for i := range calls {
+		if err := ctx.Err(); err != nil {
+			return nil, usage, fmt.Errorf("observe tool calls: %w", err)
+		}
+		if obs, ok := observeCall(&calls[i]); ok {
+			out = append(out, obs)
+		}
+	}
+	return out, usage, nil
+}
+
+// builder accumulates one observation and bounds it in finish.
+type builder struct {
+	call   *ToolCall
+	intent intent
+	obs    Observation
+	cc     concepts
+}
+
+func (b *builder) fact(s string) {
+	if s = clip(s, maxFact); s == "" || len(b.obs.Facts) >= maxFacts {
+		return
+	}
+	for _, f := range b.obs.Facts {
+		if f == s {
+			return
+		}
+	}
+	b.obs.Facts = append(b.obs.Facts, s)
+}
+
+func (b *builder) rel(p string) string { return relPath(b.call.Cwd, p) }
+
+func (b *builder) read(p string) {
+	if p = b.rel(p); p != "" && len(b.obs.FilesRead) < maxFiles {
+		b.obs.FilesRead = appendUnique(b.obs.FilesRead, p)
+	}
+}
+
+func (b *builder) modified(p string) {
+	if p = b.rel(p); p != "" && len(b.obs.FilesModified) < maxFiles {
+		b.obs.FilesModified = appendUnique(b.obs.FilesModified, p)
+	}
+}
+
+// narrate joins sentences into the narrative, ending each with a period.
+func (b *builder) narrate(sentences ...string) {
+	var parts []string
+	for _, s := range sentences {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if !strings.HasSuffix(s, ".") && !strings.HasSuffix(s, "!") && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, `."`) {
+			s += "."
+		}
+		parts = append(parts, capitalize(s))
+	}
+	b.obs.Narrative = strings.Join(parts, " ")
+}
+
+// promptContext is the narrative sentence that ties a call to the user's request.
+func (b *builder) promptContext(modifies bool) string {
+	g := promptGist(b.call.Prompt)
+	if g == "" {
+		return ""
+	}
+	switch {
+	case modifies && b.intent == intentBug:
+		return `Fix for: "` + g + `"`
+	case modifies:
+		return `Request: "` + g + `"`
+	default:
+		return `While working on: "` + g + `"`
+	}
+}
+
+func (b *builder) finish() Observation {
+	o := b.obs
+	if o.Type == "" {
+		o.Type = TypeDiscovery
+	}
+	o.Title = clip(o.Title, maxTitle)
+	if o.Title == "" {
+		o.Title = clip(b.call.ToolName, maxTitle)
+	}
+	o.Subtitle = clip(o.Subtitle, maxSubtitle)
+	o.Narrative = clip(o.Narrative, maxNarrative)
+	o.Concepts = b.cc.list
+	return o
+}
+
+// modType picks the type of a call that changed a file.
+func (b *builder) modType(l lang, d *editDiff, created bool) string {
+	code := isCode(l)
+	switch {
+	case code && b.intent == intentBug:
+		return TypeBugfix
+	case code && b.intent == intentRefactor:
+		return TypeRefactor
+	case code && (created || (d != nil && len(d.addedDecls) > 0)):
+		return TypeFeature
+	case code && b.intent == intentFeature:
+		return TypeFeature
+	case code && d != nil && (d.fixComment || d.errNowChecked):
+		return TypeBugfix
+	case !code && created:
+		return TypeFeature
+	}
+	return TypeChange
+}
+
+// observeCall turns one call into an observation, or reports that it is worth nothing.
+func observeCall(c *ToolCall) (Observation, bool) {
+	name := strings.TrimSpace(c.ToolName)
+	if name == "" {
+		return Observation{}, false
+	}
+	b := &builder{call: c, intent: promptIntent(c.Prompt)}
+	var ok bool
+	switch kind := toolKind(name); kind {
+	case kindSkip:
+		return Observation{}, false
+	case kindRead:
+		ok = b.readFile()
+	case kindEdit:
+		ok = b.editFile()
+	case kindWrite:
+		ok = b.writeFile()
+	case kindBash:
+		ok = b.bash()
+	case kindGrep, kindGlob:
+		ok = b.search(kind == kindGlob)
+	case kindLS:
+		ok = b.list()
+	case kindWebFetch:
+		ok = b.webFetch()
+	case kindWebSearch:
+		ok = b.webSearch()
+	case kindTask:
+		ok = b.task()
+	case kindNotebook:
+		ok = b.notebookEdit()
+	case kindPlan:
+		ok = b.plan()
+	case kindQuestion:
+		ok = b.question()
+	case kindMCP:
+		ok = b.mcp()
+	default:
+		ok = b.generic(name, "")
+	}
+	if !ok {
+		return Observation{}, false
+	}
+	return b.finish(), true
+}
+
+type toolKindID int
+
+const (
+	kindUnknown toolKindID = iota
+	kindSkip
+	kindRead
+	kindEdit
+	kindWrite
+	kindBash
+	kindGrep
+	kindGlob
+	kindLS
+	kindWebFetch
+	kindWebSearch
+	kindTask
+	kindNotebook
+	kindPlan
+	kindQuestion
+	kindMCP
+)
+
+// toolKinds maps lower-cased tool names (Claude Code, Gemini CLI, Codex, Cursor) to kinds.
+var toolKinds = map[string]toolKindID{
+	"read": kindRead, "notebookread": kindRead, "read_file": kindRead, "view": kindRead,
+	"edit": kindEdit, "multiedit": kindEdit, "replace": kindEdit, "str_replace": kindEdit,
+	"edit_file": kindEdit, "search_replace": kindEdit,
+	"write": kindWrite, "write_file": kindWrite, "create_file": kindWrite,
+	"bash": kindBash, "shell": kindBash, "run_shell_command": kindBash,
+	"exec_command": kindBash, "run_terminal_cmd": kindBash, "local_shell": kindBash,
+	"grep": kindGrep, "search_file_content": kindGrep, "grep_search": kindGrep,
+	"glob": kindGlob, "file_search": kindGlob,
+	"ls": kindLS, "list_directory": kindLS, "list_dir": kindLS,
+	"webfetch": kindWebFetch, "web_fetch": kindWebFetch,
+	"websearch": kindWebSearch, "web_search": kindWebSearch, "google_web_search": kindWebSearch,
+	"task": kindTask, "agent": kindTask,
+	"notebookedit": kindNotebook, "edit_notebook": kindNotebook,
+	"exitplanmode": kindPlan, "askuserquestion": kindQuestion,
+	"todowrite": kindSkip, "todoread": kindSkip, "bashoutput": kindSkip,
+	"killshell": kindSkip, "killbash": kindSkip, "listmcpresourcestool": kindSkip,
+	"todo_write": kindSkip, "update_plan": kindSkip,
+}
+
+func toolKind(name string) toolKindID {
+	if strings.HasPrefix(name, "mcp__") {
+		server, _, _ := strings.Cut(name[len("mcp__"):], "__")
+		if strings.Contains(strings.ToLower(server), "memnode") {
+			return kindSkip
+		}
+		return kindMCP
+	}
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return kindUnknown
+	}
+	return toolKinds[string(lowerInto(buf[:0], name))]
+}
+
+// decode unmarshals raw into v, ignoring errors: a malformed payload leaves v partly or
+// wholly zero, which every handler tolerates.
+func decode(raw json.RawMessage, v any) {
+	if len(raw) == 0 || raw[0] == 'n' {
+		return
+	}
+	_ = json.Unmarshal(raw, v)
+}
+
+// rawString returns raw as a string when it is a JSON string.
+func rawString(raw json.RawMessage) (string, bool) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

@@ -1,0 +1,272 @@
+// Package api is the node's HTTP interface on 127.0.0.1: hook ingestion, context, search,
+// peers and status, behind a bearer token.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/memnode/memnode/hooks"
+)
+
+// Backend is what the core routes need from the node.
+type Backend interface {
+	Ready() bool
+	Ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error)
+	Context(ctx context.Context, project, sessionID string) (string, error)
+	ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]hooks.FileObservation, error)
+	Status(ctx context.Context) (any, error)
+}
+
+// Config configures a Server.
+type Config struct {
+	// Addr to listen on; must be a loopback address ("127.0.0.1:38800").
+	Addr    string
+	Token   string
+	Version string
+	DataDir string
+	Backend Backend
+	Search  SearchBackend // optional
+	Peers   PeerBackend   // optional
+	Logger  *slog.Logger
+}
+
+// Server serves the API. New → Start → Close.
+type Server struct {
+	cfg    Config
+	engine *gin.Engine
+	srv    *http.Server
+	ln     net.Listener
+	log    *slog.Logger
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// ErrNotLoopback is returned for a listen address outside 127.0.0.0/8 or ::1.
+var ErrNotLoopback = errors.New("api: listen address must be loopback")
+
+// New builds the routes. The caller must have put gin in release mode (it is a process-wide
+// setting; cmd/memnode does it) so nothing is printed to stdout.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil || cfg.Token == "" {
+		return nil, errors.New("api: backend and token are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	e := gin.New()
+	e.Use(gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
+		s.log.Error("panic in handler", "path", c.FullPath(), "panic", fmt.Sprint(rec))
+		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+	}))
+	e.GET("/health", s.health)
+	g := e.Group("/api", s.auth, s.ready)
+	g.POST("/events", s.postEvent)
+	g.POST("/events/batch", s.postEvents)
+	g.GET("/context", s.getContext)
+	g.GET("/observations/by-file", s.byFile)
+	g.GET("/status", s.status)
+	s.registerSearch(g)
+	s.registerPeers(g)
+	s.engine = e
+	return s, nil
+}
+
+// Handler exposes the routes (tests use httptest).
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Start listens and serves in the background. It fails at once if the port is taken.
+func (s *Server) Start() error {
+	host, _, err := net.SplitHostPort(s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("api listen %q: %w", s.cfg.Addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ErrNotLoopback
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("api listen: %w", err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{Handler: s.engine, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("api server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Addr returns the bound address (useful with port 0).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return s.cfg.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Close stops accepting, waits for in-flight requests (bounded by ctx), and returns.
+// It is idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		if s.srv != nil {
+			err = s.srv.Shutdown(ctx)
+		}
+		s.wg.Wait()
+	})
+	return err
+}
+
+func (s *Server) auth(c *gin.Context) {
+	h := c.GetHeader("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "missing or wrong token (see <data dir>/token)"})
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) ready(c *gin.Context) {
+	if !s.cfg.Backend.Ready() {
+		c.Header("Retry-After", "1")
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "not ready"})
+		return
+	}
+	c.Next()
+}
+
+// Health is the body of GET /health.
+type Health struct {
+	Status  string `json:"status"`
+	Ready   bool   `json:"ready"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	DataDir string `json:"data_dir"`
+}
+
+func (s *Server) health(c *gin.Context) {
+	c.JSON(http.StatusOK, Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, DataDir: s.cfg.DataDir})
+}
+
+// maxEventBytes bounds one event body; hooks cap their stdin well below this.
+const maxEventBytes = 64 << 20
+
+func (s *Server) postEvent(c *gin.Context) {
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxEventBytes)
+	var ev hooks.Event
+	if err := c.ShouldBindJSON(&ev); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "bad event: " + err.Error()})
+		return
+	}
+	rep, err := s.cfg.Backend.Ingest(c.Request.Context(), ev)
+	s.reply(c, rep, err)
+}
+
+func (s *Server) postEvents(c *gin.Context) {
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4*maxEventBytes)
+	var evs []hooks.Event
+	if err := c.ShouldBindJSON(&evs); err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "bad events: " + err.Error()})
+		return
+	}
+	replies := make([]hooks.EventReply, 0, len(evs))
+	for _, ev := range evs {
+		rep, err := s.cfg.Backend.Ingest(c.Request.Context(), ev)
+		if errors.Is(err, ErrInvalid) {
+			rep = hooks.EventReply{OK: false, Status: "rejected", Reason: err.Error()}
+		} else if err != nil {
+			s.log.Error("ingest failed", "err", err)
+			c.JSON(http.StatusInternalServerError, gin.H{"error": "ingest failed", "stored": len(replies)})
+			return
+		}
+		replies = append(replies, rep)
+	}
+	c.JSON(http.StatusOK, gin.H{"replies": replies})
+}
+
+// ErrInvalid marks a request the client must fix (400).
+var ErrInvalid = errors.New("invalid request")
+
+func (s *Server) reply(c *gin.Context, v any, err error) {
+	switch {
+	case err == nil:
+		c.JSON(http.StatusOK, v)
+	case errors.Is(err, ErrInvalid):
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+	default:
+		s.log.Error("request failed", "path", c.FullPath(), "err", err)
+		c.JSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+	}
+}
+
+func (s *Server) getContext(c *gin.Context) {
+	project := c.Query("project")
+	if project == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "project is required"})
+		return
+	}
+	text, err := s.cfg.Backend.Context(c.Request.Context(), project, c.Query("session_id"))
+	if err != nil {
+		s.reply(c, nil, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(text))
+}
+
+func (s *Server) byFile(c *gin.Context) {
+	paths := c.QueryArray("path")
+	project := c.Query("project")
+	if len(paths) == 0 || project == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "path and project are required"})
+		return
+	}
+	limit := 40
+	if l := c.Query("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 500 {
+			c.JSON(http.StatusBadRequest, gin.H{"error": "limit must be 1..500"})
+			return
+		}
+		limit = n
+	}
+	if cwd := c.Query("cwd"); cwd != "" {
+		// Observations store paths relative to the project's working dir when inside it.
+		for _, p := range paths {
+			if rel, ok := strings.CutPrefix(p, strings.TrimSuffix(cwd, "/")+"/"); ok {
+				paths = append(paths, rel)
+			}
+		}
+	}
+	obs, err := s.cfg.Backend.ObservationsByFile(c.Request.Context(), project, paths, limit)
+	if err != nil {
+		s.reply(c, nil, err)
+		return
+	}
+	if obs == nil {
+		obs = []hooks.FileObservation{}
+	}
+	c.JSON(http.StatusOK, hooks.FileObservations{Observations: obs})
+}
+
+func (s *Server) status(c *gin.Context) {
+	st, err := s.cfg.Backend.Status(c.Request.Context())
+	s.reply(c, st, err)
+}

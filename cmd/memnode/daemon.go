@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/node"
+)
+
+// startTimeout bounds how long `memnode start` waits for readiness.
+const startTimeout = 20 * time.Second
+
+func baseURL(env *cliEnv) string { return "http://127.0.0.1:" + strconv.Itoa(env.Settings.Port) }
+
+func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return fail(env, "run: bad --log-level %q", *level)
+	}
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
+	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log})
+	if err != nil {
+		return fail(env, "run: %v", err)
+	}
+	if err := n.Start(ctx); err != nil {
+		if errors.Is(err, node.ErrAlreadyRunning) {
+			pid, _ := node.ReadPIDFile(env.DataDir)
+			return fail(env, "run: already running (pid %d) on data dir %s; 'memnode stop' stops it", pid.PID, env.DataDir)
+		}
+		return fail(env, "run: %v", err)
+	}
+	log.Info("memnode listening", "addr", n.Addr(), "data_dir", env.DataDir, "version", version)
+	<-ctx.Done()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := n.Close(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// health asks the node at env's port; ok is false when nothing memnode answers there.
+func health(ctx context.Context, env *cliEnv) (api.Health, bool) {
+	var h api.Health
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(env)+"/health", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return h, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h) != nil || h.Status != "ok" {
+		return h, false
+	}
+	return h, true
+}
+
+// ourNode reports whether the node answering on the port serves this data dir.
+func ourNode(h api.Health, env *cliEnv) bool { return h.DataDir == env.DataDir }
+
+// startNode starts the node detached if it is not running and waits until it is ready.
+func startNode(ctx context.Context, env *cliEnv) error {
+	if h, ok := health(ctx, env); ok {
+		if !ourNode(h, env) {
+			return fmt.Errorf("port %d is used by a memnode node of another data dir (%s); set MEMNODE_PORT", env.Settings.Port, h.DataDir)
+		}
+		return waitReady(ctx, env, nil)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find memnode binary: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(env.DataDir, node.LogDir), 0o700); err != nil {
+		return fmt.Errorf("create log dir: %w", err)
+	}
+	logPath := filepath.Join(env.DataDir, node.LogDir, "memnode.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(exe, "run")
+	cmd.Env = append(os.Environ(), "MEMNODE_DATA_DIR="+env.DataDir, "MEMNODE_PORT="+strconv.Itoa(env.Settings.Port))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // survives the hook or shell that started it
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start node: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return waitReady(ctx, env, exited)
+}
+
+// waitReady polls /health until the node is ready, ctx ends, or the child exits.
+func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if h, ok := health(ctx, env); ok && h.Ready && ourNode(h, env) {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			// A concurrent start may have won the data dir: then its node becomes ready.
+			if h, ok := health(ctx, env); ok && ourNode(h, env) {
+				exited = nil
+				_ = h
+				continue
+			}
+			return fmt.Errorf("node exited during start (%v); see %s", err, filepath.Join(env.DataDir, node.LogDir, "memnode.log"))
+		case <-ctx.Done():
+			return fmt.Errorf("node not ready after %s: %w", startTimeout, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func cmdStart(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) > 0 {
+		return fail(env, "start: takes no arguments")
+	}
+	_, wasUp := health(ctx, env)
+	if err := startNode(ctx, env); err != nil {
+		return fail(env, "start: %v", err)
+	}
+	h, _ := health(ctx, env)
+	if wasUp {
+		fmt.Fprintf(env.Stdout, "memnode already running (pid %d) on 127.0.0.1:%d\n", h.PID, env.Settings.Port)
+	} else {
+		fmt.Fprintf(env.Stdout, "memnode started (pid %d) on 127.0.0.1:%d, data in %s\n", h.PID, env.Settings.Port, env.DataDir)
+	}
+	return 0
+}
+
+func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
+	pid, err := node.ReadPIDFile(env.DataDir)
+	if err != nil || !node.ProcessIsNode(pid.PID) {
+		fmt.Fprintln(env.Stdout, "memnode is not running")
+		return 0
+	}
+	if h, ok := health(ctx, env); ok && h.PID != pid.PID {
+		return fail(env, "stop: pid file names %d but the node on port %d is %d; not stopping anything", pid.PID, env.Settings.Port, h.PID)
+	}
+	if err := syscall.Kill(pid.PID, syscall.SIGTERM); err != nil {
+		return fail(env, "stop: signal %d: %v", pid.PID, err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if !node.ProcessIsNode(pid.PID) {
+			fmt.Fprintf(env.Stdout, "memnode stopped (pid %d)\n", pid.PID)
+			return 0
+		}
+		time.Sleep(20 * time.Millisecond) // polling a process we cannot wait on
+	}
+	return fail(env, "stop: pid %d still running after 20s", pid.PID)
+}
+
+func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	h, ok := health(ctx, env)
+	if !ok || !ourNode(h, env) {
+		if *asJSON {
+			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port})
+		} else {
+			fmt.Fprintf(env.Stdout, "memnode is not running (data dir %s, port %d); 'memnode start' starts it\n", env.DataDir, env.Settings.Port)
+		}
+		return 3
+	}
+	var st node.Status
+	if h.Ready {
+		if err := apiGet(ctx, env, "/api/status", &st); err != nil {
+			return fail(env, "status: %v", err)
+		}
+	}
+	if *asJSON {
+		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": h.DataDir, "port": env.Settings.Port}
+		if h.Ready {
+			out["status"] = st
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return 0
+	}
+	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on 127.0.0.1:%d\n", h.Version, h.PID, env.Settings.Port)
+	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", h.DataDir)
+	if !h.Ready {
+		fmt.Fprintln(env.Stdout, "  state:       starting (database not open yet)")
+		return 0
+	}
+	b, _ := json.Marshal(st.Counts)
+	fmt.Fprintf(env.Stdout, "  records:     %s\n", strings.Trim(string(b), "{}"))
+	fmt.Fprintf(env.Stdout, "  queue:       %d waiting, %d processed, %d failures since start\n", st.Queue, st.Processed, st.Failures)
+	fmt.Fprintf(env.Stdout, "  compressor:  %s\n", st.Compressor)
+	fmt.Fprintf(env.Stdout, "  embeddings:  %s\n", st.Embeddings)
+	fmt.Fprintf(env.Stdout, "  sync:        %s\n", st.Sync)
+	return 0
+}
+
+// apiGet calls the node's API with the data dir's token and decodes the JSON answer.
+func apiGet(ctx context.Context, env *cliEnv, path string, out any) error {
+	tok, err := node.LoadToken(env.DataDir)
+	if err != nil {
+		return err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(env)+path, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if s, ok := out.(*string); ok {
+		b, err := io.ReadAll(resp.Body)
+		*s = string(b)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+func cmdContext(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("context", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	project := fs.String("project", "", "project name (default: git root name of the current directory)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *project == "" {
+		wd, _ := os.Getwd()
+		*project = projectName(wd)
+	}
+	if err := startNode(ctx, env); err != nil {
+		return fail(env, "context: %v", err)
+	}
+	var text string
+	if err := apiGet(ctx, env, "/api/context?project="+urlQueryEscape(*project), &text); err != nil {
+		return fail(env, "context: %v", err)
+	}
+	if text == "" {
+		fmt.Fprintf(env.Stderr, "memnode: no memory yet for project %q\n", *project)
+		return 0
+	}
+	fmt.Fprint(env.Stdout, text)
+	return 0
+}

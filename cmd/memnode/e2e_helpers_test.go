@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3"
+)
+
+// memnodeBin is the real binary under test, built once by TestMain.
+var memnodeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "memnode-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	memnodeBin = filepath.Join(dir, "memnode")
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", memnodeBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build memnode:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// instance is one data dir + port; processes started from it share them.
+type instance struct {
+	tb      testing.TB
+	dataDir string
+	port    int
+	extra   []string
+}
+
+func newInstance(tb testing.TB) *instance {
+	tb.Helper()
+	in := &instance{tb: tb, dataDir: tb.TempDir(), port: freePort(tb)}
+	tb.Cleanup(func() { in.kill() })
+	return in
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func (in *instance) env() []string {
+	env := append(os.Environ(), "MEMNODE_DATA_DIR="+in.dataDir, "MEMNODE_PORT="+strconv.Itoa(in.port), "HOME="+in.dataDir)
+	return append(env, in.extra...)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// run runs `memnode args...` with stdin and returns its output and exit code.
+func (in *instance) run(stdin []byte, args ...string) result {
+	in.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, memnodeBin, args...)
+	cmd.Env = in.env()
+	cmd.Dir = in.dataDir
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		in.tb.Fatalf("memnode %v: %v", args, err)
+	}
+	return r
+}
+
+func (in *instance) mustRun(stdin []byte, args ...string) string {
+	in.tb.Helper()
+	r := in.run(stdin, args...)
+	if r.code != 0 {
+		in.tb.Fatalf("memnode %v: exit %d\nstdout: %s\nstderr: %s", args, r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (in *instance) start() { in.tb.Helper(); in.mustRun(nil, "start") }
+
+// kill stops the node hard if one runs (cleanup; tests that need a clean stop call stop).
+func (in *instance) kill() {
+	b, err := os.ReadFile(filepath.Join(in.dataDir, "memnode.pid"))
+	if err != nil {
+		return
+	}
+	var pid int
+	if _, err := fmt.Sscanf(string(bytes.TrimSpace(b)), `{"pid":%d`, &pid); err == nil && pid > 0 {
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
+	}
+}
+
+// db opens the instance's database read-only (WAL allows it while the node runs).
+func (in *instance) db() *sql.DB {
+	in.tb.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(in.dataDir, "memnode.db")+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		in.tb.Fatal(err)
+	}
+	in.tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func (in *instance) count(db *sql.DB, q string, args ...any) int {
+	in.tb.Helper()
+	var n int
+	if err := db.QueryRow(q, args...).Scan(&n); err != nil {
+		in.tb.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fixtureDir = "../../testdata/fixtures/claude-code"
+
+// replayFixture feeds the fixture session through the real hook binary, with its paths
+// rewritten to a temp project, and returns the project dir.
+func replayFixture(t *testing.T, in *instance) string {
+	t.Helper()
+	proj := filepath.Join(t.TempDir(), "demo-app")
+	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	transcript, err := filepath.Abs(filepath.Join(fixtureDir, "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(fixtureDir, "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.ReplaceAll(sc.Text(), "/home/dev/demo-app", proj)
+		line = strings.ReplaceAll(line, `"transcript_path": "transcript.jsonl"`, `"transcript_path": "`+transcript+`"`)
+		var rec struct {
+			Event   string          `json:"event"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		r := in.run(rec.Payload, "hook", "claude-code", rec.Event)
+		if r.code != 0 {
+			t.Fatalf("hook %s: exit %d: %s", rec.Event, r.code, r.stderr)
+		}
+		if !json.Valid([]byte(r.stdout)) {
+			t.Fatalf("hook %s: stdout is not one JSON value: %q", rec.Event, r.stdout)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return proj
+}
+
+// grepDataDir fails if any file under dir contains needle.
+func grepDataDir(t *testing.T, dir, needle string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(needle)) {
+			t.Errorf("%s contains %q", p, needle)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contextFor(t *testing.T, in *instance, proj string) string {
+	t.Helper()
+	payload := `{"session_id":"next-session","transcript_path":"","cwd":` + jsonString(proj) + `,"hook_event_name":"SessionStart","source":"startup"}`
+	r := in.run([]byte(payload), "hook", "claude-code", "context")
+	if r.code != 0 {
+		t.Fatalf("context hook: exit %d: %s", r.code, r.stderr)
+	}
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("context hook stdout %q: %v", r.stdout, err)
+	}
+	if out.HookSpecificOutput.HookEventName != "SessionStart" {
+		t.Fatalf("hookEventName = %q", out.HookSpecificOutput.HookEventName)
+	}
+	return out.HookSpecificOutput.AdditionalContext
+}
+
+// stripNow drops the header line that carries the current time, which may tick between calls.
+func stripNow(s string) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.Contains(l, "(now ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestStoryReplay is the issue's first acceptance test: a recorded Claude Code session goes
+// through the real binary, and the next session's context tells the story.
+func TestStoryReplay(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	proj := replayFixture(t, in)
+	db := in.db()
+	waitFor(t, "the queue to drain", 30*time.Second, func() bool {
+		return in.count(db, "SELECT COUNT(*) FROM pending") == 0 && in.count(db, "SELECT COUNT(*) FROM summaries") == 1
+	})
+	// The private-only prompt and the protocol message are not stored; the real prompt is.
+	if n := in.count(db, "SELECT COUNT(*) FROM prompts"); n != 1 {
+		t.Errorf("prompts stored = %d, want 1", n)
+	}
+	ctx := contextFor(t, in, proj)
+	for _, want := range []string{"<memnode-context>", "middleware.go", "token expired", "refresh"} {
+		if !strings.Contains(strings.ToLower(ctx), strings.ToLower(want)) {
+			t.Errorf("context lacks %q:\n%s", want, ctx)
+		}
+	}
+	if !strings.Contains(ctx, "🔴") {
+		t.Errorf("the middleware fix should show as a bugfix:\n%s", ctx)
+	}
+	cli := in.mustRun(nil, "context", "--project", "demo-app")
+	if stripNow(cli) != stripNow(ctx) {
+		t.Errorf("memnode context differs from the hook's context:\n%s\n---\n%s", cli, ctx)
+	}
+	grepDataDir(t, in.dataDir, "SECRET-")
+	in.mustRun(nil, "stop")
+	grepDataDir(t, in.dataDir, "SECRET-")
+}

@@ -1,0 +1,164 @@
+// Command memnode is the single CLI of memnode: the node daemon, the IDE hooks, search, the
+// MCP server and the device-group admin. It only parses flags and wires packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/memnode/memnode/configs"
+)
+
+// cliEnv is everything a command may read from the outside world. Commands never touch
+// os.Stdin/os.Getenv directly, so tests can run them in-process.
+type cliEnv struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// DataDir is MEMNODE_DATA_DIR or ~/.memnode.
+	DataDir string
+	// Settings are the settings file over the defaults, with env overrides applied.
+	Settings configs.Settings
+}
+
+// command is one subcommand: run gets the arguments after its name and returns the exit code.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) int
+}
+
+// commands is filled by commandTable so there is no package-level mutable state.
+func commandTable() map[string]command {
+	return map[string]command{
+		"run":       {"run the node in the foreground", cmdRun},
+		"start":     {"start the node in the background (idempotent; returns when ready)", cmdStart},
+		"stop":      {"stop the node", cmdStop},
+		"status":    {"show the node's state [--json]", cmdStatus},
+		"hook":      {"IDE hook entry point: memnode hook <platform> <event>", cmdHook},
+		"install":   {"install the hooks (and MCP server) into an IDE: install claude-code [--scope user|project]", cmdInstall},
+		"uninstall": {"remove exactly what install added: uninstall claude-code [--scope user|project]", cmdUninstall},
+		"context":   {"print the context a new session would get [--project P]", cmdContext},
+		"version":   {"print the version", cmdVersion},
+	}
+}
+
+// version is set by the linker (-X main.version=…); "dev" otherwise.
+var version = "dev"
+
+func main() {
+	// gin's mode is process-wide; release mode keeps its banner and route dump off stdout
+	// (stdout of `memnode mcp` and of hooks carries protocol only).
+	gin.SetMode(gin.ReleaseMode)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runMain(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	cmds := commandTable()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout, cmds)
+		return 0
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "memnode: unknown command %q (see 'memnode help')\n", args[0])
+		return 2
+	}
+	env, err := newEnv(stdin, stdout, stderr, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "memnode: %v\n", err)
+		// A hook must never break the IDE because of a bad settings file.
+		if args[0] != "hook" {
+			return 1
+		}
+	}
+	return c.run(ctx, env, args[1:])
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "memnode — persistent memory for AI coding agents, shared across your devices")
+	fmt.Fprintln(w, "\nusage: memnode <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nenvironment: MEMNODE_DATA_DIR (default ~/.memnode), MEMNODE_PORT")
+}
+
+// newEnv resolves the data dir and settings. On a settings error it still returns a usable
+// env with defaults, so hooks can keep working.
+func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (*cliEnv, error) {
+	env := &cliEnv{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Settings: configs.Default()}
+	dir := getenv("MEMNODE_DATA_DIR")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return env, fmt.Errorf("find home directory (set MEMNODE_DATA_DIR): %w", err)
+		}
+		dir = filepath.Join(home, ".memnode")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return env, fmt.Errorf("data dir %q: %w", dir, err)
+	}
+	env.DataDir = abs
+	s, err := configs.Load(abs)
+	if err != nil {
+		return env, err
+	}
+	if p := getenv("MEMNODE_PORT"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return env, fmt.Errorf("MEMNODE_PORT=%q is not a port number", p)
+		}
+		s.Port = n
+	}
+	if s.Port == 0 {
+		s.Port = configs.DefaultPort(os.Getuid())
+	}
+	env.Settings = s
+	return env, nil
+}
+
+// fail prints one clear line and returns exit code 1.
+func fail(env *cliEnv, format string, a ...any) int {
+	fmt.Fprintf(env.Stderr, "memnode: "+format+"\n", a...)
+	return 1
+}
+
+// errUsage marks a usage error (exit 2).
+var errUsage = errors.New("usage")
+
+func cmdVersion(_ context.Context, env *cliEnv, _ []string) int {
+	fmt.Fprintln(env.Stdout, "memnode", version)
+	return 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var errNotImplemented = errors.New("not implemented")

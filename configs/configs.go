@@ -1,0 +1,136 @@
+// Package configs holds memnode's settings: their named defaults, the settings file format,
+// and the IDE hook templates. Only cmd/ reads the environment; it passes plain values here.
+package configs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// SettingsFile is the name of the settings file inside the data dir.
+const SettingsFile = "settings.json"
+
+// Settings are the user-tunable knobs. Precedence: flag > env > settings file > defaults.
+type Settings struct {
+	// Port the node listens on (127.0.0.1 only). 0 means DefaultPort(uid).
+	Port int `json:"port,omitempty"`
+
+	// ExcludedProjects are glob patterns (path.Match) of project names never recorded.
+	ExcludedProjects []string `json:"excluded_projects,omitempty"`
+	// SkipTools are tool names whose calls are never recorded.
+	SkipTools []string `json:"skip_tools,omitempty"`
+	// LocalOnlyProjects are glob patterns of projects whose records never leave this device.
+	LocalOnlyProjects []string `json:"local_only_projects,omitempty"`
+
+	// HookFailLoudThreshold is how many consecutive unreachable-node hooks make a hook exit 2.
+	HookFailLoudThreshold int `json:"hook_fail_loud_threshold,omitempty"`
+	// HookTimeout bounds one hook invocation end to end.
+	HookTimeout Duration `json:"hook_timeout,omitempty"`
+
+	// Context injection bounds (claude-mem's progressive disclosure).
+	ContextObservations int `json:"context_observations,omitempty"`
+	ContextFullCount    int `json:"context_full_count,omitempty"`
+	ContextSessions     int `json:"context_sessions,omitempty"`
+
+	// Workers is the number of queue workers compressing events.
+	Workers int `json:"workers,omitempty"`
+}
+
+// Defaults for every setting.
+const (
+	DefaultHookFailLoudThreshold = 3
+	DefaultHookTimeout           = 10 * time.Second
+	DefaultContextObservations   = 50
+	DefaultContextFullCount      = 5
+	DefaultContextSessions       = 3
+	DefaultWorkers               = 2
+)
+
+// DefaultSkipTools are housekeeping tools whose calls carry no memory worth keeping.
+var defaultSkipTools = []string{"TodoWrite", "TodoRead", "ListMcpResourcesTool", "AskUserQuestion", "SlashCommand", "Skill", "ExitPlanMode"}
+
+// Default returns the settings with every default filled in.
+func Default() Settings {
+	return Settings{
+		SkipTools:             append([]string(nil), defaultSkipTools...),
+		HookFailLoudThreshold: DefaultHookFailLoudThreshold,
+		HookTimeout:           Duration(DefaultHookTimeout),
+		ContextObservations:   DefaultContextObservations,
+		ContextFullCount:      DefaultContextFullCount,
+		ContextSessions:       DefaultContextSessions,
+		Workers:               DefaultWorkers,
+	}
+}
+
+// DefaultPort is the stable per-user port: 38800 + uid%100. claude-mem uses 37700 + uid%100,
+// so the two never collide, and two users on one machine get different ports.
+func DefaultPort(uid int) int {
+	if uid < 0 {
+		uid = 0
+	}
+	return 38800 + uid%100
+}
+
+// Load reads dataDir/settings.json over the defaults. A missing file is not an error.
+func Load(dataDir string) (Settings, error) {
+	s := Default()
+	b, err := os.ReadFile(filepath.Join(dataDir, SettingsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("read settings: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("parse %s: %w", filepath.Join(dataDir, SettingsFile), err)
+	}
+	return s, s.Validate()
+}
+
+// Validate reports the first setting that is out of range.
+func (s Settings) Validate() error {
+	switch {
+	case s.Port < 0 || s.Port > 65535:
+		return fmt.Errorf("settings: port %d out of range", s.Port)
+	case s.HookFailLoudThreshold < 1:
+		return fmt.Errorf("settings: hook_fail_loud_threshold must be >= 1")
+	case s.HookTimeout <= 0:
+		return fmt.Errorf("settings: hook_timeout must be positive")
+	case s.ContextObservations < 0 || s.ContextFullCount < 0 || s.ContextSessions < 0:
+		return fmt.Errorf("settings: context bounds must not be negative")
+	case s.Workers < 1:
+		return fmt.Errorf("settings: workers must be >= 1")
+	}
+	return nil
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string ("10s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON accepts "10s" or a number of milliseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		ms, perr := strconv.ParseInt(string(b), 10, 64)
+		if perr != nil {
+			return fmt.Errorf("duration: want \"10s\" or milliseconds: %w", err)
+		}
+		*d = Duration(time.Duration(ms) * time.Millisecond)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}

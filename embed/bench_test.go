@@ -1,0 +1,184 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// benchText is a 50-word observation, the size the encode target names.
+const benchText = "Fixed the sync worker so that it retries a failed handshake with exponential " +
+	"backoff, logs the peer once, and stops after five attempts. The replica now " +
+	"records the last error in the status table, which memnode status prints, and the " +
+	"search index is rebuilt only when the schema version changes."
+
+func TestBenchTextIs50Words(t *testing.T) {
+	if n := len(strings.Fields(benchText)); n != 50 {
+		t.Fatalf("benchText has %d words", n)
+	}
+}
+
+// benchModels caches models across the benchmark's b.N ramp-up; writing the
+// MiniLM-sized model takes seconds. TestMain removes the directory.
+var benchModels struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchModels.dir != "" {
+		os.RemoveAll(benchModels.dir)
+	}
+	os.Exit(code)
+}
+
+func benchModelsDir(b *testing.B) string {
+	b.Helper()
+	benchModels.once.Do(func() {
+		benchModels.dir, benchModels.err = os.MkdirTemp("", "memnode-embed-bench-")
+		if benchModels.err != nil {
+			return
+		}
+		words := strings.Fields(strings.NewReplacer(",", " ", ".", " ").Replace(benchText))
+		tiny := TinyModelSpec()
+		tiny.Words = words
+		if benchModels.err = WriteRandomModel(filepath.Join(benchModels.dir, "bench", "tiny"), tiny); benchModels.err != nil {
+			return
+		}
+		mini := MiniLMSizedSpec()
+		mini.Words = words
+		benchModels.err = WriteRandomModel(filepath.Join(benchModels.dir, "bench", "minilm-sized"), mini)
+	})
+	if benchModels.err != nil {
+		b.Fatal(benchModels.err)
+	}
+	return benchModels.dir
+}
+
+func benchEmbed(b *testing.B, model string) {
+	c, err := OpenCybertron(CybertronConfig{ModelsDir: benchModelsDir(b), Model: model})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	texts := []string{benchText}
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Embed(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "embeddings/s")
+	b.ReportMetric(float64(len(c.tokenize(benchText))), "tokens")
+}
+
+// BenchmarkEmbedTiny encodes the 50-word text with the 2-layer, hidden-32 test model.
+func BenchmarkEmbedTiny(b *testing.B) { benchEmbed(b, "bench/tiny") }
+
+// BenchmarkEmbedMiniLMSized encodes the 50-word text with random weights in
+// all-MiniLM-L6-v2's shape. Run with -cpu 1 for the one-core target (≤ 100 ms).
+func BenchmarkEmbedMiniLMSized(b *testing.B) { benchEmbed(b, "bench/minilm-sized") }
+
+var benchIndexes sync.Map // size → *Index
+
+func benchIndex(b *testing.B, n, dim int) *Index {
+	b.Helper()
+	key := fmt.Sprint(n, "x", dim)
+	if x, ok := benchIndexes.Load(key); ok {
+		return x.(*Index)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), 1))
+	idx := NewIndex(dim)
+	for i := 0; i < n; i++ {
+		if err := idx.Add(fmt.Sprintf("obs-%07d", i), randomUnit(rng, dim)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchIndexes.Store(key, idx)
+	return idx
+}
+
+// reportLatency records p50 and p99 of per-query durations.
+func reportLatency(b *testing.B, d []time.Duration) {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	pct := func(p float64) float64 {
+		return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+func benchVectorSearch(b *testing.B, n int) {
+	const dim, k = 384, 50
+	idx := benchIndex(b, n, dim)
+	rng := rand.New(rand.NewPCG(7, 7))
+	queries := make([][]float32, 64)
+	for i := range queries {
+		queries[i] = randomUnit(rng, dim)
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if len(idx.Search(queries[i%len(queries)], k)) != k {
+			b.Fatal("short result")
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+func BenchmarkVectorSearch10k(b *testing.B)  { benchVectorSearch(b, 10_000) }
+func BenchmarkVectorSearch100k(b *testing.B) { benchVectorSearch(b, 100_000) }
+
+// BenchmarkHybridFusion100k times the embed side of a hybrid query at 100k vectors:
+// exact kNN (k=50) plus RRF with a 50-ID keyword list. The FTS5 query itself lives in
+// the replica and is not included; the lead adds it when wiring search.
+func BenchmarkHybridFusion100k(b *testing.B) {
+	const dim, k = 384, 50
+	idx := benchIndex(b, 100_000, dim)
+	rng := rand.New(rand.NewPCG(8, 8))
+	q := randomUnit(rng, dim)
+	keyword := make([]string, k)
+	for i := range keyword {
+		keyword[i] = fmt.Sprintf("obs-%07d", rng.IntN(100_000))
+	}
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		hits := idx.Search(q, k)
+		vec := make([]string, len(hits))
+		for j, h := range hits {
+			vec[j] = h.ID
+		}
+		if len(FuseRRF([][]string{keyword, vec}, DefaultRRFK)) == 0 {
+			b.Fatal("empty fusion")
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+func BenchmarkCosine384(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, y := randomUnit(rng, 384), randomUnit(rng, 384)
+	var sink float32
+	for i := 0; i < b.N; i++ {
+		sink += Cosine(x, y)
+	}
+	_ = sink
+}

@@ -1,0 +1,15 @@
+// Package embed turns text into L2-normalised sentence vectors in-process and ranks them.
+//
+// The package has four independent parts:
+//
+//   - [Embedder], with a cybertron BERT implementation ([Cybertron], mean pooling,
+//     L2 normalisation) and a deterministic feature-hashing one ([Hashing]) for tests.
+//   - [Pull], which downloads and converts a Hugging Face model into the models dir
+//     atomically: either a complete, loadable model directory appears, or nothing does.
+//   - Vector helpers: [Cosine], [EncodeVector]/[DecodeVector] for SQLite blobs, and an
+//     exact in-memory kNN [Index].
+//   - [FuseRRF], reciprocal rank fusion of ranked ID lists (FTS5 bm25 + vector kNN).
+//
+// Without a model, callers should fall back to FTS alone: [OpenCybertron] returns an
+// error wrapping [ErrNoModel] when the model directory is missing or incomplete.
+package embed

@@ -1,0 +1,208 @@
+package hooks
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memnode/memnode/privacy"
+)
+
+// claude-mem's file-context gates, kept as they are.
+const (
+	fileGateMinBytes   = 1500 // smaller files are cheaper to read than any history
+	fileFetchLimit     = 40   // observations fetched per file
+	fileDisplayLimit   = 15   // observations shown per file after dedupe and scoring
+	maxFileContextPath = 10   // files considered per Read
+)
+
+// handleFileContext tells the agent, before a Read, what memnode already knows about the
+// file: a compact timeline of observation IDs to fetch with get_observations. The Read is
+// always allowed; on any problem the context is simply empty.
+func handleFileContext(ctx context.Context, h *hook, in *Input) (Result, error) {
+	if len(in.FilePaths) == 0 {
+		return Result{}, nil
+	}
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	paths := in.FilePaths
+	if len(paths) > maxFileContextPath {
+		paths = paths[:maxFileContextPath]
+	}
+	now := h.cfg.Now()
+	var sections []string
+	for _, p := range paths {
+		abs := p
+		if !filepath.IsAbs(abs) {
+			if in.Cwd == "" {
+				continue
+			}
+			abs = filepath.Join(in.Cwd, abs)
+		}
+		abs = filepath.Clean(abs)
+		fi, err := os.Stat(abs)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() < fileGateMinBytes {
+			continue
+		}
+		obs, err := h.fileObservations(ctx, abs, project)
+		if err != nil {
+			if errors.Is(err, ErrUnreachable) {
+				return Result{}, err // no point asking again for the next path
+			}
+			h.logf("file-context: %v", err)
+			continue
+		}
+		if len(obs) == 0 {
+			continue
+		}
+		newest := slices.MaxFunc(obs, func(a, b FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) }).CreatedAt
+		if fi.ModTime().UnixMilli() >= newest {
+			continue // changed since the last observation: the history may mislead
+		}
+		shown := selectFileObservations(obs, abs, fileDisplayLimit)
+		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), now))
+	}
+	if len(sections) == 0 {
+		return Result{}, nil
+	}
+	text := "<" + privacy.ContextTag + ">\n" + strings.Join(sections, "\n") + "</" + privacy.ContextTag + ">"
+	return Result{AdditionalContext: text}, nil
+}
+
+func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]FileObservation, error) {
+	q := url.Values{"path": {abs}, "project": {project}, "limit": {strconv.Itoa(fileFetchLimit)}}
+	body, err := h.call(ctx, http.MethodGet, "/api/observations/by-file?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var fo FileObservations
+	if err := json.Unmarshal(body, &fo); err != nil {
+		return nil, fmt.Errorf("decode observations by file: %w", err)
+	}
+	return fo.Observations, nil
+}
+
+// selectFileObservations keeps one observation per session (the first, i.e. newest, as the
+// node sends newest first), scores them and keeps the best limit:
+// +2 if the file was modified, +2 if the observation touched ≤ 3 files, else +1 if ≤ 8.
+func selectFileObservations(obs []FileObservation, abs string, limit int) []FileObservation {
+	type scored struct {
+		o     FileObservation
+		score int
+	}
+	seen := map[string]bool{}
+	var cand []scored
+	for _, o := range obs {
+		if seen[o.SessionID] {
+			continue
+		}
+		seen[o.SessionID] = true
+		s := 0
+		if slices.ContainsFunc(o.FilesModified, func(f string) bool { return samePath(f, abs) }) {
+			s += 2
+		}
+		switch n := distinctFiles(o); {
+		case n <= 3:
+			s += 2
+		case n <= 8:
+			s++
+		}
+		cand = append(cand, scored{o, s})
+	}
+	slices.SortStableFunc(cand, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	if len(cand) > limit {
+		cand = cand[:limit]
+	}
+	out := make([]FileObservation, len(cand))
+	for i, c := range cand {
+		out[i] = c.o
+	}
+	return out
+}
+
+// samePath matches a recorded path (absolute, or relative to the project root) to abs.
+func samePath(recorded, abs string) bool {
+	if recorded == "" {
+		return false
+	}
+	if filepath.IsAbs(recorded) {
+		return filepath.Clean(recorded) == abs
+	}
+	rel := filepath.Clean(recorded)
+	return strings.HasSuffix(abs, string(filepath.Separator)+rel)
+}
+
+func distinctFiles(o FileObservation) int {
+	set := map[string]bool{}
+	for _, f := range o.FilesRead {
+		set[f] = true
+	}
+	for _, f := range o.FilesModified {
+		set[f] = true
+	}
+	return len(set)
+}
+
+func displayPath(abs, cwd string) string {
+	if cwd != "" {
+		if rel, err := filepath.Rel(cwd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return abs
+}
+
+// typeEmoji follows claude-mem's observation types.
+func typeEmoji(t string) string {
+	switch strings.ToLower(t) {
+	case "bugfix":
+		return "🔴"
+	case "feature":
+		return "🟣"
+	case "refactor":
+		return "🔄"
+	case "change":
+		return "✅"
+	case "discovery":
+		return "🔵"
+	case "decision":
+		return "⚖️"
+	}
+	return "•"
+}
+
+// formatFileTimeline renders observations in time order, grouped by day, in now's zone:
+//
+//	### Nov 28, 2026
+//	<id> 9:14a 🔴 <title>
+func formatFileTimeline(obs []FileObservation, shown string, now time.Time) string {
+	obs = slices.Clone(obs)
+	slices.SortStableFunc(obs, func(a, b FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
+	loc := now.Location()
+	var b strings.Builder
+	fmt.Fprintf(&b, "memnode: %s has %d prior observation(s); for details call get_observations([IDs]) with IDs from this list.\n", shown, len(obs))
+	day := ""
+	for _, o := range obs {
+		t := time.UnixMilli(o.CreatedAt).In(loc)
+		if d := t.Format("Jan 2, 2006"); d != day {
+			day = d
+			fmt.Fprintf(&b, "### %s\n", d)
+		}
+		clock := strings.TrimSuffix(t.Format("3:04pm"), "m")
+		title := strings.Join(strings.Fields(o.Title), " ")
+		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, typeEmoji(o.Type), title)
+	}
+	return b.String()
+}

@@ -1,0 +1,113 @@
+package hooks
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func at(day, hour, minute int) int64 {
+	return time.Date(2026, 11, day, hour, minute, 0, 0, time.UTC).UnixMilli()
+}
+
+func fileObs(f string) []FileObservation {
+	many := []string{f}
+	for i := range 9 {
+		many = append(many, fmt.Sprintf("pkg/f%d.go", i))
+	}
+	return []FileObservation{ // newest first, as the node sends them
+		{ID: "obs-5", SessionID: "s1", Type: "feature", Title: "Add refresh\ntoken expiry", CreatedAt: at(28, 9, 0), FilesRead: []string{f}},
+		{ID: "obs-4", SessionID: "s1", Type: "change", Title: "older in s1", CreatedAt: at(28, 8, 0), FilesRead: []string{f}},
+		{ID: "obs-3", SessionID: "s2", Type: "bugfix", Title: "Fix nil claims", CreatedAt: at(27, 14, 15), FilesModified: []string{"internal/auth/middleware.go", "a.go", "b.go", "c.go"}},
+		{ID: "obs-2", SessionID: "s3", Type: "decision", Title: "Chose 401 over 500", CreatedAt: at(26, 10, 30), FilesRead: many},
+	}
+}
+
+func TestSelectFileObservations(t *testing.T) {
+	f := "/p/demo-app/internal/auth/middleware.go"
+	got := selectFileObservations(fileObs(f), f, 2)
+	if len(got) != 2 || got[0].ID != "obs-3" || got[1].ID != "obs-5" {
+		t.Fatalf("got %+v; want obs-3 (modified, 4 files: 3) then obs-5 (1 file: 2)", got)
+	}
+}
+
+func TestFileContextTimelineAndGates(t *testing.T) {
+	n := newFakeNode(t)
+	cfg := n.config(t)
+	cwd := newProject(t)
+	file := filepath.Join(cwd, "internal/auth/middleware.go")
+	writeSourceFile(t, file, 2000, time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	n.byFile[file] = fileObs(file)
+	read := func(paths ...string) string {
+		t.Helper()
+		ti := map[string]any{"file_path": paths[0]}
+		if len(paths) > 1 {
+			ti["file_paths"] = paths[1:]
+		}
+		r := runHook(t, cfg, "file-context", map[string]any{"session_id": sid, "cwd": cwd, "tool_name": "Read", "tool_input": ti})
+		hso := r.out["hookSpecificOutput"].(map[string]any)
+		if r.code != 0 || hso["permissionDecision"] != "allow" || hso["hookEventName"] != "PreToolUse" {
+			t.Fatalf("output %v code %d", r.out, r.code)
+		}
+		return hso["additionalContext"].(string)
+	}
+
+	want := `<memnode-context>
+memnode: internal/auth/middleware.go has 3 prior observation(s); for details call get_observations([IDs]) with IDs from this list.
+### Nov 26, 2026
+obs-2 10:30a ⚖️ Chose 401 over 500
+### Nov 27, 2026
+obs-3 2:15p 🔴 Fix nil claims
+### Nov 28, 2026
+obs-5 9:00a 🟣 Add refresh token expiry
+</memnode-context>`
+	if got := read(file); got != want {
+		t.Fatalf("timeline:\n%s\nwant:\n%s", got, want)
+	}
+	if got := read("internal/auth/middleware.go"); got != want {
+		t.Fatalf("relative path: %q", got)
+	}
+
+	// Gates.
+	small := filepath.Join(cwd, "small.go")
+	writeSourceFile(t, small, 1400, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	n.byFile[small] = fileObs(small)
+	fresh := filepath.Join(cwd, "fresh.go")
+	writeSourceFile(t, fresh, 2000, time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)) // == newest observation
+	n.byFile[fresh] = fileObs(fresh)
+	unknown := filepath.Join(cwd, "unknown.go")
+	writeSourceFile(t, unknown, 2000, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	before := n.Seen()
+	for name, p := range map[string]string{"small": small, "modified since": fresh, "no history": unknown, "missing": filepath.Join(cwd, "gone.go")} {
+		if got := read(p); got != "" {
+			t.Errorf("%s: context %q, want none", name, got)
+		}
+	}
+	if strings.Contains(strings.TrimPrefix(n.Seen(), before), "small.go") || strings.Contains(strings.TrimPrefix(n.Seen(), before), "gone.go") {
+		t.Error("small or missing files must not reach the node")
+	}
+
+	// Several paths: only those that pass the gates, each with its own header.
+	other := filepath.Join(cwd, "other.go")
+	writeSourceFile(t, other, 2000, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	n.byFile[other] = fileObs(other)[:1]
+	got := read(small, file, other)
+	if strings.Count(got, "memnode: ") != 2 || !strings.Contains(got, "other.go has 1 prior observation") || strings.Count(got, "<memnode-context>") != 1 {
+		t.Fatalf("multi-path:\n%s", got)
+	}
+
+	// At most 10 paths are looked up.
+	var paths []string
+	for i := range 14 {
+		p := filepath.Join(cwd, fmt.Sprintf("m%02d.go", i))
+		writeSourceFile(t, p, 2000, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+		paths = append(paths, p)
+	}
+	before = n.Seen()
+	read(paths...)
+	if c := strings.Count(strings.TrimPrefix(n.Seen(), before), "/api/observations/by-file"); c != 10 {
+		t.Fatalf("looked up %d paths, want 10", c)
+	}
+}

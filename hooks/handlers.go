@@ -1,0 +1,145 @@
+package hooks
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/memnode/memnode/privacy"
+)
+
+// handler does the work of one memnode event.
+type handler func(ctx context.Context, h *hook, in *Input) (Result, error)
+
+func handlerFor(event string) handler {
+	switch event {
+	case EventContext:
+		return handleContext
+	case EventSessionInit:
+		return handleSessionInit
+	case EventFileContext:
+		return handleFileContext
+	case EventObservation:
+		return handleObservation
+	case EventSummarize:
+		return handleSummarize
+	case EventSessionEnd:
+		return handleSessionEnd
+	}
+	return nil
+}
+
+// maxContextBytes caps what SessionStart injects, whatever the node sends.
+const maxContextBytes = 256 << 10
+
+// handleContext records the session start (which also starts the node when needed) and
+// injects the node's context block. No node, no context: the session starts anyway.
+func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	ev := h.newEvent(KindSessionStart, in, project)
+	ev.Reason = in.Reason
+	if err := h.send(ctx, ev); err != nil {
+		h.logf("context hook: %v", err)
+	}
+	if h.missed && !h.reached {
+		return Result{}, nil // already failed once; do not spend the budget again
+	}
+	q := url.Values{"project": {project}}
+	if in.SessionID != "" {
+		q.Set("session_id", in.SessionID)
+	}
+	body, err := h.call(ctx, http.MethodGet, "/api/context?"+q.Encode(), nil)
+	if err != nil {
+		return Result{}, err
+	}
+	text := string(body)
+	if len(text) > maxContextBytes {
+		text = text[:maxContextBytes]
+	}
+	return Result{AdditionalContext: strings.TrimSpace(text)}, nil
+}
+
+// handleSessionInit records the user's prompt. Wholly private prompts are recorded as a
+// marker only, so the node also skips the tool calls of that turn.
+func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) {
+	if in.ProtocolOnly || (in.Prompt != "" && privacy.IsProtocolOnly(in.Prompt)) {
+		return Result{}, nil
+	}
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	ev := h.newEvent(KindPrompt, in, project)
+	switch {
+	case strings.TrimSpace(in.Prompt) != "":
+		ev.Prompt = in.Prompt
+	case in.PromptHadText:
+		ev.Private = true
+	default:
+		ev.Prompt = mediaPrompt
+	}
+	return Result{}, h.send(ctx, ev)
+}
+
+// handleObservation records one tool call.
+func handleObservation(ctx context.Context, h *hook, in *Input) (Result, error) {
+	if in.ToolName == "" || h.skipTool(in.ToolName) {
+		return Result{}, nil
+	}
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	ev := h.newEvent(KindObservation, in, project)
+	ev.ToolName = in.ToolName
+	ev.ToolUseID = in.ToolUseID
+	ev.ToolInput = in.ToolInput
+	ev.ToolResponse = in.ToolResponse
+	ev.AgentID = in.AgentID
+	ev.AgentType = in.AgentType
+	return Result{}, h.send(ctx, ev)
+}
+
+// handleSummarize asks for the session summary at the end of a main-agent turn.
+func handleSummarize(ctx context.Context, h *hook, in *Input) (Result, error) {
+	if in.StopHookActive || in.AgentID != "" || in.SessionID == "" {
+		return Result{}, nil
+	}
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	var msg string
+	if in.LastAssistantMessage != nil {
+		msg = *in.LastAssistantMessage // from the cleaned payload
+	} else if in.TranscriptPath != "" {
+		raw, err := lastAssistantMessage(in.TranscriptPath)
+		if err != nil {
+			// Better one missing summary than a blocked Stop.
+			return Result{}, err
+		}
+		msg = privacy.Clean(raw)
+	}
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return Result{}, nil
+	}
+	ev := h.newEvent(KindSummarize, in, project)
+	ev.LastAssistantMessage = msg
+	return Result{}, h.send(ctx, ev)
+}
+
+// handleSessionEnd records the end of a session.
+func handleSessionEnd(ctx context.Context, h *hook, in *Input) (Result, error) {
+	project := projectName(in.Cwd, h.cfg.HomeDir)
+	if h.excluded(project) {
+		return Result{}, nil
+	}
+	ev := h.newEvent(KindSessionEnd, in, project)
+	ev.Reason = in.Reason
+	return Result{}, h.send(ctx, ev)
+}

@@ -1,0 +1,312 @@
+// Package hooks is the short-lived IDE side of memnode: it reads one hook payload, strips
+// everything private from it, and hands it to the node, or to the spool when the node is down.
+package hooks
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memnode/memnode/privacy"
+)
+
+// Memnode hook event names: the <event> of `memnode hook <platform> <event>`.
+const (
+	EventContext     = "context"      // Claude Code SessionStart
+	EventSessionInit = "session-init" // UserPromptSubmit
+	EventFileContext = "file-context" // PreToolUse on Read
+	EventObservation = "observation"  // PostToolUse
+	EventSummarize   = "summarize"    // Stop and SubagentStop
+	EventSessionEnd  = "session-end"  // SessionEnd
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultTimeout           = 10 * time.Second
+	DefaultFailLoudThreshold = 3
+	// MaxInputBytes caps the stdin payload; tool responses can be large but not unbounded.
+	MaxInputBytes = 32 << 20
+)
+
+// mediaPrompt stands in for a prompt without text (an image or voice input).
+const mediaPrompt = "[media prompt]"
+
+// Config is everything one hook invocation needs; cmd/ fills it from the settings.
+type Config struct {
+	// DataDir holds token, spool/, state/ and logs/. Empty disables spooling and the
+	// failure counter (the hook still answers).
+	DataDir string
+	// BaseURL of the node, e.g. http://127.0.0.1:38800.
+	BaseURL string
+	// Timeout bounds the whole hook, stdin to stdout.
+	Timeout time.Duration
+	// FailLoudThreshold is how many consecutive hooks without node contact make a hook
+	// exit 2 with one stderr line.
+	FailLoudThreshold int
+	// ExcludedProjects are path.Match globs on the project name; such projects are ignored.
+	ExcludedProjects []string
+	// SkipTools are tool names whose calls are not recorded.
+	SkipTools []string
+	// HomeDir, when set, is never taken as a project root (a dotfiles repo in $HOME would
+	// otherwise swallow every project below it).
+	HomeDir string
+	// Start starts the node and returns when it is ready; nil disables auto-start.
+	Start func(ctx context.Context) error
+	// HTTPClient talks to the node; nil means a private client whose idle connections are
+	// closed when Run returns.
+	HTTPClient *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Version of memnode, sent as User-Agent.
+	Version string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.FailLoudThreshold <= 0 {
+		c.FailLoudThreshold = DefaultFailLoudThreshold
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	return c
+}
+
+// Run executes one hook: it reads the platform's payload from stdin, writes exactly one JSON
+// object to stdout and returns the exit code. It never fails the IDE: the answer is neutral
+// on any internal error, and the code is 0 unless the node has been out of reach for
+// FailLoudThreshold hooks in a row (then 2, with one line on stderr).
+func Run(ctx context.Context, cfg Config, platform, event string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+
+	h := &hook{cfg: cfg, platform: platform, event: event, stderr: stderr}
+	if cfg.HTTPClient != nil {
+		h.hc = cfg.HTTPClient
+	} else {
+		h.hc = &http.Client{Transport: &http.Transport{
+			Proxy:               nil, // the node is on loopback; never route it through a proxy
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 1,
+		}}
+		// Close keep-alive connections so no transport goroutine outlives Run.
+		defer h.hc.CloseIdleConnections()
+	}
+
+	out, code := h.run(ctx, stdin)
+	if !validObject(out) {
+		out = []byte("{}")
+	}
+	_, _ = stdout.Write(append(out, '\n'))
+	return code
+}
+
+// hook is the state of one invocation.
+type hook struct {
+	cfg      Config
+	platform string
+	event    string
+	stderr   io.Writer
+	hc       *http.Client
+
+	startTried bool
+	// reached and missed record whether the node answered / failed to answer during this
+	// invocation; they drive the consecutive-failure counter.
+	reached, missed bool
+	spooledTo       string
+}
+
+// run returns the stdout JSON and the exit code.
+func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) {
+	ad, ok := AdapterFor(h.platform)
+	if !ok {
+		fmt.Fprintf(h.stderr, "memnode: unknown hook platform %q (known: claude-code)\n", h.platform)
+		return []byte("{}"), 0
+	}
+	neutral := func() []byte {
+		b, err := ad.Format(h.event, Result{})
+		if err != nil {
+			return []byte("{}")
+		}
+		return b
+	}
+	defer func() {
+		// A bug must not break the IDE. The panic value is not printed: it may quote input.
+		if r := recover(); r != nil {
+			h.logf("internal error in %s/%s hook (recovered)", h.platform, h.event)
+			out, code = neutral(), 0
+		}
+	}()
+
+	handle := handlerFor(h.event)
+	if handle == nil {
+		fmt.Fprintf(h.stderr, "memnode: unknown hook event %q for %s\n", h.event, h.platform)
+		return neutral(), 0
+	}
+
+	// Budget: network work stops early enough to spool and answer inside Timeout.
+	opCtx, cancel := context.WithDeadline(ctx, h.opDeadline(ctx))
+	defer cancel()
+
+	raw, cleaned, err := decodeInput(opCtx, stdin)
+	if err != nil {
+		h.logf("%s/%s hook: %v", h.platform, h.event, err)
+		return neutral(), 0
+	}
+	in, err := ad.Normalize(h.event, cleaned)
+	if err != nil {
+		h.logf("%s/%s hook: normalize input: %v", h.platform, h.event, err)
+		return neutral(), 0
+	}
+	if h.event == EventSessionInit {
+		// The raw prompt is consulted only for two facts; nothing of it leaves this process.
+		if rawIn, err := ad.Normalize(h.event, raw); err == nil {
+			in.PromptHadText = strings.TrimSpace(rawIn.Prompt) != ""
+			in.ProtocolOnly = rawIn.Prompt != "" && privacy.IsProtocolOnly(rawIn.Prompt)
+		}
+	}
+	raw = nil
+
+	res, err := handle(opCtx, h, &in)
+	if err != nil {
+		h.logf("%s/%s hook: %v", h.platform, h.event, err)
+		res = Result{}
+	}
+	out, ferr := ad.Format(h.event, res)
+	if ferr != nil {
+		h.logf("%s/%s hook: format output: %v", h.platform, h.event, ferr)
+		out = neutral()
+	}
+	return out, h.settleFailures()
+}
+
+// opDeadline leaves a tenth of the budget (at least 50ms, at most 1s) for spooling and output.
+func (h *hook) opDeadline(ctx context.Context) time.Time {
+	dl, _ := ctx.Deadline()
+	reserve := min(max(h.cfg.Timeout/10, 50*time.Millisecond), time.Second, h.cfg.Timeout/2)
+	return dl.Add(-reserve)
+}
+
+// settleFailures updates the consecutive-failure counter and picks the exit code.
+func (h *hook) settleFailures() int {
+	if h.cfg.DataDir == "" {
+		return 0
+	}
+	switch {
+	case h.reached:
+		if err := resetFailures(h.cfg.DataDir); err != nil {
+			h.logf("reset failure counter: %v", err)
+		}
+	case h.missed:
+		n, err := recordFailure(h.cfg.DataDir, h.cfg.Now())
+		if err != nil {
+			h.logf("record failure: %v", err)
+			return 0
+		}
+		if n >= h.cfg.FailLoudThreshold {
+			where := filepath.Join(h.cfg.DataDir, "spool")
+			fmt.Fprintf(h.stderr, "memnode: node unreachable for %d consecutive hooks (events are spooled in %s); run 'memnode start' or see 'memnode status'\n", n, where)
+			return 2
+		}
+	}
+	return 0
+}
+
+// logf appends one line to DataDir/logs/hook.log. It never carries payload content, only
+// what went wrong, and it never writes to stderr (stderr is for the one fail-loud line).
+func (h *hook) logf(format string, a ...any) {
+	if h.cfg.DataDir == "" {
+		return
+	}
+	dir := filepath.Join(h.cfg.DataDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "hook.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	line := h.cfg.Now().UTC().Format(time.RFC3339) + " " + fmt.Sprintf(format, a...)
+	_, _ = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+}
+
+// newEvent fills the fields every event carries.
+func (h *hook) newEvent(kind string, in *Input, project string) Event {
+	return Event{
+		EventID:   newEventID(),
+		Kind:      kind,
+		Platform:  h.platform,
+		SessionID: in.SessionID,
+		Project:   project,
+		Cwd:       in.Cwd,
+		At:        h.cfg.Now().UTC(),
+	}
+}
+
+// newEventID returns 128 random bits in hex.
+func newEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// excluded reports whether the project matches one of the exclusion globs.
+func (h *hook) excluded(project string) bool {
+	for _, g := range h.cfg.ExcludedProjects {
+		if ok, err := path.Match(g, project); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// skipTool reports whether calls of tool are not worth recording: configured skips, and
+// memnode's own MCP tools (recording memory lookups as memories would feed on itself).
+func (h *hook) skipTool(tool string) bool {
+	if strings.HasPrefix(tool, "mcp__memnode__") {
+		return true
+	}
+	for _, t := range h.cfg.SkipTools {
+		if strings.EqualFold(t, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// projectName is the base name of the git root above cwd (a .git dir or file, so worktrees
+// and submodules count), else the base name of cwd.
+func projectName(cwd, home string) string {
+	if cwd == "" {
+		return "unknown"
+	}
+	dir := filepath.Clean(cwd)
+	home = filepath.Clean(home)
+	for d := dir; ; {
+		if home == "." || d != home {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				return filepath.Base(d)
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return filepath.Base(dir)
+}

@@ -1,0 +1,364 @@
+// Package install adds memnode's hooks and MCP server to an IDE's settings files, and
+// removes exactly those again, leaving every other key and tool untouched.
+package install
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Scopes of an installation.
+const (
+	ScopeUser    = "user"    // ~/.claude/settings.json and ~/.claude.json
+	ScopeProject = "project" // ./.claude/settings.json and ./.mcp.json
+)
+
+// mcpKey is the name memnode's MCP server is registered under.
+const mcpKey = "memnode"
+
+// Errors.
+var (
+	// ErrMalformed means an existing settings file is not what Claude Code writes; it is
+	// left untouched.
+	ErrMalformed = errors.New("malformed settings file")
+	ErrBadOption = errors.New("bad install option")
+)
+
+// Options say where to install. No field is read from the environment here.
+type Options struct {
+	Scope      string // ScopeUser or ScopeProject
+	HomeDir    string // for ScopeUser
+	ProjectDir string // for ScopeProject
+	Binary     string // absolute path of the memnode executable
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Scope != ScopeUser && o.Scope != ScopeProject:
+		return fmt.Errorf("%w: scope %q (want user or project)", ErrBadOption, o.Scope)
+	case o.Scope == ScopeUser && !filepath.IsAbs(o.HomeDir):
+		return fmt.Errorf("%w: home directory %q is not absolute", ErrBadOption, o.HomeDir)
+	case o.Scope == ScopeProject && !filepath.IsAbs(o.ProjectDir):
+		return fmt.Errorf("%w: project directory %q is not absolute", ErrBadOption, o.ProjectDir)
+	case !filepath.IsAbs(o.Binary):
+		return fmt.Errorf("%w: memnode binary %q is not absolute", ErrBadOption, o.Binary)
+	}
+	return nil
+}
+
+// settingsPath and mcpPath are the two files of a scope.
+func (o Options) settingsPath() string {
+	if o.Scope == ScopeUser {
+		return filepath.Join(o.HomeDir, ".claude", "settings.json")
+	}
+	return filepath.Join(o.ProjectDir, ".claude", "settings.json")
+}
+
+func (o Options) mcpPath() string {
+	if o.Scope == ScopeUser {
+		return filepath.Join(o.HomeDir, ".claude.json")
+	}
+	return filepath.Join(o.ProjectDir, ".mcp.json")
+}
+
+// Change is what happened to one file.
+type Change struct {
+	Path   string
+	Action string // "created", "updated", "removed", "unchanged", "absent"
+	Detail string
+}
+
+func (c Change) String() string {
+	s := c.Action + " " + c.Path
+	if c.Detail != "" {
+		s += " (" + c.Detail + ")"
+	}
+	return s
+}
+
+// hookSpec is one Claude Code hook entry memnode installs.
+type hookSpec struct {
+	event   string // Claude Code hook event
+	matcher string // "" means no matcher key
+	sub     string // memnode hook event
+	timeout int    // seconds, as claude-mem uses
+}
+
+func claudeHookSpecs() []hookSpec {
+	return []hookSpec{
+		{"SessionStart", "startup|clear|compact", "context", 60},
+		{"UserPromptSubmit", "", "session-init", 60},
+		{"PreToolUse", "Read", "file-context", 60},
+		{"PostToolUse", "*", "observation", 120},
+		{"Stop", "", "summarize", 120},
+		{"SubagentStop", "", "summarize", 120},
+		{"SessionEnd", "", "session-end", 60},
+	}
+}
+
+// file is one settings file read for editing.
+type file struct {
+	path    string // symlinks resolved: we rewrite the target, not the link
+	exists  bool
+	mode    fs.FileMode
+	orig    []byte
+	doc     *object
+	newMode fs.FileMode
+}
+
+func readFile(path string, newMode fs.FileMode) (*file, error) {
+	f := &file{path: path, newMode: newMode}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		f.path = real
+	}
+	fi, err := os.Stat(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f.doc = newObject()
+		return f, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	b, err := os.ReadFile(f.path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	f.exists, f.mode, f.orig = true, fi.Mode().Perm(), b
+	if len(bytes.TrimSpace(b)) == 0 {
+		f.doc = newObject()
+		return f, nil
+	}
+	doc, err := parseObject(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w (fix or move it, then run again)", ErrMalformed, path, err)
+	}
+	f.doc = doc
+	return f, nil
+}
+
+// commit writes the document if it changed semantically and reports what it did.
+func (f *file) commit(detail string, create bool) (Change, error) {
+	ch := Change{Path: f.path, Detail: detail}
+	if !f.exists && !create {
+		ch.Action = "absent"
+		return ch, nil
+	}
+	out, err := encodeDoc(f.doc)
+	if err != nil {
+		return ch, fmt.Errorf("encode %s: %w", f.path, err)
+	}
+	if f.exists {
+		if len(bytes.TrimSpace(f.orig)) > 0 {
+			if before, err := parseObject(f.orig); err == nil {
+				a, _ := before.MarshalJSON()
+				b, _ := f.doc.MarshalJSON()
+				if bytes.Equal(a, b) {
+					ch.Action = "unchanged"
+					return ch, nil
+				}
+			}
+		} else if f.doc.len() == 0 {
+			ch.Action = "unchanged"
+			return ch, nil
+		}
+	}
+	if !create && f.doc.len() == 0 {
+		// Uninstall emptied a file that held only memnode's entries: remove it rather than
+		// leave a "{}" behind (Claude Code treats both the same).
+		if err := os.Remove(f.path); err != nil {
+			return ch, fmt.Errorf("remove %s: %w", f.path, err)
+		}
+		ch.Action = "removed"
+		return ch, nil
+	}
+	mode := f.newMode
+	if f.exists {
+		mode = f.mode
+		// A backup of what we are about to replace, for the user's peace of mind.
+		if err := writeAtomic(f.path+".memnode-backup", f.orig, mode); err != nil {
+			return ch, err
+		}
+	}
+	if err := writeAtomic(f.path, out, mode); err != nil {
+		return ch, err
+	}
+	ch.Action = "updated"
+	if !f.exists {
+		ch.Action = "created"
+	}
+	return ch, nil
+}
+
+// writeAtomic replaces name with data (temp file, fsync, rename), with the given mode.
+func writeAtomic(name string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	tmpName := tmp.Name()
+	werr := tmp.Chmod(mode)
+	if werr == nil {
+		_, werr = tmp.Write(data)
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmpName, name)
+	}
+	if werr != nil {
+		_ = os.Remove(tmpName)
+		return fmt.Errorf("write %s: %w", name, werr)
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// InstallClaudeCode adds memnode's hooks to Claude Code's settings and registers the MCP
+// server. Running it again changes nothing. Both files are checked before either is written.
+func InstallClaudeCode(opts Options) ([]Change, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	settings, mcp, err := readBoth(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := installHooks(settings.doc, opts.Binary); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+	}
+	if err := installMCP(mcp.doc, opts.Binary); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+	}
+	return commitBoth(settings, mcp, true,
+		fmt.Sprintf("%d memnode hooks", len(claudeHookSpecs())), "MCP server "+mcpKey)
+}
+
+// UninstallClaudeCode removes exactly what InstallClaudeCode added: hook entries running
+// `<memnode> hook claude-code …`, the memnode MCP server, and containers left empty by
+// that removal.
+func UninstallClaudeCode(opts Options) ([]Change, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	settings, mcp, err := readBoth(opts)
+	if err != nil {
+		return nil, err
+	}
+	n, err := uninstallHooks(settings.doc, opts.Binary)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+	}
+	removed, err := uninstallMCP(mcp.doc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+	}
+	hooksDetail, mcpDetail := "no memnode hooks", "no memnode MCP server"
+	if n > 0 {
+		hooksDetail = fmt.Sprintf("removed %d memnode hooks", n)
+	}
+	if removed {
+		mcpDetail = "removed MCP server " + mcpKey
+	}
+	return commitBoth(settings, mcp, false, hooksDetail, mcpDetail)
+}
+
+func readBoth(opts Options) (*file, *file, error) {
+	newMode := fs.FileMode(0o644)
+	if opts.Scope == ScopeUser {
+		newMode = 0o600
+	}
+	settings, err := readFile(opts.settingsPath(), newMode)
+	if err != nil {
+		return nil, nil, err
+	}
+	mcp, err := readFile(opts.mcpPath(), newMode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return settings, mcp, nil
+}
+
+func commitBoth(settings, mcp *file, create bool, sDetail, mDetail string) ([]Change, error) {
+	c1, err := settings.commit(sDetail, create)
+	if err != nil {
+		return nil, err
+	}
+	c2, err := mcp.commit(mDetail, create)
+	if err != nil {
+		return []Change{c1}, err
+	}
+	return []Change{c1, c2}, nil
+}
+
+// shellQuote quotes a path for the shell Claude Code runs hook commands with.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func hookCommand(binary, sub string) string {
+	return shellQuote(binary) + " hook claude-code " + sub
+}
+
+// ourSubcommand reports whether cmd is a hook command memnode installed, and which memnode
+// event it runs. Ours: `<binary> hook claude-code <event>` where binary is this binary or
+// any executable named memnode (a moved binary's stale entry is still ours).
+func ourSubcommand(cmd, binary string) (string, bool) {
+	cmd = strings.TrimSpace(cmd)
+	var exe, rest string
+	switch {
+	case strings.HasPrefix(cmd, "'"):
+		end := strings.Index(cmd[1:], "' ")
+		if end < 0 {
+			return "", false
+		}
+		exe, rest = strings.ReplaceAll(cmd[1:end+1], `'\''`, `'`), cmd[end+2:]
+	case strings.HasPrefix(cmd, `"`):
+		end := strings.Index(cmd[1:], `" `)
+		if end < 0 {
+			return "", false
+		}
+		exe, rest = cmd[1:end+1], cmd[end+2:]
+	default:
+		var ok bool
+		exe, rest, ok = strings.Cut(cmd, " ")
+		if !ok {
+			return "", false
+		}
+	}
+	// A quoted path with an embedded "' " is rare enough to fall back to the exact form.
+	if strings.HasPrefix(cmd, shellQuote(binary)+" ") {
+		exe, rest = binary, strings.TrimPrefix(cmd, shellQuote(binary)+" ")
+	}
+	base := filepath.Base(exe)
+	if exe != binary && base != "memnode" && base != "memnode.exe" {
+		return "", false
+	}
+	sub, ok := strings.CutPrefix(strings.TrimSpace(rest), "hook claude-code ")
+	if !ok {
+		return "", false
+	}
+	sub = strings.TrimSpace(sub)
+	return sub, sub != "" && !strings.ContainsAny(sub, " \t")
+}

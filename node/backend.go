@@ -1,0 +1,97 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/inject"
+)
+
+// Context renders the memory a new session of project starts with.
+func (n *Node) Context(ctx context.Context, project, sessionID string) (string, error) {
+	rep := n.rep.Load()
+	if rep == nil {
+		return "", errNotReady
+	}
+	s := n.cfg.Settings
+	obs, err := rep.RecentObservations(ctx, project, s.ContextObservations)
+	if err != nil {
+		return "", err
+	}
+	sums, err := rep.RecentSummaries(ctx, project, s.ContextSessions)
+	if err != nil {
+		return "", err
+	}
+	total, disc, err := rep.ProjectStats(ctx, project)
+	if err != nil {
+		return "", err
+	}
+	return inject.Render(inject.Input{
+		Project: project, Now: n.cfg.Now(), Location: n.cfg.Location,
+		Observations: obs, Summaries: sums, TotalObservations: total, TotalDiscoveryTokens: disc,
+		LocalOrigin: rep.Origin(),
+	}, inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}), nil
+}
+
+// ObservationsByFile serves the file-context hook.
+func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]hooks.FileObservation, error) {
+	rep := n.rep.Load()
+	if rep == nil {
+		return nil, errNotReady
+	}
+	obs, err := rep.ObservationsByFile(ctx, project, paths, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hooks.FileObservation, 0, len(obs))
+	for _, o := range obs {
+		out = append(out, hooks.FileObservation{ID: o.ID, SessionID: o.SessionID, Type: o.Type, Title: o.Title,
+			CreatedAt: o.CreatedAt, FilesRead: nonNil(o.FilesRead), FilesModified: nonNil(o.FilesModified)})
+	}
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Status is the body of GET /api/status.
+type Status struct {
+	PID        int    `json:"pid"`
+	Version    string `json:"version"`
+	DataDir    string `json:"data_dir"`
+	Addr       string `json:"addr"`
+	Origin     string `json:"origin"`
+	Ready      bool   `json:"ready"`
+	Compressor string `json:"compressor"`
+	Counts     any    `json:"counts"`
+	Queue      int    `json:"queue"`
+	Ingested   int64  `json:"ingested"`
+	Processed  int64  `json:"processed"`
+	Failures   int64  `json:"failures"`
+	Embeddings string `json:"embeddings"`
+	Sync       string `json:"sync"`
+}
+
+// Status reports the node's state.
+func (n *Node) Status(ctx context.Context) (any, error) {
+	rep := n.rep.Load()
+	if rep == nil {
+		return nil, errNotReady
+	}
+	c, err := rep.Counts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return Status{
+		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
+		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
+		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),
+		Embeddings: "off (no model; search uses FTS only)", Sync: "off (no paired devices)",
+	}, nil
+}

@@ -1,0 +1,118 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/privacy"
+	"github.com/memnode/memnode/replica"
+)
+
+var knownKinds = []string{hooks.KindSessionStart, hooks.KindPrompt, hooks.KindObservation, hooks.KindSummarize, hooks.KindSessionEnd}
+
+// Ingest validates an event, cleans it again (the node's second privacy guard), and queues
+// it durably. When it returns without error the event survives a crash.
+func (n *Node) Ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error) {
+	return n.ingest(ctx, ev)
+}
+
+func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error) {
+	rep := n.rep.Load()
+	if rep == nil {
+		return hooks.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
+	}
+	if !slices.Contains(knownKinds, ev.Kind) {
+		return hooks.EventReply{}, fmt.Errorf("%w: unknown event kind %q", api.ErrInvalid, ev.Kind)
+	}
+	if ev.SessionID == "" || ev.Project == "" {
+		return hooks.EventReply{}, fmt.Errorf("%w: session_id and project are required", api.ErrInvalid)
+	}
+	if ev.EventID == "" {
+		ev.EventID = newEventID()
+	}
+	if ev.At.IsZero() {
+		ev.At = n.cfg.Now()
+	}
+	if matchAny(n.cfg.Settings.ExcludedProjects, ev.Project) {
+		return hooks.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
+	}
+	if ev.Kind == hooks.KindObservation && slices.Contains(n.cfg.Settings.SkipTools, ev.ToolName) {
+		return hooks.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
+	}
+	if err := cleanEvent(&ev); err != nil {
+		return hooks.EventReply{}, fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return hooks.EventReply{}, fmt.Errorf("ingest: %w", err)
+	}
+	dup, err := rep.Enqueue(ctx, replica.PendingEvent{
+		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
+		Payload: payload, CreatedAt: ev.At.UnixMilli(),
+	})
+	if err != nil {
+		return hooks.EventReply{}, fmt.Errorf("ingest: %w", err)
+	}
+	n.stats.ingested.Add(1)
+	n.notify()
+	if dup {
+		return hooks.EventReply{OK: true, Status: "duplicate"}, nil
+	}
+	return hooks.EventReply{OK: true, Status: "queued"}, nil
+}
+
+// cleanEvent is the node's second guard: every free-text field passes the privacy filter
+// again, whatever the hook did.
+func cleanEvent(ev *hooks.Event) error {
+	for _, s := range []*string{&ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
+		*s = privacy.Clean(*s)
+	}
+	for _, raw := range []*json.RawMessage{&ev.ToolInput, &ev.ToolResponse} {
+		if len(*raw) == 0 {
+			continue
+		}
+		c, err := privacy.CleanJSON(*raw)
+		if err != nil {
+			return fmt.Errorf("tool payload: %w", err)
+		}
+		*raw = c
+	}
+	return nil
+}
+
+func newEventID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func globMatcher(globs []string) func(string) bool {
+	if len(globs) == 0 {
+		return nil
+	}
+	return func(p string) bool { return matchAny(globs, p) }
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,247 @@
+// Package node wires memnode's parts into the long-lived daemon: it owns the data dir lock,
+// the API server, the replica and the queue workers, and knows their start and stop order.
+//
+// Start order: lock data dir → pid file + token → API (health answers at once, data routes
+// 503) → open replica → recover claims, replay spool → ready → workers.
+// Stop order: stop intake (API) → stop workers (a claimed batch is committed or released) →
+// close the replica → release the lock.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/replica"
+)
+
+// Config configures a Node.
+type Config struct {
+	DataDir  string
+	Settings configs.Settings
+	Version  string
+	Logger   *slog.Logger
+	// Compressor turns events into observations; nil means the offline compressor.
+	Compressor ai.Compressor
+	// Now is the wall clock (tests inject one).
+	Now func() time.Time
+	// Location renders times in the injected context (default: local time).
+	Location *time.Location
+	// OpenDelay postpones opening the database (tests of readiness use it).
+	OpenDelay time.Duration
+}
+
+// Node is the running daemon.
+type Node struct {
+	cfg     Config
+	log     *slog.Logger
+	lockF   *os.File
+	token   string
+	origin  string
+	api     *api.Server
+	rep     atomic.Pointer[replica.Replica]
+	ready   atomic.Bool
+	kick    chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closeMu sync.Mutex
+	closed  bool
+	stats   stats
+}
+
+// New checks the config and prepares the data dir; it starts nothing.
+func New(cfg Config) (*Node, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: data dir required")
+	}
+	if err := cfg.Settings.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Compressor == nil {
+		cfg.Compressor = ai.NewOffline()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	return &Node{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}, nil
+}
+
+// Addr is the API listen address.
+func (n *Node) Addr() string {
+	if n.api != nil {
+		return n.api.Addr()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.cfg.Settings.Port))
+}
+
+// Ready reports whether the database is open and the node accepts data requests.
+func (n *Node) Ready() bool { return n.ready.Load() }
+
+// Replica returns the open replica, or nil before ready.
+func (n *Node) Replica() *replica.Replica { return n.rep.Load() }
+
+// Start takes the data dir, starts the API at once and opens the database in the
+// background. It returns ErrAlreadyRunning if another node holds the data dir.
+func (n *Node) Start(ctx context.Context) error {
+	f, err := lock(n.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	n.lockF = f
+	fail := func(err error) error {
+		n.lockF.Close()
+		return err
+	}
+	if n.token, err = loadOrCreateSecret(n.cfg.DataDir, TokenFile, 32); err != nil {
+		return fail(err)
+	}
+	if n.origin, err = loadOrCreateSecret(n.cfg.DataDir, OriginFile, 16); err != nil {
+		return fail(err)
+	}
+	srv, err := api.New(api.Config{
+		Addr: n.Addr(), Token: n.token, Version: n.cfg.Version, DataDir: n.cfg.DataDir,
+		Backend: n, Logger: n.log,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if err := srv.Start(); err != nil {
+		return fail(fmt.Errorf("%w (is another program using port %d? set MEMNODE_PORT)", err, n.cfg.Settings.Port))
+	}
+	n.api = srv
+	_, port, _ := net.SplitHostPort(srv.Addr())
+	p, _ := strconv.Atoi(port)
+	exe, _ := os.Executable()
+	pid := PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
+	if err := WriteFileAtomic(filepath.Join(n.cfg.DataDir, PIDFile), mustJSON(pid), 0o600); err != nil {
+		srv.Close(ctx)
+		return fail(fmt.Errorf("write pid file: %w", err))
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.openAndRun(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			n.log.Error("node failed to open its database", "err", err)
+		}
+	}()
+	return nil
+}
+
+// WaitReady blocks until the node is ready or ctx ends.
+func (n *Node) WaitReady(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for !n.Ready() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+func (n *Node) openAndRun(ctx context.Context) error {
+	if n.cfg.OpenDelay > 0 {
+		select {
+		case <-time.After(n.cfg.OpenDelay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	rep, err := replica.Open(ctx, replica.Config{
+		Path:      filepath.Join(n.cfg.DataDir, DBFile),
+		Origin:    n.origin,
+		LocalOnly: globMatcher(n.cfg.Settings.LocalOnlyProjects),
+		Logger:    n.log,
+		Now:       n.cfg.Now,
+	})
+	if err != nil {
+		return err
+	}
+	n.rep.Store(rep)
+	if k, err := rep.ResetClaimed(ctx); err != nil {
+		return err
+	} else if k > 0 {
+		n.log.Info("recovered events claimed by a previous run", "count", k)
+	}
+	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
+		for _, ev := range evs {
+			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, api.ErrInvalid) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		n.log.Error("spool replay failed; it will be retried at next start", "err", err)
+	} else if replayed > 0 {
+		n.log.Info("replayed spooled events", "count", replayed)
+	}
+	n.ready.Store(true)
+	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
+	for i := 0; i < n.cfg.Settings.Workers; i++ {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.worker(ctx)
+		}()
+	}
+	n.notify()
+	return nil
+}
+
+// Close stops the node in order; it is idempotent.
+func (n *Node) Close(ctx context.Context) error {
+	n.closeMu.Lock()
+	defer n.closeMu.Unlock()
+	if n.closed {
+		return nil
+	}
+	n.closed = true
+	var errs []error
+	if n.api != nil {
+		errs = append(errs, n.api.Close(ctx))
+	}
+	n.ready.Store(false)
+	if n.cancel != nil {
+		n.cancel()
+	}
+	n.wg.Wait()
+	if rep := n.rep.Load(); rep != nil {
+		errs = append(errs, rep.Close())
+	}
+	if n.lockF != nil {
+		// Remove the pid file only while we still hold the lock: it is ours.
+		os.Remove(filepath.Join(n.cfg.DataDir, PIDFile))
+		errs = append(errs, n.lockF.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (n *Node) notify() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,209 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/replica"
+)
+
+var errNotReady = errors.New("node not ready")
+
+// claimBatch bounds how many events of one session one worker takes at a time; it is also
+// the largest batch of tool calls a compressor sees in one request.
+const claimBatch = 32
+
+type stats struct {
+	ingested     atomic.Int64
+	processed    atomic.Int64
+	observations atomic.Int64
+	summaries    atomic.Int64
+	failures     atomic.Int64
+}
+
+// worker claims one session's events at a time, turns them into records and commits them
+// together with the removal of the queue rows: an event is either still queued or stored.
+func (n *Node) worker(ctx context.Context) {
+	idle := time.NewTicker(500 * time.Millisecond)
+	defer idle.Stop()
+	backoff := time.Duration(0)
+	for {
+		rep := n.rep.Load()
+		evs, err := rep.ClaimSession(ctx, claimBatch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			n.log.Error("claim failed", "err", err)
+		}
+		if len(evs) > 0 {
+			n.notify() // there may be more work for the other workers
+			if err := n.process(ctx, rep, evs); err != nil {
+				n.stats.failures.Add(1)
+				ids := make([]int64, len(evs))
+				for i, e := range evs {
+					ids[i] = e.ID
+				}
+				// Release even if ctx is done: the claim must not outlive this process's
+				// intent (ResetClaimed covers a crash).
+				if rerr := rep.Release(context.Background(), ids); rerr != nil {
+					n.log.Error("release failed", "err", rerr)
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				n.log.Warn("processing failed; events stay queued", "session", evs[0].SessionID, "events", len(evs), "err", err)
+				backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+			} else {
+				backoff = 0
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.kick:
+		case <-idle.C:
+		}
+	}
+}
+
+// process turns one session's claimed events, in order, into one batch.
+func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.PendingEvent) error {
+	first := evs[0]
+	st, known, err := rep.SessionState(ctx, first.SessionID)
+	if err != nil {
+		return err
+	}
+	b := &replica.Batch{}
+	var calls []ai.ToolCall
+	var callEvents []hooks.Event
+	var sessionObs []ai.Observation // observations of this session made in this batch
+
+	flush := func() error {
+		if len(calls) == 0 {
+			return nil
+		}
+		obs, usage, err := n.cfg.Compressor.Observe(ctx, calls)
+		if err != nil {
+			return err
+		}
+		perCall := len(obs) == len(calls)
+		tokensEach := 0
+		if usage.InputTokens+usage.OutputTokens > 0 && len(obs) > 0 {
+			tokensEach = (usage.InputTokens + usage.OutputTokens) / len(obs)
+		}
+		for i, o := range obs {
+			ev := callEvents[len(callEvents)-1]
+			if perCall {
+				ev = callEvents[i]
+			}
+			disc := tokensEach
+			if disc == 0 {
+				disc = inject.EstimateTokens(string(ev.ToolInput)) + inject.EstimateTokens(string(ev.ToolResponse))
+			}
+			b.Observations = append(b.Observations, replica.Observation{
+				SessionID: ev.SessionID, Project: ev.Project, Type: o.Type, Title: o.Title, Subtitle: o.Subtitle,
+				Narrative: o.Narrative, Facts: o.Facts, Concepts: o.Concepts, FilesRead: o.FilesRead,
+				FilesModified: o.FilesModified, ToolName: ev.ToolName, PromptNumber: st.PromptCount,
+				DiscoveryTokens: disc, Model: usage.Model, CreatedAt: ev.At.UnixMilli(),
+			})
+			sessionObs = append(sessionObs, o)
+		}
+		calls, callEvents = calls[:0], callEvents[:0]
+		return nil
+	}
+
+	for _, pe := range evs {
+		var ev hooks.Event
+		if err := json.Unmarshal(pe.Payload, &ev); err != nil {
+			// Cannot happen for events we queued; drop it rather than block the session.
+			n.log.Error("undecodable queued event dropped", "id", pe.ID, "err", err)
+			b.Done = append(b.Done, pe.ID)
+			continue
+		}
+		if !known {
+			b.Sessions = append(b.Sessions, replica.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform, StartedAt: ev.At.UnixMilli(), Status: "active"})
+			known = true
+		}
+		switch ev.Kind {
+		case hooks.KindPrompt:
+			if err := flush(); err != nil {
+				return err
+			}
+			st.PromptCount++
+			st.TurnPrivate = ev.Private
+			if !ev.Private && ev.Prompt != "" {
+				st.LastPrompt = ev.Prompt
+				if st.FirstPrompt == "" {
+					st.FirstPrompt = ev.Prompt
+				}
+				b.Prompts = append(b.Prompts, replica.Prompt{SessionID: ev.SessionID, Project: ev.Project,
+					PromptNumber: st.PromptCount, Text: ev.Prompt, CreatedAt: ev.At.UnixMilli()})
+			}
+		case hooks.KindObservation:
+			if st.TurnPrivate {
+				break // the whole prompt of this turn was private: so are its tool calls
+			}
+			calls = append(calls, ai.ToolCall{SessionID: ev.SessionID, Project: ev.Project, Cwd: ev.Cwd,
+				ToolName: ev.ToolName, ToolInput: ev.ToolInput, ToolResponse: ev.ToolResponse, Prompt: st.LastPrompt, At: ev.At})
+			callEvents = append(callEvents, ev)
+		case hooks.KindSummarize:
+			if err := flush(); err != nil {
+				return err
+			}
+			if ev.LastAssistantMessage == "" {
+				break
+			}
+			in := ai.SessionInput{SessionID: ev.SessionID, Project: ev.Project, Request: st.FirstPrompt, LastAssistantMessage: ev.LastAssistantMessage}
+			prev, err := rep.SessionObservations(ctx, ev.SessionID, 200)
+			if err != nil {
+				return err
+			}
+			for _, o := range prev {
+				in.Observations = append(in.Observations, ai.Observation{Type: o.Type, Title: o.Title, Subtitle: o.Subtitle,
+					Facts: o.Facts, FilesRead: o.FilesRead, FilesModified: o.FilesModified})
+			}
+			in.Observations = append(in.Observations, sessionObs...)
+			sum, usage, err := n.cfg.Compressor.Summarize(ctx, in)
+			if err != nil {
+				return err
+			}
+			b.Summaries = append(b.Summaries, replica.Summary{SessionID: ev.SessionID, Project: ev.Project,
+				Request: sum.Request, Investigated: sum.Investigated, Learned: sum.Learned, Completed: sum.Completed,
+				NextSteps: sum.NextSteps, Notes: sum.Notes, DiscoveryTokens: usage.InputTokens + usage.OutputTokens,
+				Model: usage.Model, CreatedAt: ev.At.UnixMilli()})
+		case hooks.KindSessionEnd:
+			if err := flush(); err != nil {
+				return err
+			}
+			b.Sessions = append(b.Sessions, replica.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform,
+				StartedAt: ev.At.UnixMilli(), EndedAt: ev.At.UnixMilli(), Status: "ended"})
+		}
+		b.Done = append(b.Done, pe.ID)
+		b.DoneEvents = append(b.DoneEvents, pe.EventID)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	b.States = append(b.States, st)
+	res, err := rep.Commit(ctx, b)
+	if err != nil {
+		return err
+	}
+	n.stats.processed.Add(int64(len(evs)))
+	n.stats.observations.Add(int64(len(res.Observations)))
+	n.stats.summaries.Add(int64(len(res.Summaries)))
+	return nil
+}

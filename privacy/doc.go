@@ -1,0 +1,77 @@
+// Package privacy removes what must never be stored: content inside memory tags (<private>,
+// memnode's injected context, system reminders …) and common secret shapes.
+//
+// The hook runs it before any byte leaves its process; the node runs it again before
+// storage (defence in depth, as in claude-mem).
+//
+// # Memory tags
+//
+// StripTags removes these tags together with their content: private, memnode-context
+// (ContextTag), claude-mem-context, system-reminder, system_instruction,
+// system-instruction, persisted-output. A tag is "<name" or "</name" (ASCII case folded)
+// followed by white space, '>', '/' or the end of the text, then anything up to the next
+// '>' — so attributes are allowed and <private-key> is not a memory tag.
+//
+// The scanner is linear (no regular expression, no backtracking) and fails safe:
+//   - nested tags of the same name count: <private>a<private>b</private>c</private> hides
+//     a, b and c;
+//   - text is hidden while any memory tag is open, so interleaved tags hide the union;
+//   - an opening tag that is never closed, or a tag whose '>' never comes, hides everything
+//     after it;
+//   - a stray closing tag and a self-closing <private/> are removed;
+//   - removing a region can join its neighbours into a new tag ("<pri" + "vate>"); the
+//     output is rescanned, and after four passes whatever follows the first tag left is
+//     dropped. The result therefore never contains a memory tag and StripTags is
+//     idempotent.
+//
+// # Secrets
+//
+// Redact replaces secrets with "[REDACTED:kind]". The detectors and their kinds, in the
+// order they run:
+//
+//	private-key            -----BEGIN … PRIVATE KEY----- … -----END … PRIVATE KEY----- (RSA,
+//	                       EC, OPENSSH, ENCRYPTED, PGP … BLOCK); without END, to the end of
+//	                       the text
+//	aws-access-key-id      AKIA/ASIA/ABIA/ACCA + 16 upper-case letters or digits
+//	google-api-key         AIza + 30 or more of [0-9A-Za-z_-]
+//	github-token           ghp_/gho_/ghu_/ghs_/ghr_ + 30 or more alphanumerics;
+//	                       github_pat_ + 30 or more of [A-Za-z0-9_]
+//	gitlab-token           glpat- + 20 or more of [A-Za-z0-9_-]
+//	slack-token            xoxa-/xoxb-/xoxp-/xoxo-/xoxs-/xoxr- + 10 or more; xapp-N-…
+//	slack-webhook          https://hooks.slack.com/services|workflows|triggers/…
+//	stripe-key             sk_live_/rk_live_/sk_test_/rk_test_ + 16 or more alphanumerics
+//	anthropic-key          sk-ant- + 20 or more of [A-Za-z0-9_-]
+//	openai-key             sk-proj-/sk-svcacct-/sk-admin- + 20 or more of [A-Za-z0-9_-];
+//	                       sk- + 20 or more alphanumerics
+//	jwt                    eyJ… . … . … (three base64url segments)
+//	url-credentials        the user:password part of scheme://user:password@host
+//	authorization          the value of an Authorization or Proxy-Authorization header
+//	                       ("Authorization: Bearer x", curl -H '…', "Authorization": "…");
+//	                       the scheme word (Bearer, Basic, token …) is kept
+//	aws-secret-access-key  the value assigned to a key containing "secret" together with
+//	                       "access" or "aws" (aws_secret_access_key, SecretAccessKey)
+//	secret                 the value assigned to any other key whose name contains
+//	                       password, passwd, passphrase, pass, secret, token, apikey,
+//	                       api_key, api-key, accesskey, access_key, privatekey,
+//	                       private_key, credential(s), auth, dsn or cookie
+//
+// Assignments are KEY=value, export KEY=value, KEY: value, "KEY": "value", 'KEY': 'value',
+// --key=value and ?key=value&…; the key is kept, the value redacted (inside its quotes,
+// or up to white space/&/;/,/)/]/} for '=' and to the end of the line for ':'). Key words
+// match case-insensitively but not inside longer words (tokens, max_tokens, author,
+// passenger, bypass). So that ordinary code survives, no value is redacted after :=, ==,
+// !=, <=, >=, =>, ::, and no unquoted value that contains parentheses, ends in , ; { [,
+// is a dotted identifier after " = " (cfg.Password), is a number, a boolean, null/nil/none,
+// a type name, or starts with $ { ( [ < % * & ! # (references and templates).
+//
+// Redact first scans the text once for cheap hints (literal prefixes, separators with a
+// secret-looking key) and runs only the detectors that could match; text without hints is
+// returned unchanged without allocating. Detectors use RE2 (linear time).
+//
+// # JSON
+//
+// CleanJSON walks JSON tokens (same grammar as encoding/json), runs Clean on the decoded
+// text of every string and object key, and writes the document compactly. Numbers keep
+// their text; unchanged strings keep their bytes. Empty input yields "null"; invalid input
+// yields an error wrapping ErrInvalidJSON.
+package privacy

@@ -1,0 +1,508 @@
+package privacy
+
+import (
+	"regexp"
+	"strings"
+)
+
+const markerPrefix = "[REDACTED:"
+
+// hint bits say which detectors could match; scanHints computes them in one pass so that
+// text without secrets never reaches a regular expression.
+const (
+	hintPEM uint32 = 1 << iota
+	hintAWS
+	hintGoogle
+	hintGitHub
+	hintGitLab
+	hintSlack
+	hintStripe
+	hintSkDash
+	hintJWT
+	hintURL
+	hintAssign
+)
+
+// A pattern detects one shape of secret. Only submatch group is replaced (0: the whole
+// match).
+type pattern struct {
+	kind   string
+	hint   uint32
+	re     *regexp.Regexp
+	group  int
+	marker string
+}
+
+func newPattern(kind string, hint uint32, group int, expr string) pattern {
+	return pattern{kind: kind, hint: hint, re: regexp.MustCompile(expr), group: group, marker: markerPrefix + kind + "]"}
+}
+
+// patterns run in order; the specific token shapes come before the generic ones so the
+// marker names the most precise kind. RE2 guarantees linear time.
+var patterns = [...]pattern{
+	newPattern("private-key", hintPEM, 0,
+		`-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)`),
+	newPattern("aws-access-key-id", hintAWS, 0, `\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
+	newPattern("google-api-key", hintGoogle, 0, `\bAIza[0-9A-Za-z_\-]{30,}`),
+	newPattern("github-token", hintGitHub, 0, `\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
+	newPattern("gitlab-token", hintGitLab, 0, `\bglpat-[A-Za-z0-9_\-]{20,}`),
+	newPattern("slack-token", hintSlack, 0, `\b(?:xox[abposr]-[A-Za-z0-9\-]{10,}|xapp-[0-9]+-[A-Za-z0-9\-]{10,})`),
+	newPattern("slack-webhook", hintURL, 0, `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`),
+	newPattern("stripe-key", hintStripe, 0, `\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
+	newPattern("anthropic-key", hintSkDash, 0, `\bsk-ant-[A-Za-z0-9_\-]{20,}`),
+	newPattern("openai-key", hintSkDash, 0, `\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`),
+	newPattern("jwt", hintJWT, 0, `\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*`),
+}
+
+// urlCredentials runs after the assignments so that "DSN=postgres://u:p@h" is one secret.
+var urlCredentials = newPattern("url-credentials", hintURL, 1, `\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s@'"\[\]:]+:[^/\s@'"\[\]]+)@`)
+
+// Redact replaces detected secrets with a [REDACTED:kind] marker.
+func Redact(s string) string {
+	h := scanHints(s)
+	if h == 0 {
+		return s
+	}
+	out := s
+	for i := range patterns {
+		p := &patterns[i]
+		if h&p.hint != 0 {
+			out = p.replace(out)
+		}
+	}
+	if h&hintAssign != 0 || len(out) != len(s) || out != s {
+		out = redactAssignments(out)
+	}
+	if h&hintURL != 0 {
+		out = urlCredentials.replace(out)
+	}
+	return out
+}
+
+func (p *pattern) replace(s string) string {
+	locs := p.re.FindAllStringSubmatchIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, m := range locs {
+		start, end := m[2*p.group], m[2*p.group+1]
+		if start < 0 {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(p.marker)
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// triggers are the bytes at which scanHints looks closer.
+var triggers = [256]bool{'-': true, '_': true, 'A': true, 'J': true, ':': true, '=': true}
+
+// scanHints returns the detectors that might match s. It may say yes wrongly, never no
+// wrongly.
+func scanHints(s string) uint32 {
+	var h uint32
+	var as assignScanner
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !triggers[c] {
+			continue
+		}
+		switch c {
+		case '-':
+			switch {
+			case strings.HasPrefix(s[i:], "-----BEGIN"):
+				h |= hintPEM
+			case i >= 2 && s[i-2:i] == "sk":
+				h |= hintSkDash
+			case i >= 5 && s[i-5:i] == "glpat":
+				h |= hintGitLab
+			case i >= 4 && (s[i-4:i-1] == "xox" || s[i-4:i] == "xapp"):
+				h |= hintSlack
+			}
+		case '_':
+			switch {
+			case i >= 3 && s[i-3:i-1] == "gh", i >= 6 && s[i-6:i] == "github":
+				h |= hintGitHub
+			case i >= 2 && (s[i-2:i] == "sk" || s[i-2:i] == "rk"):
+				h |= hintStripe
+			}
+		case 'A':
+			if len(s)-i >= 4 {
+				switch s[i : i+4] {
+				case "AKIA", "ASIA", "ABIA", "ACCA":
+					h |= hintAWS
+				case "AIza":
+					h |= hintGoogle
+				}
+			}
+		case 'J':
+			if i >= 2 && s[i-2:i] == "ey" {
+				h |= hintJWT
+			}
+		case ':', '=':
+			if c == ':' && strings.HasPrefix(s[i:], "://") {
+				h |= hintURL
+			}
+			if h&hintAssign == 0 {
+				if _, ok := as.parse(s, i); ok {
+					h |= hintAssign
+				}
+			}
+		}
+	}
+	return h
+}
+
+// redactAssignments replaces the value of every "key=value", "key: value", "export key=value",
+// "key": "value" … whose key names a secret.
+func redactAssignments(s string) string {
+	var out []byte
+	var as assignScanner
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '=' && c != ':' {
+			continue
+		}
+		a, ok := as.parse(s, i)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s)+32)
+		}
+		out = append(out, s[last:a.start]...)
+		out = append(out, markerPrefix...)
+		out = append(out, a.kind...)
+		out = append(out, ']')
+		last = a.end
+		i = a.end - 1
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+const (
+	kindSecret        = "secret"
+	kindAuthorization = "authorization"
+	kindAWSSecret     = "aws-secret-access-key"
+)
+
+// An assignment is a value to redact: s[start:end], of the given kind.
+type assignment struct {
+	kind       string
+	start, end int
+}
+
+const maxKeyLen = 64
+
+// An assignScanner parses the assignments of one string. It remembers where the last
+// searches for a value's end stopped: a long line full of rejected assignments
+// ("token: token: token: …,") would otherwise be rescanned at every separator.
+type assignScanner struct {
+	colonEnd, equalEnd, paren nextStop
+}
+
+// nextStop memoizes "the first stop byte at or after p": no stop byte lies in [from, at).
+type nextStop struct{ from, at int }
+
+func (n *nextStop) find(s string, p int, stop func(byte) bool) int {
+	if n.at > 0 && n.from <= p && p <= n.at {
+		return n.at
+	}
+	e := p
+	for e < len(s) && !stop(s[e]) {
+		e++
+	}
+	n.from, n.at = p, e
+	return e
+}
+
+func isColonValueStop(c byte) bool {
+	return c == '\n' || c == '\r' || c == '"' || c == '\'' || c == '`'
+}
+
+func isParen(c byte) bool { return c == '(' || c == ')' }
+
+// parse looks at the separator s[i] (':' or '=') and reports the value to redact when the
+// key before it names a secret and the value after it looks like data, not code.
+func (as *assignScanner) parse(s string, i int) (assignment, bool) {
+	sep := s[i]
+	var prev, next, next2 byte
+	if i > 0 {
+		prev = s[i-1]
+	}
+	if i+1 < len(s) {
+		next = s[i+1]
+	}
+	if i+2 < len(s) {
+		next2 = s[i+2]
+	}
+	if sep == ':' {
+		// := and :: are code; :// is a URL scheme.
+		if next == '=' || next == ':' || prev == ':' || (next == '/' && next2 == '/') {
+			return assignment{}, false
+		}
+	} else {
+		if next == '=' || next == '>' || next == '~' {
+			return assignment{}, false
+		}
+		switch prev {
+		case '=', '!', '<', '>', ':', '+', '-', '*', '/', '%', '&', '|', '^', '~', '?':
+			return assignment{}, false
+		}
+	}
+
+	// The key: an identifier, optionally quoted, possibly followed by blanks.
+	j := i
+	for n := 0; j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') && n < 4; n++ {
+		j--
+	}
+	spaced := j < i
+	var quote byte
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		quote = s[j-1]
+		j--
+	}
+	keyEnd := j
+	for j > 0 && keyEnd-j <= maxKeyLen && isKeyByte(s[j-1]) {
+		j--
+	}
+	if j == keyEnd || keyEnd-j > maxKeyLen {
+		return assignment{}, false
+	}
+	if quote != 0 && (j == 0 || s[j-1] != quote) {
+		return assignment{}, false
+	}
+	kind := classifyKey(s[j:keyEnd])
+	if kind == "" {
+		return assignment{}, false
+	}
+
+	// The value.
+	p := i + 1
+	for p < len(s) && (s[p] == ' ' || s[p] == '\t') {
+		p++
+	}
+	if p < len(s) && (s[p] == '"' || s[p] == '\'') {
+		q := s[p]
+		start := p + 1
+		e := start
+		for e < len(s) && s[e] != q && s[e] != '\n' {
+			if s[e] == '\\' && e+1 < len(s) && s[e+1] != '\n' {
+				e++
+			}
+			e++
+		}
+		return checkValue(s, kind, start, e, true, sep, spaced)
+	}
+	if strings.HasPrefix(s[p:], markerPrefix) {
+		return assignment{}, false
+	}
+	var e int
+	if sep == '=' && kind != kindAuthorization {
+		e = as.equalEnd.find(s, p, isValueStop)
+	} else {
+		e = as.colonEnd.find(s, p, isColonValueStop)
+		for e > p && (s[e-1] == ' ' || s[e-1] == '\t') {
+			e--
+		}
+	}
+	if kind != kindAuthorization && as.paren.find(s, p, isParen) < e {
+		return assignment{}, false
+	}
+	return checkValue(s, kind, p, e, false, sep, spaced)
+}
+
+// checkValue decides whether s[start:end] is worth redacting.
+func checkValue(s, kind string, start, end int, quoted bool, sep byte, spaced bool) (assignment, bool) {
+	v := s[start:end]
+	if kind == kindAuthorization {
+		// Keep the scheme ("Bearer", "Basic" …): it says what kind of credential it was.
+		if sp := strings.IndexAny(v[:min(len(v), 25)], " \t"); sp > 0 && sp <= 24 && isSchemeWord(v[:sp]) {
+			skip := sp
+			for skip < len(v) && (v[skip] == ' ' || v[skip] == '\t') {
+				skip++
+			}
+			start += skip
+			v = v[skip:]
+		}
+	}
+	if kind == kindAuthorization && isAuthScheme(v) {
+		return assignment{}, false // "Authorization: Bearer" with nothing after it
+	}
+	if v == "" || strings.HasPrefix(v, markerPrefix) || isPlaceholder(v) {
+		return assignment{}, false
+	}
+	if kind != kindAuthorization && !quoted {
+		switch v[len(v)-1] {
+		case ',', ';', '{', '[':
+			// "Token: tok," — a struct literal or an object in code.
+			return assignment{}, false
+		}
+		if sep == '=' && spaced && isIdentPath(v) && strings.IndexByte(v, '.') >= 0 {
+			// "password = cfg.Password"
+			return assignment{}, false
+		}
+	}
+	return assignment{kind: kind, start: start, end: end}, true
+}
+
+func isKeyByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func isValueStop(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '\f', '\v', '"', '\'', '`', '&', ';', ',', ')', '}', '<', '>':
+		return true
+	}
+	return false
+}
+
+func isSchemeWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAuthScheme(w string) bool {
+	switch strings.ToLower(w) {
+	case "bearer", "basic", "token", "bot", "digest", "negotiate", "ntlm", "apikey":
+		return true
+	}
+	return false
+}
+
+func isIdentPath(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	c := v[0]
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
+}
+
+// isPlaceholder reports values that are references, literals or types rather than secrets.
+func isPlaceholder(v string) bool {
+	switch v[0] {
+	case '$', '{', '(', '[', '<', '%', '*', '&', '!', '#':
+		return true
+	}
+	digits := true
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !('0' <= c && c <= '9' || c == '.' || c == '-') {
+			digits = false
+			break
+		}
+	}
+	if digits {
+		return true
+	}
+	if len(v) > 9 {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "null", "nil", "none", "undefined", "yes", "no", "on", "off",
+		"string", "str", "int", "number", "bool", "boolean", "any", "bytes", "object",
+		"required", "optional", "redacted":
+		return true
+	}
+	return false
+}
+
+// secretWords are looked for inside key names (lower case). A word followed by a letter
+// of the same case is part of a longer word (tokens, author, passenger) and does not
+// count; the short ones must also start a word (bypass).
+var secretWords = [...]struct {
+	word      string
+	wordStart bool
+}{
+	{"password", false},
+	{"passwd", false},
+	{"passphrase", false},
+	{"pass", true},
+	{"secret", false},
+	{"token", false},
+	{"apikey", false},
+	{"api_key", false},
+	{"api-key", false},
+	{"accesskey", false},
+	{"access_key", false},
+	{"access-key", false},
+	{"privatekey", false},
+	{"private_key", false},
+	{"private-key", false},
+	{"credential", false},
+	{"auth", true},
+	{"dsn", true},
+	{"cookie", true},
+}
+
+// classifyKey returns the kind of secret a key name announces, or "".
+func classifyKey(key string) string {
+	key = strings.TrimLeft(key, "-")
+	if key == "" || len(key) > maxKeyLen {
+		return ""
+	}
+	var buf [maxKeyLen]byte
+	lower := buf[:len(key)]
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	l := string(lower) // does not escape; the compiler avoids the copy for comparisons
+	if l == "authorization" || l == "proxy-authorization" {
+		return kindAuthorization
+	}
+	found := false
+	for _, w := range secretWords {
+		for off := 0; ; {
+			k := strings.Index(l[off:], w.word)
+			if k < 0 {
+				break
+			}
+			k += off
+			off = k + 1
+			e := k + len(w.word)
+			if e < len(key) && sameCaseLetters(key[e-1], key[e]) && !(w.word == "credential" && lower[e] == 's') {
+				continue
+			}
+			if w.wordStart && k > 0 && sameCaseLetters(key[k-1], key[k]) {
+				continue
+			}
+			found = true
+			break
+		}
+		if found {
+			break
+		}
+	}
+	if !found {
+		return ""
+	}
+	if strings.Contains(l, "secret") && (strings.Contains(l, "access") || strings.Contains(l, "aws")) {
+		return kindAWSSecret
+	}
+	return kindSecret
+}
+
+func sameCaseLetters(a, b byte) bool {
+	return 'a' <= a && a <= 'z' && 'a' <= b && b <= 'z' || 'A' <= a && a <= 'Z' && 'A' <= b && b <= 'Z'
+}

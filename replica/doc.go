@@ -1,0 +1,8 @@
+// Package replica is memnode's source of truth on one device: a SQLite database (WAL, FTS5)
+// holding sessions, prompts, observations and summaries, the durable queue of hook events,
+// and the CRDT op-log with its version vector.
+//
+// Every local change appends an op (origin, seq, hlc, kind, record id, payload) in the same
+// transaction as the change itself, so the op-log can never disagree with the tables. Remote
+// ops are applied through ApplyOps with the same code paths. See DESIGN.md.
+package replica

@@ -1,0 +1,217 @@
+package replica
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+)
+
+// ImportBatch holds records that already carry their global IDs: a memnode export, or a
+// foreign database converted with deterministic IDs (see ImportID). Import stores them as
+// local ops, so they replicate like anything recorded on this device.
+type ImportBatch struct {
+	Devices      []Device
+	Sessions     []Session
+	Prompts      []Prompt
+	Observations []Observation
+	Summaries    []Summary
+	// Tombstones are forgotten IDs; importing one forgets the record here too.
+	Tombstones []string
+}
+
+// ImportResult counts what Import stored; records already present (or forgotten) are
+// Skipped, which is what makes a repeated import a no-op.
+type ImportResult struct {
+	Devices      int `json:"devices"`
+	Sessions     int `json:"sessions"`
+	Prompts      int `json:"prompts"`
+	Observations int `json:"observations"`
+	Summaries    int `json:"summaries"`
+	Tombstones   int `json:"tombstones"`
+	Skipped      int `json:"skipped"`
+}
+
+// Add accumulates another result.
+func (a *ImportResult) Add(b ImportResult) {
+	a.Devices += b.Devices
+	a.Sessions += b.Sessions
+	a.Prompts += b.Prompts
+	a.Observations += b.Observations
+	a.Summaries += b.Summaries
+	a.Tombstones += b.Tombstones
+	a.Skipped += b.Skipped
+}
+
+// ImportID derives a stable global ID for a record imported from elsewhere: the same key
+// always gives the same ID (so imports are idempotent), and IDs sort by createdAt like
+// the IDs minted here.
+func ImportID(createdAtMs int64, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	stamp := uint64(createdAtMs)<<hlcLogicalBits | uint64(binary.BigEndian.Uint16(sum[:2]))
+	return newID(stamp, "import:"+key)
+}
+
+// Import stores records with their given IDs, origins and stamps in one transaction and
+// appends one op per stored record. A record whose ID is already known or tombstoned is
+// skipped; sessions merge by their LWW rule.
+func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, error) {
+	var res ImportResult
+	forgets := 0
+	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+		res, forgets = ImportResult{}, 0
+		ow := &opWriter{r: r, tx: tx}
+		stamp := func(origin *string, hlc *uint64) {
+			if *origin == "" {
+				*origin = r.cfg.Origin
+			}
+			if *hlc == 0 {
+				*hlc = r.clock.Now()
+			} else {
+				r.clock.Observe(*hlc)
+			}
+		}
+		for _, d := range b.Devices {
+			if d.Origin == "" {
+				res.Skipped++
+				continue
+			}
+			var name string
+			err := tx.QueryRowContext(ctx, "SELECT name FROM devices WHERE origin = ?", d.Origin).Scan(&name)
+			if err == nil && name == d.Name {
+				res.Skipped++
+				continue
+			}
+			if err != nil && err != sql.ErrNoRows {
+				return fmt.Errorf("import device: %w", err)
+			}
+			hlc := r.clock.Now()
+			if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
+				return err
+			}
+			if err := ow.append(ctx, OpDevice, "device:"+d.Origin, "", hlc, mustJSON(d)); err != nil {
+				return err
+			}
+			res.Devices++
+		}
+		for _, s := range b.Sessions {
+			if s.ID == "" {
+				res.Skipped++
+				continue
+			}
+			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
+				return err
+			} else if dead {
+				res.Skipped++
+				continue
+			}
+			stamp(&s.Origin, &s.HLC)
+			if s.Status == "" {
+				s.Status = "active"
+			}
+			var cur sql.NullInt64
+			if err := tx.QueryRowContext(ctx, "SELECT hlc FROM sessions WHERE id = ?", s.ID).Scan(&cur); err != nil && err != sql.ErrNoRows {
+				return fmt.Errorf("import session: %w", err)
+			}
+			if cur.Valid && uint64(cur.Int64) >= s.HLC {
+				res.Skipped++
+				continue
+			}
+			if err := upsertSession(ctx, tx, s); err != nil {
+				return err
+			}
+			if err := ow.append(ctx, OpSession, s.ID, s.Project, r.clock.Now(), mustJSON(s)); err != nil {
+				return err
+			}
+			res.Sessions++
+		}
+		for _, p := range b.Prompts {
+			if p.ID == "" {
+				res.Skipped++
+				continue
+			}
+			stamp(&p.Origin, &p.HLC)
+			ok, err := insertPrompt(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				res.Skipped++
+				continue
+			}
+			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, r.clock.Now(), mustJSON(p)); err != nil {
+				return err
+			}
+			res.Prompts++
+		}
+		for i := range b.Observations {
+			o := b.Observations[i]
+			if o.ID == "" {
+				res.Skipped++
+				continue
+			}
+			stamp(&o.Origin, &o.HLC)
+			ok, err := insertObservation(ctx, tx, &o)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				res.Skipped++
+				continue
+			}
+			if err := ow.append(ctx, OpObservation, o.ID, o.Project, r.clock.Now(), mustJSON(o)); err != nil {
+				return err
+			}
+			res.Observations++
+		}
+		for _, s := range b.Summaries {
+			if s.ID == "" {
+				res.Skipped++
+				continue
+			}
+			stamp(&s.Origin, &s.HLC)
+			ok, err := insertSummary(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				res.Skipped++
+				continue
+			}
+			if err := ow.append(ctx, OpSummary, s.ID, s.Project, r.clock.Now(), mustJSON(s)); err != nil {
+				return err
+			}
+			res.Summaries++
+		}
+		for _, id := range b.Tombstones {
+			if id == "" {
+				res.Skipped++
+				continue
+			}
+			if dead, err := isTombstoned(ctx, tx, id); err != nil {
+				return err
+			} else if dead {
+				res.Skipped++
+				continue
+			}
+			hlc := r.clock.Now()
+			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
+				return err
+			}
+			if err := ow.append(ctx, OpForget, id, "", hlc, mustJSON(forgetPayload{ID: id})); err != nil {
+				return err
+			}
+			res.Tombstones++
+			forgets++
+		}
+		return nil
+	})
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
+	if forgets > 0 {
+		return res, r.purgeIndexes(ctx)
+	}
+	return res, nil
+}

@@ -1,0 +1,265 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Op kinds.
+const (
+	OpSession     = "session"
+	OpPrompt      = "prompt"
+	OpObservation = "observation"
+	OpSummary     = "summary"
+	OpForget      = "forget"
+	OpDevice      = "device"
+)
+
+// Op is one replicated change. (Origin, Seq) identifies it; seqs of an origin are
+// contiguous from 1. Payload is the record as JSON, nil once the record was forgotten.
+type Op struct {
+	Origin   string `json:"origin"`
+	Seq      uint64 `json:"seq"`
+	HLC      uint64 `json:"hlc"`
+	Kind     string `json:"kind"`
+	RecordID string `json:"record_id"`
+	Payload  []byte `json:"payload,omitempty"`
+}
+
+// VersionVector maps origin → highest contiguous seq applied.
+type VersionVector map[string]uint64
+
+// forgetPayload is the payload of an OpForget.
+type forgetPayload struct {
+	ID string `json:"id"`
+}
+
+// opWriter appends local ops inside one transaction.
+type opWriter struct {
+	r       *Replica
+	tx      *sql.Tx
+	nextSeq uint64
+	loaded  bool
+}
+
+func (w *opWriter) append(ctx context.Context, kind, recordID, project string, hlc uint64, payload []byte) error {
+	if project != "" && w.r.cfg.LocalOnly(project) {
+		return nil // local-only projects produce no ops: nothing of them can leave the device
+	}
+	if !w.loaded {
+		var seq sql.NullInt64
+		err := w.tx.QueryRowContext(ctx, "SELECT seq FROM version_vector WHERE origin = ?", w.r.cfg.Origin).Scan(&seq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read own seq: %w", err)
+		}
+		w.nextSeq = uint64(seq.Int64) + 1
+		w.loaded = true
+	}
+	if _, err := w.tx.ExecContext(ctx, "INSERT INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
+		w.r.cfg.Origin, w.nextSeq, hlc, kind, recordID, payload); err != nil {
+		return fmt.Errorf("append op: %w", err)
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO version_vector(origin, seq) VALUES (?, ?)
+		ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq`, w.r.cfg.Origin, w.nextSeq); err != nil {
+		return fmt.Errorf("advance own seq: %w", err)
+	}
+	w.nextSeq++
+	return nil
+}
+
+// VersionVector returns the replica's version vector.
+func (r *Replica) VersionVector(ctx context.Context) (VersionVector, error) {
+	rows, err := r.r.QueryContext(ctx, "SELECT origin, seq FROM version_vector")
+	if err != nil {
+		return nil, fmt.Errorf("version vector: %w", err)
+	}
+	defer rows.Close()
+	vv := VersionVector{}
+	for rows.Next() {
+		var o string
+		var s int64
+		if err := rows.Scan(&o, &s); err != nil {
+			return nil, fmt.Errorf("version vector: %w", err)
+		}
+		vv[o] = uint64(s)
+	}
+	return vv, rows.Err()
+}
+
+// OpsSince returns up to limit ops of origin with seq > after, in seq order.
+func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]Op, error) {
+	rows, err := r.r.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
+		WHERE origin = ? AND seq > ? ORDER BY seq LIMIT ?`, origin, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("ops since: %w", err)
+	}
+	defer rows.Close()
+	var out []Op
+	for rows.Next() {
+		var op Op
+		var seq, hlc int64
+		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload); err != nil {
+			return nil, fmt.Errorf("ops since: %w", err)
+		}
+		op.Seq, op.HLC = uint64(seq), uint64(hlc)
+		out = append(out, op)
+	}
+	return out, rows.Err()
+}
+
+// ApplyResult counts what ApplyOps did.
+type ApplyResult struct {
+	Applied    int // new ops stored and applied
+	Duplicates int // ops already known
+	Gaps       int // ops skipped because an earlier seq of their origin is missing
+}
+
+// ApplyOps applies remote ops idempotently in one transaction. Ops of an origin must arrive
+// in seq order; an op past a gap is skipped (and fetched again by the next anti-entropy
+// round), so the version vector always means "everything up to here".
+func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
+	var res ApplyResult
+	forgets := 0
+	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+		res, forgets = ApplyResult{}, 0
+		vv := map[string]uint64{}
+		for _, op := range ops {
+			if op.Origin == "" || op.Seq == 0 {
+				return fmt.Errorf("apply op: %w", ErrBadOp)
+			}
+			cur, ok := vv[op.Origin]
+			if !ok {
+				var s sql.NullInt64
+				if err := tx.QueryRowContext(ctx, "SELECT seq FROM version_vector WHERE origin = ?", op.Origin).Scan(&s); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("apply op: %w", err)
+				}
+				cur = uint64(s.Int64)
+			}
+			switch {
+			case op.Seq <= cur:
+				res.Duplicates++
+				vv[op.Origin] = cur
+				continue
+			case op.Seq > cur+1:
+				res.Gaps++
+				vv[op.Origin] = cur
+				continue
+			}
+			if err := r.applyOne(ctx, tx, op); err != nil {
+				return fmt.Errorf("apply op %s/%d: %w", op.Origin, op.Seq, err)
+			}
+			vv[op.Origin] = op.Seq
+			res.Applied++
+			if op.Kind == OpForget {
+				forgets++
+			}
+			r.clock.Observe(op.HLC)
+		}
+		for o, s := range vv {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO version_vector(origin, seq) VALUES (?, ?)
+				ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > version_vector.seq`, o, s); err != nil {
+				return fmt.Errorf("apply op: %w", err)
+			}
+		}
+		return nil
+	})
+	if err == nil && forgets > 0 {
+		err = r.purgeIndexes(ctx)
+	}
+	return res, err
+}
+
+// ErrBadOp reports an op that cannot be applied (missing fields, undecodable payload).
+var ErrBadOp = errors.New("malformed op")
+
+func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
+	var peek struct {
+		SessionID string `json:"session_id"`
+	}
+	if op.Kind != OpSession && op.Kind != OpForget {
+		_ = json.Unmarshal(op.Payload, &peek) // best effort: a bad payload fails below
+	}
+	dead, err := isTombstoned(ctx, tx, op.RecordID, peek.SessionID)
+	if err != nil {
+		return err
+	}
+	payload := op.Payload
+	if dead && op.Kind != OpForget {
+		payload = nil // never store, or relay, content of a forgotten record
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
+		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
+		return err
+	}
+	if payload == nil && op.Kind != OpForget {
+		return nil
+	}
+	switch op.Kind {
+	case OpSession:
+		var s Session
+		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
+			return ErrBadOp
+		}
+		s.Origin, s.HLC = op.Origin, op.HLC
+		return upsertSession(ctx, tx, s)
+	case OpPrompt:
+		var p Prompt
+		if err := json.Unmarshal(payload, &p); err != nil || p.ID == "" {
+			return ErrBadOp
+		}
+		p.Origin, p.HLC = op.Origin, op.HLC
+		_, err := insertPrompt(ctx, tx, p)
+		return err
+	case OpObservation:
+		var o Observation
+		if err := json.Unmarshal(payload, &o); err != nil || o.ID == "" {
+			return ErrBadOp
+		}
+		o.Origin, o.HLC = op.Origin, op.HLC
+		_, err := insertObservation(ctx, tx, &o)
+		return err
+	case OpSummary:
+		var s Summary
+		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
+			return ErrBadOp
+		}
+		s.Origin, s.HLC = op.Origin, op.HLC
+		_, err := insertSummary(ctx, tx, s)
+		return err
+	case OpDevice:
+		var d Device
+		if err := json.Unmarshal(payload, &d); err != nil || d.Origin == "" {
+			return ErrBadOp
+		}
+		return upsertDevice(ctx, tx, d, op.HLC, op.Origin)
+	case OpForget:
+		var f forgetPayload
+		if err := json.Unmarshal(payload, &f); err != nil || f.ID == "" {
+			return ErrBadOp
+		}
+		return forgetTx(ctx, tx, f.ID, op.HLC, op.Origin)
+	default:
+		// An op kind from a newer version: keep it (it relays) but do not interpret it.
+		return nil
+	}
+}
+
+func isTombstoned(ctx context.Context, tx *sql.Tx, ids ...string) (bool, error) {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id = ?", id).Scan(&one)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+	}
+	return false, nil
+}

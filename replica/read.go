@@ -1,0 +1,191 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+const obsColumns = `id, session_id, project, type, title, subtitle, narrative, facts, concepts, files_read,
+	files_modified, tool_name, prompt_number, discovery_tokens, model, content_hash, created_at, origin, hlc`
+
+func scanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
+	var o Observation
+	var facts, concepts, fr, fm string
+	var hlc int64
+	err := sc.Scan(&o.ID, &o.SessionID, &o.Project, &o.Type, &o.Title, &o.Subtitle, &o.Narrative, &facts, &concepts,
+		&fr, &fm, &o.ToolName, &o.PromptNumber, &o.DiscoveryTokens, &o.Model, &o.ContentHash, &o.CreatedAt, &o.Origin, &hlc)
+	if err != nil {
+		return o, err
+	}
+	o.HLC = uint64(hlc)
+	o.Facts, o.Concepts, o.FilesRead, o.FilesModified = parseList(facts), parseList(concepts), parseList(fr), parseList(fm)
+	return o, nil
+}
+
+// ScanObservation scans a row selected with ObservationColumns (for query builders such as
+// search).
+func ScanObservation(sc interface{ Scan(...any) error }) (Observation, error) { return scanObservation(sc) }
+
+// ObservationColumns lists the observation columns in ScanObservation's order, unqualified.
+const ObservationColumns = obsColumns
+
+func parseList(s string) []string {
+	if s == "" || s == "[]" {
+		return nil
+	}
+	var v []string
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return []string{s}
+	}
+	return v
+}
+
+func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) ([]Observation, error) {
+	rows, err := r.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Observation
+	for rows.Next() {
+		o, err := scanObservation(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// RecentObservations returns a project's newest observations, newest first.
+func (r *Replica) RecentObservations(ctx context.Context, project string, limit int) ([]Observation, error) {
+	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent observations: %w", err)
+	}
+	return out, nil
+}
+
+// SessionObservations returns a session's observations, oldest first.
+func (r *Replica) SessionObservations(ctx context.Context, sessionID string, limit int) ([]Observation, error) {
+	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE session_id = ? ORDER BY created_at, id LIMIT ?", sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("session observations: %w", err)
+	}
+	return out, nil
+}
+
+// ObservationsByFile returns the newest observations of a project that read or modified one
+// of paths.
+func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]Observation, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(paths)), ",")
+	args := make([]any, 0, len(paths)+2)
+	for _, p := range paths {
+		args = append(args, p)
+	}
+	args = append(args, project, limit)
+	q := "SELECT " + prefixed("o.", obsColumns) + ` FROM observations o WHERE o.rowid IN
+		(SELECT obs_rowid FROM observation_files WHERE path IN (` + ph + `)) AND o.project = ?
+		ORDER BY o.created_at DESC LIMIT ?`
+	out, err := r.queryObservations(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("observations by file: %w", err)
+	}
+	return out, nil
+}
+
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// GetObservations returns observations by ID, in the order asked; unknown IDs are left out.
+func (r *Replica) GetObservations(ctx context.Context, ids []string) ([]Observation, error) {
+	out := make([]Observation, 0, len(ids))
+	for _, id := range ids {
+		row := r.r.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id)
+		o, err := scanObservation(row)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get observation: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+const sumColumns = `id, session_id, project, request, investigated, learned, completed, next_steps, notes,
+	discovery_tokens, model, created_at, origin, hlc`
+
+// ScanSummary scans a row selected with SummaryColumns.
+func ScanSummary(sc interface{ Scan(...any) error }) (Summary, error) {
+	var s Summary
+	var hlc int64
+	err := sc.Scan(&s.ID, &s.SessionID, &s.Project, &s.Request, &s.Investigated, &s.Learned, &s.Completed,
+		&s.NextSteps, &s.Notes, &s.DiscoveryTokens, &s.Model, &s.CreatedAt, &s.Origin, &hlc)
+	s.HLC = uint64(hlc)
+	return s, err
+}
+
+// SummaryColumns lists the summary columns in ScanSummary's order.
+const SummaryColumns = sumColumns
+
+// RecentSummaries returns a project's newest session summaries, newest first.
+func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int) ([]Summary, error) {
+	rows, err := r.r.QueryContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE project = ? ORDER BY created_at DESC LIMIT ?", project, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent summaries: %w", err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		s, err := ScanSummary(rows)
+		if err != nil {
+			return nil, fmt.Errorf("recent summaries: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Counts are table sizes, for status.
+type Counts struct {
+	Sessions     int `json:"sessions"`
+	Prompts      int `json:"prompts"`
+	Observations int `json:"observations"`
+	Summaries    int `json:"summaries"`
+	Pending      int `json:"pending"`
+	Ops          int `json:"ops"`
+	Tombstones   int `json:"tombstones"`
+}
+
+// Counts returns table sizes.
+func (r *Replica) Counts(ctx context.Context) (Counts, error) {
+	var c Counts
+	err := r.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM prompts),
+		(SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM summaries), (SELECT COUNT(*) FROM pending),
+		(SELECT COUNT(*) FROM ops), (SELECT COUNT(*) FROM tombstones)`).
+		Scan(&c.Sessions, &c.Prompts, &c.Observations, &c.Summaries, &c.Pending, &c.Ops, &c.Tombstones)
+	if err != nil {
+		return c, fmt.Errorf("counts: %w", err)
+	}
+	return c, nil
+}
+
+// ProjectStats returns the total discovery tokens and observation count of a project.
+func (r *Replica) ProjectStats(ctx context.Context, project string) (observations, discoveryTokens int, err error) {
+	err = r.r.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(discovery_tokens), 0) FROM observations WHERE project = ?", project).
+		Scan(&observations, &discoveryTokens)
+	return observations, discoveryTokens, err
+}

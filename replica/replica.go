@@ -1,0 +1,233 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Sentinel errors.
+var (
+	ErrClosed   = errors.New("replica closed")
+	ErrNotFound = errors.New("not found")
+	ErrNoFTS5   = errors.New("sqlite was built without FTS5 (build with -tags sqlite_fts5)")
+)
+
+// Config configures a Replica.
+type Config struct {
+	// Path of the SQLite file; its directory must exist.
+	Path string
+	// Origin identifies this device in the op-log (its peer ID once sync is on).
+	Origin string
+	// LocalOnly reports whether a project's records must never leave the device: such
+	// changes produce no ops. Nil means none.
+	LocalOnly func(project string) bool
+	Logger    *slog.Logger
+	// Now is the wall clock (tests inject one).
+	Now func() time.Time
+	// Readers is the size of the read connection pool (default 4).
+	Readers int
+}
+
+// Replica is one device's database. Safe for concurrent use.
+type Replica struct {
+	cfg    Config
+	w      *sql.DB // the single writer connection
+	r      *sql.DB // read-only pool
+	clock  clock
+	log    *slog.Logger
+	enq    chan enqueueReq
+	mu     sync.Mutex // guards closed
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.
+func Open(ctx context.Context, cfg Config) (*Replica, error) {
+	if cfg.Path == "" || cfg.Origin == "" {
+		return nil, errors.New("open replica: path and origin are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LocalOnly == nil {
+		cfg.LocalOnly = func(string) bool { return false }
+	}
+	if cfg.Readers <= 0 {
+		cfg.Readers = 4
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	// FULL: an acknowledged event survives power loss, not only a crash. Group commit
+	// (see queue.go) keeps the fsync cost per event small.
+	q.Set("_synchronous", "FULL")
+	q.Set("_busy_timeout", "10000")
+	q.Set("_foreign_keys", "on")
+	q.Set("_secure_delete", "on") // forgotten content is zeroed, not left in free pages
+	q.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open replica: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetMaxIdleConns(1)
+
+	rq := url.Values{}
+	rq.Set("_busy_timeout", "10000")
+	rq.Set("_query_only", "true")
+	rq.Set("mode", "ro")
+	r, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open replica: %w", err)
+	}
+	r.SetMaxOpenConns(cfg.Readers)
+	r.SetMaxIdleConns(cfg.Readers)
+
+	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{})}
+	rep.clock.now = cfg.Now
+	if err := rep.migrate(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	if err := rep.loadClock(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	rep.wg.Add(1)
+	go rep.commitLoop()
+	return rep, nil
+}
+
+// Origin returns this replica's origin ID.
+func (r *Replica) Origin() string { return r.cfg.Origin }
+
+// Close stops the group committer and closes the database. It is idempotent.
+func (r *Replica) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	close(r.done)
+	r.mu.Unlock()
+	r.wg.Wait()
+	// Leave a small WAL behind: checkpoint what we can.
+	_, _ = r.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	return errors.Join(r.r.Close(), r.w.Close())
+}
+
+func (r *Replica) migrate(ctx context.Context) error {
+	var fts int
+	if err := r.w.QueryRowContext(ctx, "SELECT sqlite_compileoption_used('ENABLE_FTS5')").Scan(&fts); err != nil {
+		return fmt.Errorf("open replica: %w", err)
+	}
+	if fts != 1 {
+		return ErrNoFTS5
+	}
+	if _, err := r.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var cur int
+	if err := r.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&cur); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return fmt.Errorf("migrate: bad migration name %q", e.Name())
+		}
+		if v <= cur {
+			continue
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		tx, err := r.w.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", e.Name(), err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", e.Name(), err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version(version, applied_at) VALUES (?, ?)", v, r.cfg.Now().UnixMilli()); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate %s: %w", e.Name(), err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate %s: %w", e.Name(), err)
+		}
+		r.log.Info("schema migrated", "version", v)
+	}
+	return nil
+}
+
+// SchemaVersion returns the applied schema version.
+func (r *Replica) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := r.r.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_version").Scan(&v)
+	return v, err
+}
+
+func (r *Replica) loadClock(ctx context.Context) error {
+	var last sql.NullInt64
+	if err := r.w.QueryRowContext(ctx, "SELECT MAX(hlc) FROM ops").Scan(&last); err != nil {
+		return fmt.Errorf("load clock: %w", err)
+	}
+	if last.Valid {
+		r.clock.Observe(uint64(last.Int64))
+	}
+	return nil
+}
+
+// writeTx runs fn in one write transaction.
+func (r *Replica) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := r.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// ReadDB exposes the read-only pool to packages that build queries over the schema
+// (search). Writes through it fail.
+func (r *Replica) ReadDB() *sql.DB { return r.r }

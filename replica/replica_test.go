@@ -1,0 +1,151 @@
+package replica
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openTest opens a replica on a real SQLite file in a temp dir.
+func openTest(tb testing.TB, origin string) *Replica {
+	tb.Helper()
+	r, err := Open(context.Background(), Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+	if err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestCommitAppendsOpsAndDedups(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	now := time.Now().UnixMilli()
+	b := &Batch{
+		Sessions: []Session{{ID: "s1", Project: "demo", StartedAt: now}},
+		Prompts:  []Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix the login bug", CreatedAt: now}},
+		Observations: []Observation{
+			{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fix expired JWT in middleware.go", FilesModified: []string{"internal/auth/middleware.go"}, CreatedAt: now},
+			{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fix expired JWT in middleware.go", FilesModified: []string{"internal/auth/middleware.go"}, CreatedAt: now},
+		},
+	}
+	res, err := r.Commit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Observations) != 1 || res.Duplicates != 1 {
+		t.Fatalf("want 1 stored + 1 duplicate, got %d + %d", len(res.Observations), res.Duplicates)
+	}
+	vv, err := r.VersionVector(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vv["dev-a"] != 3 {
+		t.Fatalf("version vector = %v, want dev-a:3 (session, prompt, observation)", vv)
+	}
+	ops, err := r.OpsSince(ctx, "dev-a", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, op := range ops {
+		if op.Seq != uint64(i+1) {
+			t.Fatalf("op %d has seq %d: seqs must be contiguous", i, op.Seq)
+		}
+		if i > 0 && op.HLC <= ops[i-1].HLC {
+			t.Fatalf("HLC not increasing: %d then %d", ops[i-1].HLC, op.HLC)
+		}
+	}
+	byFile, err := r.ObservationsByFile(ctx, "demo", []string{"internal/auth/middleware.go"}, 10)
+	if err != nil || len(byFile) != 1 {
+		t.Fatalf("by file: %v %v", byFile, err)
+	}
+}
+
+func TestApplyOpsConvergesAndForgetPurges(t *testing.T) {
+	ctx := context.Background()
+	a, b := openTest(t, "dev-a"), openTest(t, "dev-b")
+	now := time.Now().UnixMilli()
+	res, err := a.Commit(ctx, &Batch{
+		Sessions:     []Session{{ID: "s1", Project: "demo", StartedAt: now}},
+		Observations: []Observation{{SessionID: "s1", Project: "demo", Type: "discovery", Title: "Found the secret sauce", Narrative: "sauce-recipe-42", CreatedAt: now}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, _ := a.OpsSince(ctx, "dev-a", 0, 100)
+	// Deliver twice and out of order: duplicates and gaps must not corrupt b.
+	if r, err := b.ApplyOps(ctx, []Op{ops[1]}); err != nil || r.Gaps != 1 {
+		t.Fatalf("gap not detected: %+v %v", r, err)
+	}
+	if _, err := b.ApplyOps(ctx, append(ops, ops...)); err != nil {
+		t.Fatal(err)
+	}
+	da, _ := a.CanonicalDump(ctx)
+	db, _ := b.CanonicalDump(ctx)
+	if da != db {
+		t.Fatalf("replicas differ:\n%s\n---\n%s", da, db)
+	}
+	// Forget on b; a gets the tombstone; the content is gone from both, op-log included.
+	if n, err := b.Forget(ctx, []string{res.Observations[0].ID}); err != nil || n != 1 {
+		t.Fatalf("forget: %d %v", n, err)
+	}
+	bops, _ := b.OpsSince(ctx, "dev-b", 0, 100)
+	if _, err := a.ApplyOps(ctx, bops); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Replica{a, b} {
+		if has, _ := r.OpPayloadContains(ctx, "sauce-recipe-42"); has {
+			t.Fatal("forgotten content still in the op-log")
+		}
+		dump, _ := r.CanonicalDump(ctx)
+		if strings.Contains(dump, "sauce") {
+			t.Fatalf("forgotten content still in the tables:\n%s", dump)
+		}
+	}
+	// A late copy of the original op can never resurrect the record.
+	c := openTest(t, "dev-c")
+	if _, err := c.ApplyOps(ctx, bops); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ApplyOps(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	dc, _ := c.CanonicalDump(ctx)
+	if strings.Contains(dc, "sauce") {
+		t.Fatal("a forgotten record came back")
+	}
+}
+
+func TestQueueClaimOrderAndRecovery(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	for i, sid := range []string{"s1", "s2", "s1"} {
+		dup, err := r.Enqueue(ctx, PendingEvent{EventID: string(rune('a' + i)), Kind: "observation", SessionID: sid, Project: "p", Payload: []byte("{}")})
+		if err != nil || dup {
+			t.Fatalf("enqueue: %v %v", dup, err)
+		}
+	}
+	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
+		t.Fatal("same event id must be a duplicate")
+	}
+	got, err := r.ClaimSession(ctx, 10)
+	if err != nil || len(got) != 2 || got[0].EventID != "a" || got[1].EventID != "c" {
+		t.Fatalf("claim s1: %+v %v", got, err)
+	}
+	// s1 is claimed: the next claim must take s2, never s1 again.
+	got2, _ := r.ClaimSession(ctx, 10)
+	if len(got2) != 1 || got2[0].SessionID != "s2" {
+		t.Fatalf("claim s2: %+v", got2)
+	}
+	if n, _ := r.ResetClaimed(ctx); n != 3 {
+		t.Fatalf("reset claimed = %d, want 3", n)
+	}
+	if _, err := r.Commit(ctx, &Batch{Done: []int64{got[0].ID}, DoneEvents: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
+		t.Fatal("an event already stored must be a duplicate when replayed")
+	}
+}

@@ -1,0 +1,334 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Batch is a set of local changes committed atomically, together with their ops and the
+// removal of the queue rows they came from: an event is either still queued or fully stored.
+type Batch struct {
+	Sessions     []Session // created or changed (status, ended_at)
+	States       []SessionState
+	Prompts      []Prompt
+	Observations []Observation
+	Summaries    []Summary
+	// Done are pending-queue row IDs to delete; DoneEvents are their event IDs, remembered so
+	// a replayed spool entry is not stored twice.
+	Done       []int64
+	DoneEvents []string
+}
+
+// CommitResult reports what a Commit stored.
+type CommitResult struct {
+	Observations []Observation // as stored, with IDs (duplicates left out)
+	Prompts      []Prompt
+	Summaries    []Summary
+	Duplicates   int
+}
+
+// Commit stores a batch of local changes in one transaction, minting IDs and HLC stamps for
+// new records and appending their ops.
+func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
+	var res CommitResult
+	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+		res = CommitResult{}
+		ow := &opWriter{r: r, tx: tx}
+		for _, s := range b.Sessions {
+			s.HLC, s.Origin = r.clock.Now(), r.cfg.Origin
+			if s.Status == "" {
+				s.Status = "active"
+			}
+			if err := upsertSession(ctx, tx, s); err != nil {
+				return err
+			}
+			if err := ow.append(ctx, OpSession, s.ID, s.Project, s.HLC, mustJSON(s)); err != nil {
+				return err
+			}
+		}
+		for _, st := range b.States {
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET prompt_count = ?, turn_private = ?, first_prompt = ?, last_prompt = ? WHERE id = ?`,
+				st.PromptCount, st.TurnPrivate, st.FirstPrompt, st.LastPrompt, st.SessionID); err != nil {
+				return fmt.Errorf("update session state: %w", err)
+			}
+		}
+		for _, p := range b.Prompts {
+			p.HLC, p.Origin = r.clock.Now(), r.cfg.Origin
+			p.ID = newID(p.HLC, p.Origin)
+			ok, err := insertPrompt(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, p.HLC, mustJSON(p)); err != nil {
+				return err
+			}
+			res.Prompts = append(res.Prompts, p)
+		}
+		for i := range b.Observations {
+			o := b.Observations[i]
+			o.HLC, o.Origin = r.clock.Now(), r.cfg.Origin
+			o.ID = newID(o.HLC, o.Origin)
+			o.ContentHash = o.contentHash()
+			var one int
+			err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, o.ContentHash).Scan(&one)
+			if err == nil {
+				res.Duplicates++
+				continue
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("dedup observation: %w", err)
+			}
+			ok, err := insertObservation(ctx, tx, &o)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := ow.append(ctx, OpObservation, o.ID, o.Project, o.HLC, mustJSON(o)); err != nil {
+				return err
+			}
+			res.Observations = append(res.Observations, o)
+		}
+		for _, s := range b.Summaries {
+			s.HLC, s.Origin = r.clock.Now(), r.cfg.Origin
+			s.ID = newID(s.HLC, s.Origin)
+			ok, err := insertSummary(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := ow.append(ctx, OpSummary, s.ID, s.Project, s.HLC, mustJSON(s)); err != nil {
+				return err
+			}
+			res.Summaries = append(res.Summaries, s)
+		}
+		for _, id := range b.Done {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ?", id); err != nil {
+				return fmt.Errorf("complete queue row: %w", err)
+			}
+		}
+		now := r.cfg.Now().UnixMilli()
+		for _, ev := range b.DoneEvents {
+			if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO seen_events(event_id, at) VALUES (?, ?)", ev, now); err != nil {
+				return fmt.Errorf("remember event: %w", err)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("replica: marshal %T: %v", v, err)) // records are plain structs
+	}
+	return b
+}
+
+// upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by origin.
+func upsertSession(ctx context.Context, tx *sql.Tx, s Session) error {
+	var ended any
+	if s.EndedAt != 0 {
+		ended = s.EndedAt
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, project, platform, started_at, ended_at, status, origin, hlc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET project = excluded.project, platform = excluded.platform,
+			started_at = MIN(sessions.started_at, excluded.started_at), ended_at = excluded.ended_at,
+			status = excluded.status, origin = excluded.origin, hlc = excluded.hlc
+		WHERE excluded.hlc > sessions.hlc OR (excluded.hlc = sessions.hlc AND excluded.origin > sessions.origin)`,
+		s.ID, s.Project, s.Platform, s.StartedAt, ended, s.Status, s.Origin, s.HLC)
+	if err != nil {
+		return fmt.Errorf("upsert session: %w", err)
+	}
+	return nil
+}
+
+func upsertDevice(ctx context.Context, tx *sql.Tx, d Device, hlc uint64, writer string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO devices(origin, name, hlc, writer) VALUES (?, ?, ?, ?)
+		ON CONFLICT(origin) DO UPDATE SET name = excluded.name, hlc = excluded.hlc, writer = excluded.writer
+		WHERE excluded.hlc > devices.hlc OR (excluded.hlc = devices.hlc AND excluded.writer > devices.writer)`,
+		d.Origin, d.Name, hlc, writer)
+	if err != nil {
+		return fmt.Errorf("upsert device: %w", err)
+	}
+	return nil
+}
+
+func insertPrompt(ctx context.Context, tx *sql.Tx, p Prompt) (bool, error) {
+	if dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID); err != nil || dead {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO prompts(id, session_id, project, prompt_number, text, created_at, origin, hlc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.SessionID, p.Project, p.PromptNumber, p.Text, p.CreatedAt, p.Origin, p.HLC)
+	if err != nil {
+		return false, fmt.Errorf("insert prompt: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+func insertObservation(ctx context.Context, tx *sql.Tx, o *Observation) (bool, error) {
+	if dead, err := isTombstoned(ctx, tx, o.ID, o.SessionID); err != nil || dead {
+		return false, err
+	}
+	if o.ContentHash == "" {
+		o.ContentHash = o.contentHash()
+	}
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observations(id, session_id, project, type, title, subtitle,
+		narrative, facts, concepts, files_read, files_modified, tool_name, prompt_number, discovery_tokens, model,
+		content_hash, created_at, origin, hlc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.SessionID, o.Project, o.Type, o.Title, o.Subtitle, o.Narrative, jsonList(o.Facts), jsonList(o.Concepts),
+		jsonList(o.FilesRead), jsonList(o.FilesModified), o.ToolName, o.PromptNumber, o.DiscoveryTokens, o.Model,
+		o.ContentHash, o.CreatedAt, o.Origin, o.HLC)
+	if err != nil {
+		return false, fmt.Errorf("insert observation: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if n != 1 {
+		return false, nil
+	}
+	rowid, err := res.LastInsertId()
+	if err != nil {
+		return false, fmt.Errorf("insert observation: %w", err)
+	}
+	for _, f := range []struct {
+		paths    []string
+		modified int
+	}{{o.FilesModified, 1}, {o.FilesRead, 0}} {
+		for _, p := range f.paths {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path, obs_rowid, modified) VALUES (?, ?, ?)`,
+				p, rowid, f.modified); err != nil {
+				return false, fmt.Errorf("insert observation file: %w", err)
+			}
+		}
+	}
+	return true, nil
+}
+
+func insertSummary(ctx context.Context, tx *sql.Tx, s Summary) (bool, error) {
+	if dead, err := isTombstoned(ctx, tx, s.ID, s.SessionID); err != nil || dead {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO summaries(id, session_id, project, request, investigated,
+		learned, completed, next_steps, notes, discovery_tokens, model, created_at, origin, hlc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.ID, s.SessionID, s.Project, s.Request, s.Investigated, s.Learned, s.Completed, s.NextSteps, s.Notes,
+		s.DiscoveryTokens, s.Model, s.CreatedAt, s.Origin, s.HLC)
+	if err != nil {
+		return false, fmt.Errorf("insert summary: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+func jsonList(v []string) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	return string(mustJSON(v))
+}
+
+// SetDeviceName records a device's human name (an LWW register that replicates).
+func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error {
+	return r.writeTx(ctx, func(tx *sql.Tx) error {
+		hlc := r.clock.Now()
+		d := Device{Origin: origin, Name: name}
+		if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
+			return err
+		}
+		ow := &opWriter{r: r, tx: tx}
+		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, mustJSON(d))
+	})
+}
+
+// Forget removes records (observation, prompt or summary IDs, or session IDs with everything
+// in them) and every trace of their content: rows, FTS index entries, op-log payloads. The
+// tombstone replicates and wins on every device: a later copy can never resurrect them.
+// It returns how many of ids named something this replica knew.
+func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
+	found := 0
+	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+		found = 0
+		ow := &opWriter{r: r, tx: tx}
+		for _, id := range ids {
+			known, err := recordExists(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if known {
+				found++
+			}
+			hlc := r.clock.Now()
+			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
+				return err
+			}
+			if err := ow.append(ctx, OpForget, id, "", hlc, mustJSON(forgetPayload{ID: id})); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return found, r.purgeIndexes(ctx)
+}
+
+func recordExists(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM observations WHERE id = ?1) + (SELECT COUNT(*) FROM prompts WHERE id = ?1)
+		+ (SELECT COUNT(*) FROM summaries WHERE id = ?1) + (SELECT COUNT(*) FROM sessions WHERE id = ?1)`, id).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("find record: %w", err)
+	}
+	return n > 0, nil
+}
+
+// forgetTx tombstones id and purges it (and, for a session, everything in it).
+func forgetTx(ctx context.Context, tx *sql.Tx, id string, hlc uint64, origin string) error {
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO tombstones(id, hlc, origin) VALUES (?, ?, ?)", id, hlc, origin); err != nil {
+		return fmt.Errorf("tombstone: %w", err)
+	}
+	stmts := []string{
+		// Op payloads of the record and of every record of the session it names.
+		`UPDATE ops SET payload = NULL WHERE kind != 'forget' AND (record_id = ?1
+			OR record_id IN (SELECT id FROM observations WHERE session_id = ?1)
+			OR record_id IN (SELECT id FROM prompts WHERE session_id = ?1)
+			OR record_id IN (SELECT id FROM summaries WHERE session_id = ?1))`,
+		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
+		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
+		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,
+		`DELETE FROM sessions WHERE id = ?1`,
+	}
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("forget %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// purgeIndexes rewrites the FTS indexes and checkpoints the WAL so forgotten text survives
+// in neither old index segments nor WAL frames.
+func (r *Replica) purgeIndexes(ctx context.Context) error {
+	for _, t := range []string{"observations_fts", "summaries_fts", "prompts_fts"} {
+		if _, err := r.w.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES ('optimize')"); err != nil {
+			return fmt.Errorf("purge %s: %w", t, err)
+		}
+	}
+	if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package search
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// maxTitleRunes keeps an index row near 50–100 tokens.
+const maxTitleRunes = 100
+
+// FormatTime renders epoch ms compactly, in UTC.
+func FormatTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04") }
+
+// WriteIndex writes hits as one compact line each: ID, time, type, title, project, device.
+func WriteIndex(w io.Writer, hits []Hit) error {
+	for _, h := range hits {
+		if _, err := io.WriteString(w, IndexLine(h)+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IndexLine is one row of the index.
+func IndexLine(h Hit) string {
+	var b strings.Builder
+	if h.Anchor {
+		b.WriteString("> ")
+	}
+	fmt.Fprintf(&b, "%s  %s  %-9s %s  [%s", h.ID, FormatTime(h.Time), h.Type, clip(h.Title, maxTitleRunes), h.Project)
+	if d := h.Device; d != "" {
+		b.WriteString(" @" + d)
+	} else if h.Origin != "" {
+		b.WriteString(" @" + clip(h.Origin, 12))
+	}
+	b.WriteString("]")
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// WriteRecords writes full records as readable text.
+func WriteRecords(w io.Writer, recs Records) error {
+	var b strings.Builder
+	for i, it := range recs.Items {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		dev := it.Device
+		switch {
+		case it.Observation != nil:
+			o := it.Observation
+			fmt.Fprintf(&b, "## %s  [%s] %s\n", o.ID, o.Type, o.Title)
+			fmt.Fprintf(&b, "time: %s  project: %s  session: %s  device: %s\n", FormatTime(o.CreatedAt), o.Project, o.SessionID, orOrigin(dev, o.Origin))
+			line(&b, "subtitle", o.Subtitle)
+			line(&b, "narrative", o.Narrative)
+			list(&b, "facts", o.Facts)
+			list(&b, "concepts", o.Concepts)
+			list(&b, "files read", o.FilesRead)
+			list(&b, "files modified", o.FilesModified)
+		case it.Summary != nil:
+			s := it.Summary
+			fmt.Fprintf(&b, "## %s  [session summary]\n", s.ID)
+			fmt.Fprintf(&b, "time: %s  project: %s  session: %s  device: %s\n", FormatTime(s.CreatedAt), s.Project, s.SessionID, orOrigin(dev, s.Origin))
+			line(&b, "request", s.Request)
+			line(&b, "investigated", s.Investigated)
+			line(&b, "learned", s.Learned)
+			line(&b, "completed", s.Completed)
+			line(&b, "next steps", s.NextSteps)
+			line(&b, "notes", s.Notes)
+		case it.Prompt != nil:
+			p := it.Prompt
+			fmt.Fprintf(&b, "## %s  [prompt #%d]\n", p.ID, p.PromptNumber)
+			fmt.Fprintf(&b, "time: %s  project: %s  session: %s  device: %s\n", FormatTime(p.CreatedAt), p.Project, p.SessionID, orOrigin(dev, p.Origin))
+			line(&b, "text", p.Text)
+		}
+	}
+	if len(recs.Missing) > 0 {
+		fmt.Fprintf(&b, "\nnot found (never stored, or forgotten): %s\n", strings.Join(recs.Missing, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func orOrigin(dev, origin string) string {
+	if dev != "" {
+		return dev
+	}
+	return origin
+}
+
+func line(b *strings.Builder, name, v string) {
+	if v != "" {
+		fmt.Fprintf(b, "%s: %s\n", name, v)
+	}
+}
+
+func list(b *strings.Builder, name string, v []string) {
+	if len(v) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n", name)
+	for _, s := range v {
+		fmt.Fprintf(b, "  - %s\n", s)
+	}
+}

@@ -1,0 +1,177 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Limits on what one query may ask of FTS5, so a pasted essay stays cheap.
+const (
+	maxQueryBytes = 2000
+	maxTerms      = 24
+	// minPrefixRunes is the shortest last word that is also matched as a prefix: a shorter
+	// one would expand to a large part of the vocabulary.
+	minPrefixRunes = 3
+)
+
+// Expr is a parsed query: an OR of clauses, each an AND of FTS5 terms.
+type Expr struct {
+	clauses [][]string
+	terms   []string // every distinct term, in order
+}
+
+// Empty reports whether the text held nothing searchable (only punctuation, emoji, …).
+func (e Expr) Empty() bool { return len(e.terms) == 0 }
+
+// Terms is the number of distinct terms.
+func (e Expr) Terms() int { return len(e.terms) }
+
+// Match is the FTS5 expression: clauses joined by OR, terms within a clause by AND.
+func (e Expr) Match() string {
+	parts := make([]string, 0, len(e.clauses))
+	for _, c := range e.clauses {
+		if len(c) == 1 {
+			parts = append(parts, c[0])
+			continue
+		}
+		parts = append(parts, "("+strings.Join(c, " AND ")+")")
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// Any is the fallback expression: any of the terms.
+func (e Expr) Any() string { return strings.Join(e.terms, " OR ") }
+
+// Parse turns arbitrary user text into an Expr. Words are separated by spaces; "quoted
+// text" is a phrase; word* is a prefix; an upper-case OR between words is the OR operator
+// and an upper-case AND is ignored (AND is the default). The last plain word also matches
+// as a prefix, with exact matches ranked first. Everything else, including FTS5 syntax,
+// is searched for as text.
+func Parse(text string) Expr {
+	if len(text) > maxQueryBytes {
+		text = text[:maxQueryBytes]
+	}
+	// FTS5 reads its expression as a C string: a NUL would cut it mid-quote. Control
+	// characters and invalid UTF-8 carry no tokens anyway.
+	text = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(text, " "))
+	var (
+		e        Expr
+		cur      []string
+		seen     = map[string]bool{}
+		lastBare = -1 // index in cur of the last plain word
+		lastWord string
+	)
+	add := func(term string) bool {
+		if !seen[term] {
+			if len(seen) >= maxTerms {
+				return false
+			}
+			seen[term] = true
+			e.terms = append(e.terms, term)
+		}
+		cur = append(cur, term)
+		return true
+	}
+	endClause := func() {
+		if len(cur) > 0 {
+			e.clauses = append(e.clauses, cur)
+		}
+		cur = nil
+		lastBare = -1
+	}
+	rest := text
+	for rest != "" {
+		rest = strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if rest == "" {
+			break
+		}
+		if rest[0] == '"' {
+			body, after, closed := strings.Cut(rest[1:], `"`)
+			if !closed {
+				after = ""
+			}
+			prefix := false
+			if strings.HasPrefix(after, "*") {
+				prefix = true
+				after = strings.TrimLeft(after, "*")
+			}
+			rest = after
+			if searchable(body) && add(quote(body, prefix)) {
+				lastBare = -1
+			}
+			continue
+		}
+		end := strings.IndexFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if end < 0 {
+			end = len(rest)
+		}
+		word := rest[:end]
+		rest = rest[end:]
+		switch word {
+		case "OR":
+			endClause()
+			continue
+		case "AND":
+			continue
+		}
+		prefix := strings.HasSuffix(word, "*")
+		word = strings.TrimRight(word, "*")
+		if !searchable(word) {
+			continue
+		}
+		if !add(quote(word, prefix)) {
+			continue
+		}
+		if prefix {
+			lastBare = -1
+		} else {
+			lastBare, lastWord = len(cur)-1, word
+		}
+	}
+	// As-you-type: the final plain word also matches longer words. Both forms stay in the
+	// expression so bm25 scores an exact hit above a prefix-only one.
+	if lastBare >= 0 && rest == "" && !strings.HasSuffix(text, " ") && lastTokenRunes(lastWord) >= minPrefixRunes {
+		cur[lastBare] = "(" + cur[lastBare] + " OR " + quote(lastWord, true) + ")"
+	}
+	endClause()
+	return e
+}
+
+// quote makes s one FTS5 string: inside quotes only '"' is special (doubled), and the
+// table's tokenizer splits the content into a phrase, so "webhook/handler.go" matches the
+// adjacent tokens webhook, handler, go.
+func quote(s string, prefix bool) string {
+	q := `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	if prefix {
+		q += "*"
+	}
+	return q
+}
+
+// searchable reports whether s holds at least one token character for SQLite's
+// unicode61 tokenizer (letters, numbers, private use).
+func searchable(s string) bool {
+	return strings.IndexFunc(s, tokenRune) >= 0
+}
+
+func tokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
+}
+
+// lastTokenRunes is the length of the last token of a word ("handler.go" → 2).
+func lastTokenRunes(w string) int {
+	n := 0
+	for _, r := range w {
+		if tokenRune(r) {
+			n++
+		} else {
+			n = 0
+		}
+	}
+	return n
+}

@@ -1,0 +1,370 @@
+package search
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Record kinds.
+const (
+	KindObservation = "observation"
+	KindSummary     = "summary"
+	KindPrompt      = "prompt"
+)
+
+// Scopes of Query.Type.
+const (
+	TypeAll          = "all"
+	TypeObservations = "observations"
+	TypeSessions     = "sessions" // session summaries
+	TypePrompts      = "prompts"
+)
+
+// Orders of Query.Order.
+const (
+	OrderRelevance = "relevance"
+	OrderNewest    = "newest"
+	OrderOldest    = "oldest"
+)
+
+// Defaults and bounds.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 200
+	MaxOffset    = 10000
+	// DefaultWindow bounds how many matches of one kind are ranked per query: when a query
+	// matches more, only the newest DefaultWindow (by local arrival) are ranked, which keeps
+	// a very frequent term as cheap as a rare one.
+	DefaultWindow = 2000
+	// minResults is how few AND hits trigger the OR fallback.
+	minResults = 3
+)
+
+// ErrInvalid marks a query the caller must fix.
+var ErrInvalid = errors.New("invalid search request")
+
+// Query is one search request. The zero value (plus Text) is a valid query.
+type Query struct {
+	Text     string   `json:"query,omitempty"`
+	Project  string   `json:"project,omitempty"`
+	Type     string   `json:"type,omitempty"`     // all (default), observations, sessions, prompts
+	ObsTypes []string `json:"obs_type,omitempty"` // bugfix, decision, …: observations only
+	Device   string   `json:"device,omitempty"`   // origin ID or device name
+	Since    int64    `json:"since,omitempty"`    // epoch ms, inclusive
+	Until    int64    `json:"until,omitempty"`    // epoch ms, exclusive
+	Limit    int      `json:"limit,omitempty"`
+	Offset   int      `json:"offset,omitempty"`
+	Order    string   `json:"order,omitempty"` // relevance (default with text), newest, oldest
+}
+
+// Normalize fills defaults and validates.
+func (q *Query) Normalize() error {
+	q.Text = strings.TrimSpace(q.Text)
+	switch q.Type {
+	case "":
+		q.Type = TypeAll
+	case TypeAll, TypeObservations, TypeSessions, TypePrompts:
+	case "observation", "obs":
+		q.Type = TypeObservations
+	case "session", "summaries", "summary":
+		q.Type = TypeSessions
+	case "prompt":
+		q.Type = TypePrompts
+	default:
+		return fmt.Errorf("%w: type must be observations, sessions, prompts or all (got %q)", ErrInvalid, q.Type)
+	}
+	switch q.Order {
+	case "":
+		q.Order = OrderRelevance
+	case OrderRelevance, OrderNewest, OrderOldest:
+	default:
+		return fmt.Errorf("%w: order must be relevance, newest or oldest (got %q)", ErrInvalid, q.Order)
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultLimit
+	}
+	if q.Limit < 0 || q.Limit > MaxLimit {
+		return fmt.Errorf("%w: limit must be 1..%d", ErrInvalid, MaxLimit)
+	}
+	if q.Offset < 0 || q.Offset > MaxOffset {
+		return fmt.Errorf("%w: offset must be 0..%d", ErrInvalid, MaxOffset)
+	}
+	if q.Since != 0 && q.Until != 0 && q.Until <= q.Since {
+		return fmt.Errorf("%w: until must be after since", ErrInvalid)
+	}
+	var types []string
+	for _, t := range q.ObsTypes {
+		for _, p := range strings.Split(t, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				types = append(types, p)
+			}
+		}
+	}
+	q.ObsTypes = types
+	return nil
+}
+
+// Hit is one row of the compact index: enough to decide whether to look closer.
+type Hit struct {
+	Kind      string  `json:"kind"`
+	ID        string  `json:"id"`
+	Time      int64   `json:"time"` // epoch ms
+	Type      string  `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
+	Title     string  `json:"title"`
+	Project   string  `json:"project"`
+	SessionID string  `json:"session_id,omitempty"`
+	Origin    string  `json:"origin,omitempty"`
+	Device    string  `json:"device,omitempty"` // the origin's device name when known
+	Score     float64 `json:"score,omitempty"`  // bm25: lower is better
+	Anchor    bool    `json:"anchor,omitempty"` // timeline: the anchor item
+}
+
+// Results is the answer to a Query.
+type Results struct {
+	Query string `json:"query"`
+	// Mode says how the text was matched: "all" (every term), "all+any" (too few hits had
+	// every term, so hits with any term follow), "recent" (no text), "none" (nothing
+	// searchable in the text).
+	Mode string `json:"mode"`
+	Hits []Hit  `json:"hits"`
+}
+
+// Config configures a Searcher.
+type Config struct {
+	// Window is the candidate window per kind (default DefaultWindow).
+	Window int
+}
+
+// Searcher runs queries over a replica's read pool. Safe for concurrent use.
+type Searcher struct {
+	db     *sql.DB
+	window int
+}
+
+// New returns a Searcher over db (replica.ReadDB()).
+func New(db *sql.DB, cfg Config) *Searcher {
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	return &Searcher{db: db, window: cfg.Window}
+}
+
+// kindSpec describes how to search one table.
+type kindSpec struct {
+	kind, table, fts, weights string
+	typeExpr, titleExpr       string
+}
+
+var kinds = map[string]kindSpec{
+	KindObservation: {KindObservation, "observations", "observations_fts",
+		// title, subtitle, narrative, facts, concepts
+		"10.0, 4.0, 1.0, 4.0, 2.0", "t.type", "t.title"},
+	KindSummary: {KindSummary, "summaries", "summaries_fts",
+		// request, investigated, learned, completed, next_steps, notes
+		"5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
+		"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"},
+	KindPrompt: {KindPrompt, "prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"},
+}
+
+func (q *Query) kinds() []string {
+	switch {
+	case q.Type == TypeObservations || (q.Type == TypeAll && len(q.ObsTypes) > 0):
+		return []string{KindObservation}
+	case q.Type == TypeSessions:
+		return []string{KindSummary}
+	case q.Type == TypePrompts:
+		return []string{KindPrompt}
+	}
+	return []string{KindObservation, KindSummary, KindPrompt}
+}
+
+// Search returns the compact index for q.
+func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
+	if err := q.Normalize(); err != nil {
+		return Results{}, err
+	}
+	res := Results{Query: q.Text, Hits: []Hit{}}
+	need := q.Offset + q.Limit
+	if q.Text == "" {
+		res.Mode = "recent"
+		if q.Order == OrderRelevance {
+			q.Order = OrderNewest
+		}
+		hits, err := s.collect(ctx, &q, "", need)
+		if err != nil {
+			return Results{}, err
+		}
+		res.Hits = page(hits, q.Offset, q.Limit)
+		return res, nil
+	}
+	e := Parse(q.Text)
+	if e.Empty() {
+		res.Mode = "none"
+		return res, nil
+	}
+	res.Mode = "all"
+	hits, err := s.collect(ctx, &q, e.Match(), need)
+	if err != nil {
+		return Results{}, err
+	}
+	if len(hits) < minResults && e.Terms() > 1 {
+		more, err := s.collect(ctx, &q, e.Any(), need)
+		if err != nil {
+			return Results{}, err
+		}
+		seen := make(map[string]bool, len(hits))
+		for _, h := range hits {
+			seen[h.ID] = true
+		}
+		for _, h := range more {
+			if !seen[h.ID] {
+				hits = append(hits, h)
+			}
+		}
+		if len(hits) > 0 && len(more) > 0 {
+			res.Mode = "all+any"
+		}
+	}
+	res.Hits = page(hits, q.Offset, q.Limit)
+	return res, nil
+}
+
+func page(hits []Hit, offset, limit int) []Hit {
+	if offset >= len(hits) {
+		return []Hit{}
+	}
+	hits = hits[offset:]
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// collect runs match (empty: no text) over every kind q asks for and merges the hits in
+// q's order, keeping the first n.
+func (s *Searcher) collect(ctx context.Context, q *Query, match string, n int) ([]Hit, error) {
+	var all []Hit
+	for _, k := range q.kinds() {
+		hits, err := s.searchKind(ctx, kinds[k], q, match, n)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", kinds[k].table, err)
+		}
+		all = append(all, hits...)
+	}
+	sortHits(all, q.Order, match != "")
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all, nil
+}
+
+func sortHits(h []Hit, order string, scored bool) {
+	sort.SliceStable(h, func(i, j int) bool {
+		a, b := h[i], h[j]
+		switch {
+		case order == OrderRelevance && scored && a.Score != b.Score:
+			return a.Score < b.Score
+		case order == OrderOldest:
+			if a.Time != b.Time {
+				return a.Time < b.Time
+			}
+			return a.ID < b.ID
+		}
+		if a.Time != b.Time {
+			return a.Time > b.Time
+		}
+		return a.ID > b.ID
+	})
+}
+
+// filters renders q's filters over table alias t.
+func filters(k kindSpec, q *Query) (string, []any) {
+	var where []string
+	var args []any
+	if q.Project != "" {
+		where = append(where, "t.project = ?")
+		args = append(args, q.Project)
+	}
+	if q.Since != 0 {
+		where = append(where, "t.created_at >= ?")
+		args = append(args, q.Since)
+	}
+	if q.Until != 0 {
+		where = append(where, "t.created_at < ?")
+		args = append(args, q.Until)
+	}
+	if q.Device != "" {
+		where = append(where, "(t.origin = ? OR t.origin IN (SELECT origin FROM devices WHERE name = ?))")
+		args = append(args, q.Device, q.Device)
+	}
+	if k.kind == KindObservation && len(q.ObsTypes) > 0 {
+		where = append(where, "t.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(q.ObsTypes)), ",")+")")
+		for _, t := range q.ObsTypes {
+			args = append(args, t)
+		}
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(where, " AND "), args
+}
+
+func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, match string, n int) ([]Hit, error) {
+	where, args := filters(k, q)
+	cols := "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
+	var query string
+	if match == "" {
+		dir := "DESC"
+		if q.Order == OrderOldest {
+			dir = "ASC"
+		}
+		query = "SELECT " + cols + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE 1" + where +
+			" ORDER BY t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
+		args = append(args, n)
+	} else {
+		// The inner query walks the FTS doclist in rowid order with the filters applied and
+		// stops after the window; bm25 is computed only for those rows.
+		window := max(s.window, n)
+		dir := "DESC"
+		if q.Order == OrderOldest {
+			dir = "ASC"
+		}
+		order := "c.score, t.created_at DESC, t.id DESC"
+		switch q.Order {
+		case OrderNewest:
+			order = "t.created_at DESC, t.id DESC"
+		case OrderOldest:
+			order = "t.created_at ASC, t.id ASC"
+		}
+		query = "SELECT " + cols + ", c.score FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
+			k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where +
+			" ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " +
+			order + " LIMIT ?"
+		args = append([]any{match}, args...)
+		args = append(args, window, n)
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		h := Hit{Kind: k.kind}
+		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score); err != nil {
+			return nil, err
+		}
+		h.Title = oneLine(h.Title)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// oneLine keeps an index row on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,245 @@
+package search_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
+)
+
+const sampleDB = "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
+
+func openReplica(tb testing.TB, origin string) *replica.Replica {
+	tb.Helper()
+	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+	if err != nil {
+		tb.Fatalf("open replica: %v", err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+// importSample loads the claude-mem fixture into r.
+func importSample(tb testing.TB, r *replica.Replica) replica.ImportResult {
+	tb.Helper()
+	ctx := context.Background()
+	cm, err := importer.OpenClaudeMem(ctx, sampleDB)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cm.Close()
+	var recs []importer.Record
+	if err := cm.Each(ctx, func(rec importer.Record) error { recs = append(recs, rec); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	res, err := r.Import(ctx, importer.Batch(recs))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
+}
+
+func TestSearchSampleIdempotency(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	s := search.New(r.ReadDB(), search.Config{})
+	res, err := s.Search(ctx, search.Query{Text: "idempotency"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) < 2 {
+		t.Fatalf("want ≥ 2 hits, got %+v", res.Hits)
+	}
+	top := map[string]bool{}
+	for _, h := range res.Hits[:min(3, len(res.Hits))] {
+		top[h.Title] = true
+	}
+	for _, want := range []string{"Idempotency keys for Stripe webhook", "Chose DB unique constraint over Redis SETNX for idempotency"} {
+		if !top[want] {
+			t.Errorf("%q not in the top 3: %+v", want, res.Hits)
+		}
+	}
+	for _, h := range res.Hits {
+		if h.Project == "" || h.Origin != importer.ClaudeMemOrigin || h.Time == 0 || h.ID == "" {
+			t.Errorf("incomplete hit %+v", h)
+		}
+	}
+}
+
+func TestSearchFiltersAndOrders(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	s := search.New(r.ReadDB(), search.Config{})
+	cases := []struct {
+		name  string
+		q     search.Query
+		check func(t *testing.T, hits []search.Hit)
+	}{
+		{"project", search.Query{Text: "build", Project: "mobile-app"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) == 0 {
+				t.Fatal("no hits")
+			}
+			for _, h := range hits {
+				if h.Project != "mobile-app" {
+					t.Errorf("hit from %s", h.Project)
+				}
+			}
+		}},
+		{"obs type", search.Query{Text: "invoice", ObsTypes: []string{"bugfix"}}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 2 {
+				t.Fatalf("want the 2 invoice bugfixes, got %+v", hits)
+			}
+			for _, h := range hits {
+				if h.Kind != search.KindObservation || h.Type != "bugfix" {
+					t.Errorf("hit %+v", h)
+				}
+			}
+		}},
+		{"sessions only", search.Query{Text: "webhook", Type: "sessions"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 1 || hits[0].Kind != search.KindSummary || !strings.Contains(hits[0].Title, "Stripe webhook") {
+				t.Fatalf("hits %+v", hits)
+			}
+		}},
+		{"prompts only", search.Query{Text: "gradle", Type: "prompts"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 1 || hits[0].Kind != search.KindPrompt {
+				t.Fatalf("hits %+v", hits)
+			}
+		}},
+		{"newest no text", search.Query{Order: "oldest", Limit: 3}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 3 || hits[0].Time > hits[1].Time || hits[1].Time > hits[2].Time {
+				t.Fatalf("not oldest first: %+v", hits)
+			}
+		}},
+		{"since until", search.Query{Text: "export", Since: 1790953920000, Until: 1790953920001}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 1 || hits[0].Time != 1790953920000 {
+				t.Fatalf("hits %+v", hits)
+			}
+		}},
+		{"offset", search.Query{Order: "newest", Limit: 2, Offset: 16}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 1 { // 9 obs + 4 summaries + 4 prompts = 17
+				t.Fatalf("want the last of 17, got %d", len(hits))
+			}
+		}},
+		{"or fallback", search.Query{Text: "gradle zebra"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) == 0 {
+				t.Fatal("OR fallback found nothing")
+			}
+		}},
+		{"phrase", search.Query{Text: `"reverse charge"`}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) == 0 {
+				t.Fatal("phrase found nothing")
+			}
+		}},
+		{"device", search.Query{Text: "invoice", Device: "elsewhere"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) != 0 {
+				t.Fatalf("device filter let through %+v", hits)
+			}
+		}},
+		{"path", search.Query{Text: "webhook/handler.go"}, func(t *testing.T, hits []search.Hit) {
+			if len(hits) == 0 || !strings.Contains(hits[0].Title, "webhook") {
+				t.Fatalf("hits %+v", hits)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := s.Search(ctx, c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, res.Hits)
+		})
+	}
+}
+
+func TestSearchRejectsBadRequests(t *testing.T) {
+	s := search.New(openReplica(t, "a").ReadDB(), search.Config{})
+	for _, q := range []search.Query{{Type: "files"}, {Order: "random"}, {Limit: 100000}, {Offset: -1}, {Since: 10, Until: 5}} {
+		if _, err := s.Search(context.Background(), q); err == nil {
+			t.Errorf("%+v accepted", q)
+		}
+	}
+}
+
+func TestTimelineAndGet(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	s := search.New(r.ReadDB(), search.Config{})
+	res, err := s.Search(ctx, search.Query{Text: "SETNX"})
+	if err != nil || len(res.Hits) == 0 {
+		t.Fatalf("search: %v %+v", err, res.Hits)
+	}
+	anchor := res.Hits[0]
+	tl, err := s.Timeline(ctx, search.TimelineQuery{Anchor: anchor.ID, Before: 2, After: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl.Items) != 5 || !tl.Items[2].Anchor || tl.Items[2].ID != anchor.ID {
+		t.Fatalf("timeline %+v", tl.Items)
+	}
+	for i := 1; i < len(tl.Items); i++ {
+		if tl.Items[i].Time < tl.Items[i-1].Time {
+			t.Fatalf("timeline not in time order: %+v", tl.Items)
+		}
+	}
+	// Before the decision: the webhook observation; after it: the session summary.
+	if tl.Items[1].Title != "Idempotency keys for Stripe webhook" || tl.Items[3].Kind != search.KindSummary {
+		t.Errorf("neighbours %+v", tl.Items)
+	}
+	byQuery, err := s.Timeline(ctx, search.TimelineQuery{Query: "SETNX", Before: 1, After: 1})
+	if err != nil || byQuery.AnchorID != anchor.ID {
+		t.Fatalf("query anchor: %v %+v", err, byQuery)
+	}
+	sess, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "Sc-0002", Before: 1, After: 0})
+	if err != nil || len(sess.Items) != 2 || sess.Items[1].Kind != search.KindSummary {
+		t.Fatalf("session anchor: %v %+v", err, sess.Items)
+	}
+	at, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "2026-10-02T05:10:00Z", Before: 1, After: 1})
+	if err != nil || len(at.Items) != 2 || at.Items[1].Time != 1790917800000 {
+		t.Fatalf("time anchor: %v %+v", err, at.Items)
+	}
+	if _, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "nonsense"}); err == nil {
+		t.Fatal("bad anchor accepted")
+	}
+
+	recs, err := s.Get(ctx, []string{anchor.ID, tl.Items[3].ID, "missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs.Items) != 2 || recs.Items[0].Observation == nil || len(recs.Items[0].Observation.Facts) == 0 ||
+		recs.Items[1].Summary == nil || len(recs.Missing) != 1 {
+		t.Fatalf("get %+v", recs)
+	}
+	var b strings.Builder
+	if err := search.WriteRecords(&b, recs); err != nil || !strings.Contains(b.String(), "SETNX") {
+		t.Fatalf("render: %v\n%s", err, b.String())
+	}
+}
+
+func TestForgetRemovesFromSearch(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	s := search.New(r.ReadDB(), search.Config{})
+	res, _ := s.Search(ctx, search.Query{Text: "SETNX"})
+	if len(res.Hits) == 0 {
+		t.Fatal("no hit")
+	}
+	if _, err := r.Forget(ctx, []string{res.Hits[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Search(ctx, search.Query{Text: "SETNX"})
+	if err != nil || len(res.Hits) != 0 {
+		t.Fatalf("forgotten record still found: %v %+v", err, res.Hits)
+	}
+	if again := importSample(t, r); again.Observations != 0 {
+		t.Fatalf("re-import resurrected %d observations", again.Observations)
+	}
+}

@@ -1,0 +1,171 @@
+package sync
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/memnode/memnode/replica"
+)
+
+// Member is one device of the group, as the group state records it.
+type Member struct {
+	PeerID  string   `json:"peer_id"`
+	Name    string   `json:"name"`
+	Addrs   []string `json:"addrs,omitempty"`  // libp2p multiaddrs
+	Gossip  string   `json:"gossip,omitempty"` // memberlist host:port
+	Version string   `json:"version,omitempty"`
+	// Updated (epoch ms, written by the member itself or by its inviter) orders concurrent
+	// versions of the record: the newer wins, ties broken by the encoded record.
+	Updated int64 `json:"updated"`
+}
+
+// groupState is what every member agrees on. It is a state-based CRDT (see DESIGN.md,
+// "Group state"): members merge by union with LWW per member, removals are a grow-only set
+// that beats membership, and the gossip key is a register ordered by (epoch, key bytes).
+type groupState struct {
+	GroupID  string            `json:"group_id"`
+	KeyEpoch uint64            `json:"key_epoch"`
+	Key      []byte            `json:"key"` // memberlist AES-256 key
+	Members  map[string]Member `json:"members"`
+	Removed  map[string]int64  `json:"removed,omitempty"` // peer ID → removal time (ms)
+}
+
+// ErrOtherGroup reports a peer that belongs to a different group.
+var ErrOtherGroup = errors.New("peer belongs to another group")
+
+func newGroup(self Member) (groupState, error) {
+	id := make([]byte, 16)
+	key := make([]byte, 32)
+	if _, err := rand.Read(id); err != nil {
+		return groupState{}, fmt.Errorf("new group: %w", err)
+	}
+	if _, err := rand.Read(key); err != nil {
+		return groupState{}, fmt.Errorf("new group: %w", err)
+	}
+	return groupState{
+		GroupID: hex.EncodeToString(id), KeyEpoch: 1, Key: key,
+		Members: map[string]Member{self.PeerID: self}, Removed: map[string]int64{},
+	}, nil
+}
+
+func (g groupState) clone() groupState {
+	c := g
+	c.Key = slices.Clone(g.Key)
+	c.Members = maps.Clone(g.Members)
+	c.Removed = maps.Clone(g.Removed)
+	if c.Members == nil {
+		c.Members = map[string]Member{}
+	}
+	if c.Removed == nil {
+		c.Removed = map[string]int64{}
+	}
+	return c
+}
+
+// isMember reports whether id may talk to us: listed and never removed.
+func (g groupState) isMember(id string) bool {
+	if _, gone := g.Removed[id]; gone {
+		return false
+	}
+	_, ok := g.Members[id]
+	return ok
+}
+
+// merge folds other into g and reports whether g changed. Merge is commutative, associative
+// and idempotent, so members converge whatever order states travel in.
+func (g *groupState) merge(other groupState) (bool, error) {
+	if other.GroupID != g.GroupID {
+		return false, ErrOtherGroup
+	}
+	changed := false
+	if other.KeyEpoch > g.KeyEpoch || (other.KeyEpoch == g.KeyEpoch && bytes.Compare(other.Key, g.Key) > 0) {
+		if len(other.Key) != 32 {
+			return false, fmt.Errorf("merge group: key of %d bytes: %w", len(other.Key), ErrMalformed)
+		}
+		g.KeyEpoch, g.Key = other.KeyEpoch, slices.Clone(other.Key)
+		changed = true
+	}
+	for id, at := range other.Removed {
+		if cur, ok := g.Removed[id]; !ok || at < cur {
+			g.Removed[id] = at
+			changed = true
+		}
+	}
+	for id, m := range other.Members {
+		if _, gone := g.Removed[id]; gone || m.PeerID != id {
+			continue
+		}
+		cur, ok := g.Members[id]
+		if !ok || newerMember(m, cur) {
+			g.Members[id] = m
+			changed = true
+		}
+	}
+	for id := range g.Removed {
+		if _, ok := g.Members[id]; ok {
+			delete(g.Members, id)
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+func newerMember(a, b Member) bool {
+	if a.Updated != b.Updated {
+		return a.Updated > b.Updated
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Compare(ja, jb) > 0
+}
+
+// stateFile is what DataDir/group.json holds.
+type stateFile struct {
+	Group groupState `json:"group"`
+	// PublishedName is the device name last written to the replica, so a restart with the
+	// same name does not append a device op.
+	PublishedName string `json:"published_name,omitempty"`
+	// GossipPort is reused on restart so the other members find us where they last saw us.
+	GossipPort int `json:"gossip_port,omitempty"`
+	// RemoteVV caches the last version vector each peer announced (for "ops behind").
+	RemoteVV map[string]replica.VersionVector `json:"remote_vv,omitempty"`
+	LastSync map[string]int64                 `json:"last_sync,omitempty"`
+}
+
+func loadState(path string) (stateFile, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return stateFile{}, false, nil
+	}
+	if err != nil {
+		return stateFile{}, false, fmt.Errorf("load group state: %w", err)
+	}
+	var s stateFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		return stateFile{}, false, fmt.Errorf("load group state %s: %w", path, err)
+	}
+	s.Group = s.Group.clone()
+	return s, true, nil
+}
+
+func saveState(path string, s stateFile) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save group state: %w", err)
+	}
+	if err := writeFileAtomic(path, b); err != nil {
+		return fmt.Errorf("save group state: %w", err)
+	}
+	return nil
+}
+
+func sortedOrigins(vv replica.VersionVector) []string {
+	return slices.Sorted(maps.Keys(vv))
+}

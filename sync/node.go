@@ -1,0 +1,617 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	stdsync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/memnode/memnode/replica"
+)
+
+// Protocol IDs. A node speaks exactly these two; everything else is refused.
+const (
+	ProtocolSync protocol.ID = "/memnode/sync/1.0.0"
+	ProtocolPair protocol.ID = "/memnode/pair/1.0.0"
+)
+
+// Store is the replica as sync uses it; *replica.Replica satisfies it.
+type Store interface {
+	Origin() string
+	VersionVector(ctx context.Context) (replica.VersionVector, error)
+	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
+	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
+	SetDeviceName(ctx context.Context, origin, name string) error
+}
+
+var _ Store = (*replica.Replica)(nil)
+
+// Defaults.
+const (
+	DefaultAntiEntropyInterval = 30 * time.Second
+	DefaultDebounce            = 250 * time.Millisecond
+	DefaultBatchSize           = 500
+	DefaultJoinRetry           = 2 * time.Second
+	sessionTimeout             = 2 * time.Minute
+	pairTimeout                = 15 * time.Second
+)
+
+// Config configures a Node.
+type Config struct {
+	// DataDir holds identity.key (unless Identity is set) and group.json.
+	DataDir string
+	// Identity is the device key; nil loads or creates DataDir/identity.key.
+	Identity   crypto.PrivKey
+	DeviceName string
+	// ListenAddrs are libp2p multiaddrs (TCP and QUIC). Default: loopback, port 0.
+	ListenAddrs []string
+	// GossipBindAddr/GossipPort are memberlist's address. Port 0 reuses the last port
+	// (if free) or picks one.
+	GossipBindAddr string
+	GossipPort     int
+	// Store is the replica; its Origin must be this device's peer ID.
+	Store   Store
+	Logger  *slog.Logger
+	Version string
+	// MDNS announces and discovers group members on the LAN.
+	MDNS bool
+	// AntiEntropyInterval is the period of the full exchange with every live member.
+	AntiEntropyInterval time.Duration
+	// Debounce groups local writes before they are pushed.
+	Debounce time.Duration
+	// BatchSize is the number of ops per Ops message and per ApplyOps transaction.
+	BatchSize int
+	// JoinRetry is how often a node that misses members tries to (re)join their gossip.
+	JoinRetry time.Duration
+	// Now is the wall clock (tests inject one).
+	Now func() time.Time
+}
+
+// Validate fills defaults and checks required fields.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return errors.New("sync config: DataDir is required")
+	}
+	if c.Store == nil {
+		return errors.New("sync config: Store is required")
+	}
+	if len(c.ListenAddrs) == 0 {
+		c.ListenAddrs = []string{"/ip4/127.0.0.1/tcp/0", "/ip4/127.0.0.1/udp/0/quic-v1"}
+	}
+	if c.GossipBindAddr == "" {
+		c.GossipBindAddr = "127.0.0.1"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.AntiEntropyInterval <= 0 {
+		c.AntiEntropyInterval = DefaultAntiEntropyInterval
+	}
+	if c.Debounce <= 0 {
+		c.Debounce = DefaultDebounce
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.JoinRetry <= 0 {
+		c.JoinRetry = DefaultJoinRetry
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// Errors.
+var (
+	ErrClosed      = errors.New("sync node closed")
+	ErrNotStarted  = errors.New("sync node not started")
+	ErrNotMember   = errors.New("peer is not a member of this group")
+	ErrUnknownPeer = errors.New("no such device in the group")
+	ErrRemoveSelf  = errors.New("a device cannot remove itself: run the command on another device")
+	ErrOriginMatch = errors.New("replica origin is not this device's peer ID")
+)
+
+// Node is one device's sync endpoint: libp2p host, memberlist, pairing and anti-entropy.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	priv crypto.PrivKey
+	self peer.ID
+	path string // group.json
+
+	host host.Host
+	ml   *memberlist.Memberlist
+	keys *memberlist.Keyring
+	mdns interface{ Close() error }
+
+	writeKick  chan struct{}
+	memberKick chan struct{}
+	stateKick  chan struct{}
+
+	mu         stdsync.Mutex
+	state      stateFile
+	invites    []pendingInvite
+	pairTarget peer.ID
+	peers      map[peer.ID]*peerRun
+	alive      map[peer.ID]bool
+	started    bool
+	closed     bool
+	cancel     context.CancelFunc
+	wg         stdsync.WaitGroup
+
+	stats Stats
+}
+
+// peerRun is the runtime record of one peer's sessions.
+type peerRun struct {
+	inflight bool
+	again    bool
+}
+
+// Stats counts sync traffic since Start.
+type Stats struct {
+	Sessions   atomic.Int64
+	OpsSent    atomic.Int64
+	OpsApplied atomic.Int64
+	BytesSent  atomic.Int64
+	BytesRecv  atomic.Int64
+}
+
+// New checks cfg and loads the identity; Start brings the node up.
+func New(cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	priv := cfg.Identity
+	if priv == nil {
+		var err error
+		if priv, _, err = LoadOrCreateIdentity(filepath.Join(cfg.DataDir, "identity.key")); err != nil {
+			return nil, err
+		}
+	}
+	self, err := peer.IDFromPrivateKey(priv)
+	if err != nil {
+		return nil, fmt.Errorf("new sync node: %w", err)
+	}
+	if cfg.Store.Origin() != self.String() {
+		return nil, fmt.Errorf("new sync node: %w", ErrOriginMatch)
+	}
+	return &Node{
+		cfg: cfg, log: cfg.Logger.With("component", "sync"), priv: priv, self: self,
+		path:       filepath.Join(cfg.DataDir, "group.json"),
+		writeKick:  make(chan struct{}, 1),
+		memberKick: make(chan struct{}, 1),
+		stateKick:  make(chan struct{}, 1),
+		peers:      map[peer.ID]*peerRun{},
+		alive:      map[peer.ID]bool{},
+	}, nil
+}
+
+// ID returns this device's peer ID.
+func (n *Node) ID() peer.ID { return n.self }
+
+// Addrs returns the libp2p addresses the node listens on (after Start).
+func (n *Node) Addrs() []ma.Multiaddr {
+	if n.host == nil {
+		return nil
+	}
+	return n.host.Addrs()
+}
+
+// TrafficStats returns the counters since Start.
+func (n *Node) TrafficStats() *Stats { return &n.stats }
+
+// Start loads the group state (creating a group of one on first run), starts the libp2p host
+// and memberlist, and begins anti-entropy. ctx bounds startup only.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return ErrClosed
+	}
+	if n.started {
+		n.mu.Unlock()
+		return errors.New("start sync node: already started")
+	}
+	n.started = true
+	n.mu.Unlock()
+
+	st, ok, err := loadState(n.path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		g, err := newGroup(Member{PeerID: n.self.String(), Name: n.cfg.DeviceName, Version: n.cfg.Version, Updated: n.cfg.Now().UnixMilli()})
+		if err != nil {
+			return err
+		}
+		st = stateFile{Group: g}
+	}
+	if !st.Group.isMember(n.self.String()) {
+		n.log.Warn("this device was removed from its group; starting a new group of one")
+		g, err := newGroup(Member{PeerID: n.self.String(), Name: n.cfg.DeviceName, Version: n.cfg.Version, Updated: n.cfg.Now().UnixMilli()})
+		if err != nil {
+			return err
+		}
+		st = stateFile{Group: g}
+	}
+	n.mu.Lock()
+	n.state = st
+	n.mu.Unlock()
+
+	h, err := libp2p.New(
+		libp2p.Identity(n.priv),
+		libp2p.ListenAddrStrings(n.cfg.ListenAddrs...),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Transport(quic.NewTransport),
+		libp2p.ConnectionGater(gater{n}),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.Ping(false),
+		libp2p.UserAgent("memnode/"+n.cfg.Version),
+	)
+	if err != nil {
+		return fmt.Errorf("start libp2p host: %w", err)
+	}
+	n.host = h
+	h.SetStreamHandler(ProtocolSync, n.handleSync)
+	h.SetStreamHandler(ProtocolPair, n.handlePair)
+
+	if err := n.startMemberlist(); err != nil {
+		h.Close()
+		return err
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.mu.Lock()
+	n.cancel = cancel
+	n.refreshSelfLocked()
+	n.state.GossipPort = int(n.ml.LocalNode().Port)
+	st = n.state
+	n.mu.Unlock()
+	if err := saveState(n.path, st); err != nil {
+		n.shutdownTransports()
+		cancel()
+		return err
+	}
+	n.learnAddrs(st.Group)
+	if err := n.publishName(ctx); err != nil {
+		n.shutdownTransports()
+		cancel()
+		return err
+	}
+	if n.cfg.MDNS {
+		if err := n.startMDNS(); err != nil {
+			n.log.Warn("mDNS discovery unavailable", "err", err)
+		}
+	}
+	n.wg.Add(2)
+	go n.loop(runCtx)
+	go n.joinLoop(runCtx)
+	kick(n.stateKick)
+	n.log.Info("sync node started", "peer", n.self.String(), "addrs", fmt.Sprint(h.Addrs()), "gossip", n.ml.LocalNode().Address())
+	return nil
+}
+
+func (n *Node) publishName(ctx context.Context) error {
+	n.mu.Lock()
+	name, published := n.cfg.DeviceName, n.state.PublishedName
+	n.mu.Unlock()
+	if name == "" || name == published {
+		return nil
+	}
+	if err := n.cfg.Store.SetDeviceName(ctx, n.self.String(), name); err != nil {
+		return fmt.Errorf("publish device name: %w", err)
+	}
+	n.mu.Lock()
+	n.state.PublishedName = name
+	st := n.state
+	n.mu.Unlock()
+	return saveState(n.path, st)
+}
+
+// refreshSelfLocked brings this device's own member record up to date.
+func (n *Node) refreshSelfLocked() {
+	me := Member{PeerID: n.self.String(), Name: n.cfg.DeviceName, Version: n.cfg.Version}
+	for _, a := range n.host.Addrs() {
+		me.Addrs = append(me.Addrs, a.String())
+	}
+	if n.ml != nil {
+		me.Gossip = n.ml.LocalNode().Address()
+	}
+	cur := n.state.Group.Members[me.PeerID]
+	if cur.Name == me.Name && cur.Gossip == me.Gossip && cur.Version == me.Version && slices.Equal(cur.Addrs, me.Addrs) {
+		return
+	}
+	me.Updated = max(n.cfg.Now().UnixMilli(), cur.Updated+1)
+	n.state.Group.Members[me.PeerID] = me
+}
+
+// Close leaves the gossip group, closes the host and waits for every goroutine the node
+// started. It is idempotent.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	cancel := n.cancel
+	n.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	err := n.shutdownTransports()
+	n.wg.Wait()
+	n.log.Info("sync node stopped")
+	return err
+}
+
+func (n *Node) shutdownTransports() error {
+	var errs []error
+	if n.mdns != nil {
+		errs = append(errs, n.mdns.Close())
+	}
+	if n.ml != nil {
+		if err := n.ml.Leave(time.Second); err != nil {
+			n.log.Debug("leave gossip", "err", err)
+		}
+		errs = append(errs, n.ml.Shutdown())
+	}
+	if n.host != nil {
+		errs = append(errs, n.host.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// enter registers a goroutine with the node's WaitGroup unless the node is closing.
+func (n *Node) enter() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	n.wg.Add(1)
+	return true
+}
+
+// NotifyLocalWrite tells the node the replica has new local ops; they are pushed to the
+// live members after the debounce delay. It never blocks.
+func (n *Node) NotifyLocalWrite() { kick(n.writeKick) }
+
+func kick(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+func (n *Node) loop(ctx context.Context) {
+	defer n.wg.Done()
+	tick := time.NewTicker(n.cfg.AntiEntropyInterval)
+	defer tick.Stop()
+	var debounce *time.Timer
+	var debounceC <-chan time.Time
+	defer func() {
+		if debounce != nil {
+			debounce.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			n.syncAll(ctx, true)
+		case <-n.writeKick:
+			if debounceC == nil {
+				debounce = time.NewTimer(n.cfg.Debounce)
+				debounceC = debounce.C
+			}
+		case <-debounceC:
+			debounceC = nil
+			n.syncAll(ctx, false)
+		case <-n.stateKick:
+			n.learnAddrs(n.group())
+			n.syncAll(ctx, true)
+		case <-n.memberKick:
+			n.refreshMembers(ctx)
+		}
+	}
+}
+
+func (n *Node) group() groupState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state.Group.clone()
+}
+
+// syncAll starts a session with every live member; with all set it also tries members that
+// gossip has not (yet) seen, which is how a node finds the others before gossip converges.
+func (n *Node) syncAll(ctx context.Context, all bool) {
+	g := n.group()
+	n.mu.Lock()
+	alive := len(n.alive) > 0
+	n.mu.Unlock()
+	for id := range g.Members {
+		p, err := peer.Decode(id)
+		if err != nil || p == n.self {
+			continue
+		}
+		n.mu.Lock()
+		live := n.alive[p]
+		n.mu.Unlock()
+		if live || all || !alive || n.host.Network().Connectedness(p) == network.Connected {
+			n.startSession(ctx, p)
+		}
+	}
+}
+
+// startSession runs a session with p unless one is running; then it asks that one to run
+// again, so a burst of triggers costs at most one extra session.
+func (n *Node) startSession(ctx context.Context, p peer.ID) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return
+	}
+	pr := n.peers[p]
+	if pr == nil {
+		pr = &peerRun{}
+		n.peers[p] = pr
+	}
+	if pr.inflight {
+		pr.again = true
+		n.mu.Unlock()
+		return
+	}
+	pr.inflight = true
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go func() {
+		defer n.wg.Done()
+		for {
+			if err := n.runSession(ctx, p); err != nil && ctx.Err() == nil {
+				n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
+			}
+			n.mu.Lock()
+			if pr.again && ctx.Err() == nil {
+				pr.again = false
+				n.mu.Unlock()
+				continue
+			}
+			pr.inflight = false
+			n.mu.Unlock()
+			return
+		}
+	}()
+}
+
+// learnAddrs puts every member's known addresses into the peerstore.
+func (n *Node) learnAddrs(g groupState) {
+	for id, m := range g.Members {
+		p, err := peer.Decode(id)
+		if err != nil || p == n.self {
+			continue
+		}
+		var addrs []ma.Multiaddr
+		for _, s := range m.Addrs {
+			if a, err := ma.NewMultiaddr(s); err == nil {
+				addrs = append(addrs, a)
+			}
+		}
+		n.host.Peerstore().AddAddrs(p, addrs, peerstore.PermanentAddrTTL)
+	}
+}
+
+// mergeGroup folds a peer's group state into ours, persists it, and applies its effects:
+// a new gossip key, dropped connections to removed devices, addresses of new members.
+func (n *Node) mergeGroup(other groupState) error {
+	n.mu.Lock()
+	before := n.state.Group.clone()
+	changed, err := n.state.Group.merge(other)
+	if err != nil || !changed {
+		n.mu.Unlock()
+		return err
+	}
+	st := n.state
+	st.Group = st.Group.clone()
+	n.mu.Unlock()
+	return n.applyGroupChange(before, st)
+}
+
+func (n *Node) applyGroupChange(before groupState, st stateFile) error {
+	if err := saveState(n.path, st); err != nil {
+		return err
+	}
+	g := st.Group
+	if g.KeyEpoch != before.KeyEpoch || string(g.Key) != string(before.Key) {
+		if err := n.useKey(g.Key); err != nil {
+			return err
+		}
+		n.log.Info("gossip key rotated", "epoch", g.KeyEpoch)
+	}
+	for id := range g.Removed {
+		if _, was := before.Removed[id]; was {
+			continue
+		}
+		if p, err := peer.Decode(id); err == nil {
+			n.host.Network().ClosePeer(p)
+			n.host.Peerstore().ClearAddrs(p)
+		}
+		n.log.Info("device removed from group", "peer", id)
+	}
+	for id := range g.Members {
+		if _, was := before.Members[id]; !was {
+			n.log.Info("device joined group", "peer", id, "name", g.Members[id].Name)
+		}
+	}
+	n.learnAddrs(g)
+	kick(n.stateKick)
+	return nil
+}
+
+func shortID(p peer.ID) string {
+	s := p.String()
+	if len(s) > 12 {
+		return s[len(s)-12:]
+	}
+	return s
+}
+
+// gater admits only group members, plus — while an invite is pending — unknown peers for the
+// pairing protocol (the stream handlers enforce which protocol each may use).
+type gater struct{ n *Node }
+
+func (g gater) InterceptPeerDial(p peer.ID) bool { return g.n.admit(p, true) }
+func (g gater) InterceptAddrDial(peer.ID, ma.Multiaddr) bool {
+	return true
+}
+func (g gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
+func (g gater) InterceptSecured(dir network.Direction, p peer.ID, _ network.ConnMultiaddrs) bool {
+	return g.n.admit(p, dir == network.DirOutbound)
+}
+func (g gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }
+
+func (n *Node) admit(p peer.ID, outbound bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id := p.String()
+	if _, gone := n.state.Group.Removed[id]; gone {
+		return false
+	}
+	if n.state.Group.isMember(id) {
+		return true
+	}
+	if outbound {
+		return p == n.pairTarget
+	}
+	return n.pendingInvitesLocked() > 0
+}
+
+func (n *Node) pendingInvitesLocked() int {
+	now := n.cfg.Now()
+	n.invites = slices.DeleteFunc(n.invites, func(i pendingInvite) bool { return !now.Before(i.expires) })
+	return len(n.invites)
+}

@@ -1,0 +1,295 @@
+package sync
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/memnode/memnode/replica"
+)
+
+// ErrProtocol reports a peer that broke the session's state machine.
+var ErrProtocol = errors.New("sync protocol violation")
+
+// conn is one side of a session stream, counting bytes for the traffic stats.
+type conn struct {
+	n  *Node
+	s  network.Stream
+	r  *bufio.Reader
+	w  *bufio.Writer
+	in int64
+}
+
+func (n *Node) newConn(s network.Stream) *conn {
+	return &conn{n: n, s: s, r: bufio.NewReaderSize(s, 64<<10), w: bufio.NewWriterSize(s, 64<<10)}
+}
+
+func (c *conn) send(m *message) error {
+	k, err := writeMessage(c.w, m)
+	c.n.stats.BytesSent.Add(int64(k))
+	return err
+}
+
+func (c *conn) flush() error {
+	if err := c.w.Flush(); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
+func (c *conn) recv() (*message, error) {
+	m, k, err := readMessage(c.r)
+	c.n.stats.BytesRecv.Add(int64(k))
+	if err == nil && m.Type == msgError {
+		return nil, fmt.Errorf("peer refused: %s: %w", m.Text, ErrProtocol)
+	}
+	return m, err
+}
+
+func (c *conn) expect(t byte) (*message, error) {
+	m, err := c.recv()
+	if err != nil {
+		return nil, err
+	}
+	if m.Type != t {
+		return nil, fmt.Errorf("got message %d, want %d: %w", m.Type, t, ErrProtocol)
+	}
+	return m, nil
+}
+
+// hello builds this node's Hello.
+func (n *Node) hello(ctx context.Context) (*message, error) {
+	vv, err := n.cfg.Store.VersionVector(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := n.group()
+	gb, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	return &message{Type: msgHello, GroupID: g.GroupID, Name: n.cfg.DeviceName, VV: vv, Group: gb}, nil
+}
+
+// onHello checks the peer's group, merges its group state and remembers its vector.
+func (n *Node) onHello(p peer.ID, m *message) error {
+	var g groupState
+	if err := json.Unmarshal(m.Group, &g); err != nil {
+		return fmt.Errorf("hello group state: %w", ErrMalformed)
+	}
+	if m.GroupID != g.GroupID {
+		return fmt.Errorf("hello: %w", ErrMalformed)
+	}
+	if err := n.mergeGroup(g.clone()); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if n.state.RemoteVV == nil {
+		n.state.RemoteVV = map[string]replica.VersionVector{}
+	}
+	n.state.RemoteVV[p.String()] = m.VV
+	n.mu.Unlock()
+	return nil
+}
+
+func (n *Node) markSynced(p peer.ID) {
+	n.mu.Lock()
+	if n.state.LastSync == nil {
+		n.state.LastSync = map[string]int64{}
+	}
+	n.state.LastSync[p.String()] = n.cfg.Now().UnixMilli()
+	n.mu.Unlock()
+	n.stats.Sessions.Add(1)
+}
+
+// runSession is the initiator's side: Hello exchange, then we pull, then the peer pulls.
+func (n *Node) runSession(ctx context.Context, p peer.ID) error {
+	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+	defer cancel()
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, ProtocolSync)
+	if err != nil {
+		return fmt.Errorf("open sync stream: %w", err)
+	}
+	defer s.Close()
+	stop := context.AfterFunc(ctx, func() { s.Reset() })
+	defer stop()
+	_ = s.SetDeadline(time.Now().Add(sessionTimeout))
+	c := n.newConn(s)
+	h, err := n.hello(ctx)
+	if err != nil {
+		s.Reset()
+		return err
+	}
+	if err := c.send(h); err != nil {
+		return err
+	}
+	if err := c.flush(); err != nil {
+		return err
+	}
+	rh, err := c.expect(msgHello)
+	if err != nil {
+		return err
+	}
+	if rh.GroupID != h.GroupID {
+		s.Reset()
+		return ErrOtherGroup
+	}
+	if err := n.onHello(p, rh); err != nil {
+		s.Reset()
+		return err
+	}
+	if err := n.pull(ctx, c, h.VV, rh.VV); err != nil {
+		s.Reset()
+		return err
+	}
+	if err := n.serve(ctx, c); err != nil {
+		s.Reset()
+		return err
+	}
+	n.markSynced(p)
+	return nil
+}
+
+// handleSync is the responder's side. Non-members are refused before a byte is read.
+func (n *Node) handleSync(s network.Stream) {
+	if !n.enter() {
+		s.Reset()
+		return
+	}
+	defer n.wg.Done()
+	p := s.Conn().RemotePeer()
+	if !n.group().isMember(p.String()) {
+		n.log.Warn("refused sync stream from a non-member", "peer", shortID(p))
+		s.Reset()
+		n.host.Network().ClosePeer(p)
+		return
+	}
+	defer s.Close()
+	_ = s.SetDeadline(time.Now().Add(sessionTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	if err := n.respond(ctx, n.newConn(s), p); err != nil {
+		n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
+		s.Reset()
+		return
+	}
+	n.markSynced(p)
+}
+
+func (n *Node) respond(ctx context.Context, c *conn, p peer.ID) error {
+	rh, err := c.expect(msgHello)
+	if err != nil {
+		return err
+	}
+	h, err := n.hello(ctx)
+	if err != nil {
+		return err
+	}
+	if rh.GroupID != h.GroupID {
+		_ = c.send(&message{Type: msgError, Text: "different group"})
+		_ = c.flush()
+		return ErrOtherGroup
+	}
+	if err := n.onHello(p, rh); err != nil {
+		return err
+	}
+	if err := c.send(h); err != nil {
+		return err
+	}
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if err := n.serve(ctx, c); err != nil {
+		return err
+	}
+	return n.pull(ctx, c, h.VV, rh.VV)
+}
+
+// pull asks for every origin where the peer is ahead of mine and applies the batches as they
+// arrive, one transaction each.
+func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVector) error {
+	w := &message{Type: msgWant}
+	for _, o := range sortedOrigins(theirs) {
+		if theirs[o] > mine[o] {
+			w.Wants = append(w.Wants, want{Origin: o, After: mine[o]})
+		}
+	}
+	if err := c.send(w); err != nil {
+		return err
+	}
+	if err := c.flush(); err != nil {
+		return err
+	}
+	applied := 0
+	defer func() {
+		if applied > 0 {
+			n.NotifyLocalWrite() // relay: what we just learned goes on to the other members
+		}
+	}()
+	for {
+		m, err := c.recv()
+		if err != nil {
+			return err
+		}
+		switch m.Type {
+		case msgDone:
+			return nil
+		case msgOps:
+			res, err := n.cfg.Store.ApplyOps(ctx, m.Ops)
+			if err != nil {
+				return fmt.Errorf("apply batch from %s: %w", m.Origin, err)
+			}
+			applied += res.Applied
+			n.stats.OpsApplied.Add(int64(res.Applied))
+		default:
+			return fmt.Errorf("got message %d during pull: %w", m.Type, ErrProtocol)
+		}
+	}
+}
+
+// serve answers one Want with Ops batches in seq order, then Done. It serves ops of any
+// origin it holds: that is what lets ops relay through any member.
+func (n *Node) serve(ctx context.Context, c *conn) error {
+	w, err := c.expect(msgWant)
+	if err != nil {
+		return err
+	}
+	for _, wt := range w.Wants {
+		after := wt.After
+		for {
+			ops, err := n.cfg.Store.OpsSince(ctx, wt.Origin, after, n.cfg.BatchSize)
+			if err != nil {
+				return err
+			}
+			if len(ops) == 0 {
+				break
+			}
+			for len(ops) > 0 {
+				k, size := 0, 0
+				for k < len(ops) && (k == 0 || size+len(ops[k].Payload) < opsMessageSoft) {
+					size += len(ops[k].Payload) + 64
+					k++
+				}
+				if err := c.send(&message{Type: msgOps, Origin: wt.Origin, Ops: ops[:k]}); err != nil {
+					return err
+				}
+				n.stats.OpsSent.Add(int64(k))
+				after = ops[k-1].Seq
+				ops = ops[k:]
+			}
+			if err := c.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.send(&message{Type: msgDone}); err != nil {
+		return err
+	}
+	return c.flush()
+}

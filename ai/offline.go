@@ -150,6 +150,11 @@ func (b *builder) modType(l lang, d *editDiff, created bool) string {
 	return TypeChange
 }
 
+// maxPayload bounds the JSON decoded per input or response: larger payloads are not
+// decoded (an oversized input gives a minimal observation, an oversized response is
+// ignored), which keeps the worst case at tens of milliseconds.
+const maxPayload = 4 << 20
+
 // observeCall turns one call into an observation, or reports that it is worth nothing.
 func observeCall(c *ToolCall) (Observation, bool) {
 	name := strings.TrimSpace(c.ToolName)
@@ -157,6 +162,18 @@ func observeCall(c *ToolCall) (Observation, bool) {
 		return Observation{}, false
 	}
 	b := &builder{call: c, intent: promptIntent(c.Prompt)}
+	if len(c.ToolInput) > maxPayload {
+		if toolKind(name) == kindSkip {
+			return Observation{}, false
+		}
+		return b.oversized(name), true
+	}
+	dropped := len(c.ToolResponse) > maxPayload
+	if dropped {
+		trimmed := *c
+		trimmed.ToolResponse = nil
+		b.call = &trimmed
+	}
 	var ok bool
 	switch kind := toolKind(name); kind {
 	case kindSkip:
@@ -193,7 +210,37 @@ func observeCall(c *ToolCall) (Observation, bool) {
 	if !ok {
 		return Observation{}, false
 	}
+	if dropped {
+		b.fact("response of " + itoa(len(c.ToolResponse)) + " bytes not summarised")
+	}
 	return b.finish(), true
+}
+
+// oversized describes a call whose input is too large to decode, from the file path that
+// a cheap scan of its head finds.
+func (b *builder) oversized(name string) Observation {
+	b.obs.Title = name
+	head := b.call.ToolInput[:64<<10]
+	for _, key := range [...]string{`"file_path"`, `"notebook_path"`, `"path"`} {
+		i := strings.Index(string(head), key)
+		if i < 0 {
+			continue
+		}
+		rest := strings.TrimLeft(string(head[i+len(key):]), " :")
+		if p, ok := rawStringHead(json.RawMessage(rest[:min(len(rest), 2048)]), 1024); ok && p != "" {
+			b.obs.Title = name + " " + b.rel(p)
+			switch toolKind(name) {
+			case kindEdit, kindWrite, kindNotebook:
+				b.modified(p)
+				b.obs.Type = TypeChange
+			default:
+				b.read(p)
+			}
+		}
+		break
+	}
+	b.fact("input of " + itoa(len(b.call.ToolInput)) + " bytes, too large to summarise")
+	return b.finish()
 }
 
 type toolKindID int
@@ -264,8 +311,11 @@ func decode(raw json.RawMessage, v any) {
 
 // rawString returns raw as a string when it is a JSON string.
 func rawString(raw json.RawMessage) (string, bool) {
-	raw = json.RawMessage(strings.TrimSpace(string(raw)))
-	if len(raw) == 0 || raw[0] != '"' {
+	i := 0
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	if i == len(raw) || raw[i] != '"' {
 		return "", false
 	}
 	var s string
@@ -273,4 +323,32 @@ func rawString(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// rawStringHead is rawString for display: a long string is decoded from its first n bytes
+// only.
+func rawStringHead(raw json.RawMessage, n int) (string, bool) {
+	if len(raw) <= n || raw[0] != '"' {
+		return rawString(raw)
+	}
+	head := raw[:n]
+	// An escape is at most 6 bytes (\uXXXX): cut before a backslash in the last 6 bytes.
+	tail := max(1, len(head)-6)
+	if k := bytesLastIndex(head[tail:], '\\'); k >= 0 {
+		head = head[:tail+k]
+	}
+	var s string
+	if json.Unmarshal(append(head[:len(head):len(head)], '"'), &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func bytesLastIndex(b []byte, c byte) int {
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] == c {
+			return i
+		}
+	}
+	return -1
 }

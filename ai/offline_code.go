@@ -419,7 +419,8 @@ type editDiff struct {
 	outcomes       []string // "returns 401 \"token expired\""
 	newIdents      []string // salient identifiers new in the edit, best first
 	pairs          [][2]string
-	fixComment     bool // a new comment says fix/bug/workaround
+	comments       []string // new comment-only lines, without their markers
+	fixComment     bool     // a new comment says fix/bug/workaround
 	errNowChecked  bool // an ignored error (_) is now bound and used
 }
 
@@ -463,9 +464,21 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 	for _, ln := range newLines {
 		newCounts[ln]++
 	}
+	hash := l == langPython || l == langRuby || l == langShell || l == langYAML || l == langTOML
 	for _, ln := range newLines {
 		if counts[ln] > 0 {
 			counts[ln]--
+			continue
+		}
+		if c, ok := commentLine(ln, hash); ok {
+			if c != "" && len(d.comments) < 3 {
+				d.comments = append(d.comments, clip(c, 180))
+			}
+			lc := strings.ToLower(c)
+			if strings.Contains(lc, "fix") || strings.Contains(lc, "bug") ||
+				strings.Contains(lc, "workaround") || strings.Contains(lc, "regression") {
+				d.fixComment = true
+			}
 			continue
 		}
 		d.addedLines = append(d.addedLines, ln)
@@ -477,9 +490,8 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 		}
 		d.removedLines = append(d.removedLines, ln)
 	}
-	d.added, d.removed = len(d.addedLines), len(d.removedLines)
+	d.added, d.removed = len(d.addedLines)+len(d.comments), len(d.removedLines)
 
-	hash := l == langPython || l == langRuby || l == langShell || l == langYAML || l == langTOML
 	oldIdents := map[string]bool{}
 	var lx lexed
 	for _, ln := range oldLines {
@@ -558,12 +570,12 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 		if len(d.pairs) >= 3 {
 			break
 		}
-		best, bestSim := -1, 0.34
+		best, bestSim := -1, 0.3
 		for i, a := range d.addedLines {
 			if used[i] {
 				continue
 			}
-			if s := similarity(r, a); s > bestSim {
+			if s := similarity(r, a); s >= bestSim {
 				best, bestSim = i, s
 			}
 		}
@@ -586,6 +598,19 @@ func appendUnique(list []string, s string) []string {
 		}
 	}
 	return append(list, s)
+}
+
+// commentLine reports whether a trimmed line is only a comment, and its text.
+func commentLine(ln string, hash bool) (string, bool) {
+	for _, p := range [...]string{"//", "/*", "* ", "*/", "<!--", "-- "} {
+		if strings.HasPrefix(ln, p) {
+			return strings.TrimSpace(strings.Trim(ln, "/*<!-> ")), true
+		}
+	}
+	if hash && strings.HasPrefix(ln, "#") && !strings.HasPrefix(ln, "#!") {
+		return strings.TrimSpace(strings.TrimLeft(ln, "# ")), true
+	}
+	return "", false
 }
 
 // condition reports a line that adds a check, without its keyword punctuation.
@@ -727,5 +752,9 @@ func renamed(a, b string) (string, string, bool) {
 			from, to = wa[i], wb[i]
 		}
 	}
-	return from, to, from != ""
+	// Only the word may differ, not the punctuation around it.
+	if from == "" || strings.ReplaceAll(a, from, to) != b {
+		return "", "", false
+	}
+	return from, to, true
 }

@@ -228,11 +228,22 @@ func (b *builder) editFile() bool {
 			probe = probe[:256]
 		}
 		if i := strings.Index(resp.OriginalFile, probe); i >= 0 {
-			where = enclosingDecl(resp.OriginalFile, i)
+			// From the end of the edit's first line, so that an edit of a declaration line
+			// names that declaration.
+			end := i + len(probe)
+			if nl := strings.IndexByte(probe, '\n'); nl >= 0 {
+				end = i + nl
+			}
+			where = enclosingDecl(resp.OriginalFile, end)
 		}
 	}
 	b.obs.Type = b.modType(l, &d, false)
 	what := d.headline()
+	if !isCode(l) {
+		if rest, ok := strings.CutPrefix(what, "rename "); ok {
+			what = "change " + rest
+		}
+	}
 	b.obs.Title = fileTitle("Edit", rp, what)
 
 	b.obs.Subtitle = rp + " +" + itoa(d.added) + " −" + itoa(d.removed)
@@ -265,7 +276,13 @@ func (b *builder) editFile() bool {
 	if len(d.pairs) > 0 {
 		s2 = "`" + clip(d.pairs[0][0], 80) + "` became `" + clip(d.pairs[0][1], 80) + "`"
 	}
-	if len(d.outcomes) > 0 && !strings.Contains(what, d.outcomes[0]) {
+	if len(d.comments) > 0 {
+		if s2 != "" {
+			s2 += ". "
+		}
+		s2 += "New comment: " + clip(d.comments[0], 120)
+	}
+	if len(d.outcomes) > 0 && !strings.Contains(what, d.outcomes[0]) && !strings.Contains(what, strings.TrimPrefix(d.outcomes[0], "returns ")) {
 		if s2 != "" {
 			s2 += " and it now " + d.outcomes[0]
 		} else {
@@ -311,12 +328,16 @@ func (d *editDiff) headline() string {
 		return o
 	}
 	if len(d.pairs) == 1 {
-		if from, to, ok := renamed(d.pairs[0][0], d.pairs[0][1]); ok {
+		p := d.pairs[0]
+		if from, to, ok := renamed(p[0], p[1]); ok {
 			verb := "rename "
 			if !isIdentStart(from[0]) || !isIdentStart(to[0]) {
 				verb = "change "
 			}
 			return verb + clip(from, 30) + " → " + clip(to, 30)
+		}
+		if len(p[0]) <= 28 && len(p[1]) <= 28 {
+			return "`" + p[0] + "` → `" + p[1] + "`"
 		}
 	}
 	switch {
@@ -350,6 +371,12 @@ func (d *editDiff) facts(b *builder, headline string) {
 	}
 	for _, o := range d.outcomes {
 		b.fact(o)
+	}
+	for i, c := range d.comments {
+		if i == 1 {
+			break
+		}
+		b.fact("comment: " + c)
 	}
 	var uses []string
 	for _, id := range d.newIdents {

@@ -49,11 +49,9 @@ func clip(s string, n int) string {
 	runes := 0
 	pendingSpace := false
 	cut := false
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, sz := utf8.DecodeRuneInString(s[i:]); sz <= 1 {
-				continue
-			}
+	for _, r := range s {
+		if r == utf8.RuneError { // invalid bytes and U+FFFD alike: noise in a memory
+			continue
 		}
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.IsSpace(r) ||
 			(r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || r == 0xfeff {
@@ -235,7 +233,7 @@ var conceptWords = map[string]string{
 	"makefile": "build", "build": "build", "compile": "build", "webpack": "build",
 	"vite": "build", "tsconfig": "build", "bazel": "build", "esbuild": "build",
 	"dependency": "dependencies", "dependencies": "dependencies", "deps": "dependencies",
-	"npm": "dependencies", "pip": "dependencies", "requirements": "dependencies",
+	"requirements": "dependencies", "vendor": "dependencies",
 	"ci": "ci", "workflow": "ci", "workflows": "ci", "pipeline": "ci",
 	"docker": "deployment", "dockerfile": "deployment", "kubernetes": "deployment",
 	"k8s": "deployment", "helm": "deployment", "deploy": "deployment", "terraform": "deployment",
@@ -493,10 +491,16 @@ func plural(n int, one, many string) string {
 	return itoa(n) + " " + many
 }
 
-// capitalize upper-cases the first letter of s.
+// capitalize upper-cases the first letter of s when its first word is a plain
+// lower-case word (not a file name, path or identifier like "jwt/v5" or "refresh.go").
 func capitalize(s string) string {
 	if s == "" {
 		return s
+	}
+	for i := 0; i < len(s) && s[i] != ' '; i++ {
+		if !isLower(s[i]) && !(i > 0 && (s[i] == ',' || s[i] == ':' || s[i] == '\'')) {
+			return s
+		}
 	}
 	r, sz := utf8.DecodeRuneInString(s)
 	if unicode.IsLower(r) {

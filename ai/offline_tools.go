@@ -257,6 +257,7 @@ func (b *builder) testRun(shown string, outLines, errLines []string, exit int, f
 	var fails, passes, details []string
 	for _, l := range append(outLines, errLines...) {
 		switch {
+		case l == "FAIL" || l == "PASS" || l == "ok" || strings.HasPrefix(l, "Error: Exit code") || strings.HasPrefix(l, "Exit code"):
 		case strings.HasPrefix(l, "--- FAIL"), strings.HasPrefix(l, "FAIL"), strings.HasPrefix(l, "FAILED"),
 			strings.HasPrefix(l, "panic:"), strings.HasPrefix(l, "✕"), strings.HasPrefix(l, "✗"),
 			strings.HasPrefix(l, "●"), strings.Contains(l, "panicked at"), strings.HasPrefix(l, "ERROR"):
@@ -383,6 +384,10 @@ func (b *builder) gitRun(main string, outLines, errLines []string, failed bool) 
 	b.cc.add("git")
 	_, rest := cutWord(main)
 	sub, _ := cutWord(rest)
+	if i := strings.Index(main, "git commit"); i >= 0 {
+		sub = "commit"
+		main = main[i:]
+	}
 	switch sub {
 	case "commit":
 		msg := commitMessage(main)
@@ -528,6 +533,9 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 	}
 	var key []string
 	for _, l := range append(outLines, errLines...) {
+		if strings.HasPrefix(l, "Error: Exit code") || strings.HasPrefix(l, "Exit code") {
+			continue
+		}
 		if failLine(l) || fileLine(l) || strings.Contains(strings.ToLower(l), "warn") {
 			key = append(key, l)
 		}
@@ -999,17 +1007,16 @@ func (b *builder) plan() bool {
 	if strings.TrimSpace(in.Plan) == "" {
 		return false
 	}
-	units := markdownUnits(in.Plan)
-	if len(units) == 0 {
-		return false
-	}
+	head := inlineText(strings.TrimLeft(firstLine(in.Plan), "#>-* "))
 	b.obs.Type = TypeDecision
-	b.obs.Title = "Plan: " + clip(units[0].text, 70)
-	for _, u := range units[1:] {
-		b.fact(u.text)
+	b.obs.Title = "Plan: " + clip(head, 70)
+	for _, u := range markdownUnits(in.Plan) {
+		if u.text != head {
+			b.fact(u.text)
+		}
 	}
 	b.cc.scan(in.Plan)
-	b.narrate("Agreed on a plan: "+clip(units[0].text, 150), b.promptContext(false))
+	b.narrate("Agreed on a plan: "+clip(head, 150), b.promptContext(false))
 	return true
 }
 
@@ -1080,7 +1087,7 @@ func scalarString(v any) string {
 }
 
 // mainArgKeys are the argument names that usually say what a tool call is about.
-var mainArgKeys = [...]string{"title", "query", "q", "name", "path", "file_path", "url", "command", "id", "key", "repo", "owner", "description", "prompt", "text"}
+var mainArgKeys = [...]string{"title", "query", "q", "sql", "statement", "name", "path", "file_path", "url", "command", "pattern", "symbol", "id", "key", "repo", "description", "prompt", "text", "input"}
 
 // writeVerbs in an MCP tool name mark it as changing something.
 var writeVerbs = [...]string{"create", "update", "delete", "write", "set", "add", "remove", "post", "push", "send", "edit", "insert", "merge", "move", "rename", "upload", "comment", "close", "assign"}
@@ -1105,9 +1112,17 @@ func (b *builder) generic(label, tool string) bool {
 	keys := sortedKeys(args)
 	main := ""
 	for _, k := range mainArgKeys {
-		if s, ok := rawString(args[k]); ok && strings.TrimSpace(s) != "" {
+		if s, ok := rawStringHead(args[k], 4096); ok && strings.TrimSpace(s) != "" {
 			main = s
 			break
+		}
+	}
+	for _, k := range keys {
+		if main != "" {
+			break
+		}
+		if s, ok := rawStringHead(args[k], 4096); ok && strings.TrimSpace(s) != "" {
+			main = s
 		}
 	}
 	var pairs []string
@@ -1116,7 +1131,7 @@ func (b *builder) generic(label, tool string) bool {
 			break
 		}
 		raw := args[k]
-		if s, ok := rawString(raw); ok {
+		if s, ok := rawStringHead(raw, 4096); ok {
 			pairs = append(pairs, clip(k, 30)+"="+clip(s, 60))
 			if len(k) > 4 && (strings.HasSuffix(k, "path") || strings.HasSuffix(k, "file")) {
 				b.read(s)

@@ -164,7 +164,7 @@ func TestOfflineRead(t *testing.T) {
 			m{"type": "text", "file": m{"filePath": cwd + "/internal/server/server.go", "content": goServer, "numLines": 26, "startLine": 1, "totalLines": 26}}),
 			obsWant{typ: TypeDiscovery, title: "Read internal/server/server.go",
 				factsHave: []string{"26 lines", "defines: Server, New, Server.Start, handleLogin", "TODO: honour ctx cancellation"},
-				read:      []string{"internal/server/server.go"}, subtitleHas: "of Go", concepts: []string{"api"}}},
+				read:      []string{"internal/server/server.go"}, subtitleHas: "of Go", concepts: []string{"auth"}}},
 		{"partial read", call(t, "Read", "", m{"file_path": cwd + "/internal/server/server.go", "offset": 100, "limit": 50},
 			m{"type": "text", "file": m{"filePath": cwd + "/internal/server/server.go", "content": "x := 1\n", "numLines": 50, "startLine": 100, "totalLines": 400}}),
 			obsWant{title: "Read internal/server/server.go (lines 100-149)", factsHave: []string{"lines 100-149 of 400"}}},
@@ -390,28 +390,54 @@ func TestOfflineSearchAndOtherTools(t *testing.T) {
 
 // Malformed payloads never panic and still give a bounded observation (or a skip).
 func TestOfflineMalformedPayloads(t *testing.T) {
-	huge := strings.Repeat("A\x00\xff\xfe日本", 200_000)
-	payloads := []json.RawMessage{
+	small := []json.RawMessage{
 		nil, json.RawMessage(`null`), json.RawMessage(`[]`), json.RawMessage(`[1,2,3]`), json.RawMessage(`"text"`),
 		json.RawMessage(`123`), json.RawMessage(`{`), json.RawMessage(`{"file_path": 5, "command": ["x"], "edits": "no"}`),
-		json.RawMessage(`{"file_path": "/x/` + strings.Repeat("a", 10000) + `.go", "old_string": "a", "new_string": "b"}`),
-		js(t, m{"file_path": huge, "content": huge, "command": huge, "pattern": huge, "url": huge, "old_string": huge, "new_string": huge + "\nif x {"}),
-		js(t, huge),
-		json.RawMessage(`{"structuredPatch": [{"lines": [5, null, "+x"]}], "file": []}`),
+		json.RawMessage(`{"structuredPatch": [{"lines": [5, null, "+x"]}], "file": [], "results": [null, 1, "x"]}`),
+		json.RawMessage(`{"file_path": "/x/\u0000\ud800.go", "old_string": "\u0000", "new_string": "if \"\\", "content": "\u202e"}`),
+		json.RawMessage(`{"questions": [{"question": null}], "answers": {"a": {"b": [1]}}, "plan": "#"}`),
+	}
+	binaryish := strings.Repeat("A\x00\xff\xfe日本\n\t", 20_000) // ~280 KB raw, more as JSON
+	ascii := strings.Repeat("word ", 1<<20)                         // 5 MB: beyond maxPayload
+	big := []json.RawMessage{
+		js(t, m{"file_path": binaryish, "content": binaryish, "command": binaryish, "pattern": binaryish, "url": binaryish,
+			"old_string": binaryish, "new_string": binaryish + "\nif x {", "description": binaryish, "query": binaryish}),
+		js(t, binaryish),
+		js(t, m{"file_path": "/x/a.go", "content": ascii, "old_string": ascii, "new_string": ascii, "command": ascii}),
+		js(t, ascii),
 	}
 	tools := []string{"Read", "Edit", "MultiEdit", "Write", "Bash", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "Task",
 		"NotebookEdit", "ExitPlanMode", "AskUserQuestion", "mcp__x__y", "mcp__", "Whatever", "read_file"}
 	var calls []ToolCall
 	for _, tool := range tools {
-		for _, in := range payloads {
-			for _, resp := range payloads {
-				calls = append(calls, ToolCall{ToolName: tool, Cwd: "/x", ToolInput: in, ToolResponse: resp, Prompt: huge})
+		for _, in := range small {
+			for _, resp := range small {
+				calls = append(calls, ToolCall{ToolName: tool, Cwd: "/x", ToolInput: in, ToolResponse: resp, Prompt: "fix \xff"})
 			}
+		}
+		for _, p := range big {
+			calls = append(calls,
+				ToolCall{ToolName: tool, Cwd: "/x", ToolInput: p, ToolResponse: small[1], Prompt: binaryish},
+				ToolCall{ToolName: tool, Cwd: "/x", ToolInput: small[9], ToolResponse: p})
 		}
 	}
 	obs := observeAll(t, calls)
-	if len(obs) == 0 {
-		t.Fatal("every malformed call was skipped; a generic observation was expected for most")
+	if len(obs) < len(calls)/2 {
+		t.Fatalf("%d of %d malformed calls were skipped; a generic observation was expected for most", len(calls)-len(obs), len(calls))
+	}
+	var sawOversized bool
+	for _, o := range obs {
+		for _, f := range o.Facts {
+			if strings.Contains(f, "too large to summarise") {
+				sawOversized = true
+				if o.Title != "Edit a.go" && !strings.HasSuffix(o.Title, " a.go") && !strings.Contains(o.Title, "a.go") && strings.Contains(o.Title, " ") {
+					t.Errorf("oversized observation title %q", o.Title)
+				}
+			}
+		}
+	}
+	if !sawOversized {
+		t.Error("no oversized-input observation seen")
 	}
 }
 

@@ -40,6 +40,17 @@ type Settings struct {
 
 	// Workers is the number of queue workers compressing events.
 	Workers int `json:"workers,omitempty"`
+
+	// AIProviders is the ordered fallback chain of model providers ("anthropic", "openai",
+	// "gemini"); empty means the offline compressor only. The chain always ends offline.
+	AIProviders []string `json:"ai_providers,omitempty"`
+	// AIModels and AIBaseURLs are per provider kind; empty means the provider's default.
+	AIModels   map[string]string `json:"ai_models,omitempty"`
+	AIBaseURLs map[string]string `json:"ai_base_urls,omitempty"`
+	// AIDailyTokenBudget is a hard cap on provider tokens per UTC day; 0 means unlimited.
+	AIDailyTokenBudget int64 `json:"ai_daily_token_budget,omitempty"`
+	// AIMaxOutputTokens bounds one provider answer; 0 means the default.
+	AIMaxOutputTokens int `json:"ai_max_output_tokens,omitempty"`
 }
 
 // Defaults for every setting.
@@ -106,6 +117,15 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: context bounds must not be negative")
 	case s.Workers < 1:
 		return fmt.Errorf("settings: workers must be >= 1")
+	case s.AIDailyTokenBudget < 0 || s.AIMaxOutputTokens < 0:
+		return fmt.Errorf("settings: ai budgets must not be negative")
+	}
+	for _, p := range s.AIProviders {
+		switch p {
+		case "anthropic", "openai", "gemini":
+		default:
+			return fmt.Errorf("settings: unknown ai provider %q (want anthropic, openai or gemini)", p)
+		}
 	}
 	return nil
 }

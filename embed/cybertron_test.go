@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -141,8 +142,8 @@ func TestCybertronContextCancelled(t *testing.T) {
 
 func TestOpenCybertronRejectsBrokenModels(t *testing.T) {
 	cases := []struct {
-		name  string
-		break_ func(t *testing.T, dir string)
+		name   string
+		damage func(t *testing.T, dir string)
 	}{
 		{"missing dir", func(t *testing.T, dir string) { os.RemoveAll(dir) }},
 		{"zero-byte weights", func(t *testing.T, dir string) { truncate(t, filepath.Join(dir, "spago_model.bin"), 0) }},
@@ -174,7 +175,7 @@ func TestOpenCybertronRejectsBrokenModels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			models := t.TempDir()
 			dir := writeTinyModel(t, models)
-			tc.break_(t, dir)
+			tc.damage(t, dir)
 			c, err := OpenCybertron(CybertronConfig{ModelsDir: models, Model: tinyModel})
 			if !errors.Is(err, ErrNoModel) {
 				if c != nil {
@@ -190,5 +191,33 @@ func truncate(t *testing.T, path string, size int64) {
 	t.Helper()
 	if err := os.Truncate(path, size); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The MCP server speaks JSON-RPC on stdout: loading and embedding must print nothing.
+func TestCybertronWritesNothingToStdout(t *testing.T) {
+	models := t.TempDir()
+	writeTinyModel(t, models)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = pw
+	c, err := OpenCybertron(CybertronConfig{ModelsDir: models, Model: tinyModel})
+	if err == nil {
+		_, err = c.Embed(context.Background(), []string{"some text to embed"})
+		c.Close()
+	}
+	_, missErr := OpenCybertron(CybertronConfig{ModelsDir: models, Model: "absent/model"})
+	os.Stdout = saved
+	pw.Close()
+	out, _ := io.ReadAll(pr)
+	pr.Close()
+	if err != nil || !errors.Is(missErr, ErrNoModel) {
+		t.Fatal(err, missErr)
+	}
+	if len(out) != 0 {
+		t.Fatalf("wrote to stdout: %q", out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/inject"
 )
@@ -76,6 +77,21 @@ type Status struct {
 	Failures   int64  `json:"failures"`
 	Embeddings string `json:"embeddings"`
 	Sync       string `json:"sync"`
+	// AI holds per-provider calls, tokens, errors and the budget left when a provider chain
+	// is configured.
+	AI *AIStatus `json:"ai,omitempty"`
+}
+
+// AIStatus reports the provider chain.
+type AIStatus struct {
+	Providers  any   `json:"providers"`
+	BudgetLeft int64 `json:"budget_left"` // -1: unlimited
+}
+
+// aiReporter is implemented by compressors that track provider usage (llm.Chain).
+type aiReporter interface {
+	Stats() []llm.ProviderStats
+	BudgetLeft() int64
 }
 
 // Status reports the node's state.
@@ -88,7 +104,12 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
+	var ais *AIStatus
+	if r, ok := n.cfg.Compressor.(aiReporter); ok {
+		ais = &AIStatus{Providers: r.Stats(), BudgetLeft: r.BudgetLeft()}
+	}
 	return Status{
+		AI:  ais,
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
 		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
 		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),

@@ -3,6 +3,7 @@ package privacy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -243,7 +244,7 @@ func (w *jsonWalker) str() error {
 	text := s[start+1 : i]
 	badUTF8 := nonASCII && !utf8.ValidString(text)
 	if escaped || badUTF8 {
-		text = unquote(text)
+		text = unquote(text, !badUTF8)
 	}
 	cleaned := Clean(text)
 	if cleaned == text && !badUTF8 {
@@ -255,10 +256,20 @@ func (w *jsonWalker) str() error {
 }
 
 // unquote decodes the body of a string token already validated by str, exactly as
-// encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD).
-func unquote(s string) string {
+// encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD). validUTF8 says
+// that the raw bytes are valid UTF-8, so runs between escapes can be copied in bulk.
+func unquote(s string, validUTF8 bool) string {
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
+		if validUTF8 {
+			k := strings.IndexByte(s[i:], '\\')
+			if k < 0 {
+				b = append(b, s[i:]...)
+				break
+			}
+			b = append(b, s[i:i+k]...)
+			i += k
+		}
 		c := s[i]
 		switch {
 		case c == '\\':

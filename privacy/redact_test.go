@@ -168,3 +168,20 @@ func TestClean(t *testing.T) {
 		t.Fatalf("Clean = %q, want %q", got, want)
 	}
 }
+
+func TestRedactPEMVariants(t *testing.T) {
+	body := "MIIE" + fake(60)
+	tests := []struct{ in, want string }{
+		{"a\n-----BEGIN RSA PRIVATE KEY-----\n" + body + "\n-----END RSA PRIVATE KEY-----\nb", "a\n[REDACTED:private-key]\nb"},
+		{"-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END CERTIFICATE-----\n" + body + "\n-----END PRIVATE KEY-----z", "[REDACTED:private-key]z"},
+		{"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----"},
+		{"x -----BEGIN PRIVATE KEY----- " + body, "x [REDACTED:private-key]"},
+		{"-----BEGIN EC PRIVATE KEY-----a-----END EC PRIVATE KEY----- -----BEGIN EC PRIVATE KEY-----b-----END EC PRIVATE KEY-----", "[REDACTED:private-key] [REDACTED:private-key]"},
+		{"-----BEGIN-----BEGIN PRIVATE KEY-----x-----END PRIVATE KEY-----", "-----BEGIN[REDACTED:private-key]"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%.40q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

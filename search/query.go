@@ -18,6 +18,7 @@ const (
 type Expr struct {
 	clauses [][]string
 	terms   []string // every distinct term, in order
+	words   []string // the plain words, lower-cased, for the title bonus
 }
 
 // Empty reports whether the text held nothing searchable (only punctuation, emoji, …).
@@ -127,6 +128,7 @@ func Parse(text string) Expr {
 		if !add(quote(word, prefix)) {
 			continue
 		}
+		e.words = append(e.words, strings.ToLower(strings.Trim(word, "-_.,;:!?()[]{}'`")))
 		if prefix {
 			lastBare = -1
 		} else {
@@ -136,7 +138,16 @@ func Parse(text string) Expr {
 	// As-you-type: the final plain word also matches longer words. Both forms stay in the
 	// expression so bm25 scores an exact hit above a prefix-only one.
 	if lastBare >= 0 && rest == "" && !strings.HasSuffix(text, " ") && lastTokenRunes(lastWord) >= minPrefixRunes {
-		cur[lastBare] = "(" + cur[lastBare] + " OR " + quote(lastWord, true) + ")"
+		plain := cur[lastBare]
+		both := "(" + plain + " OR " + quote(lastWord, true) + ")"
+		cur[lastBare] = both
+		// The prefix form matches a superset of the plain one, so it replaces it in the
+		// term list (used for the any-term fallback and for selectivity).
+		for i, t := range e.terms {
+			if t == plain {
+				e.terms[i] = both
+			}
+		}
 	}
 	endClause()
 	return e

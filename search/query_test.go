@@ -9,8 +9,8 @@ import (
 
 func TestParse(t *testing.T) {
 	cases := []struct{ in, match, any string }{
-		{"idempotency", `("idempotency" OR "idempotency"*)`, `"idempotency"`},
-		{"stripe webhook", `("stripe" AND ("webhook" OR "webhook"*))`, `"stripe" OR "webhook"`},
+		{"idempotency", `("idempotency" OR "idempotency"*)`, `("idempotency" OR "idempotency"*)`},
+		{"stripe webhook", `("stripe" AND ("webhook" OR "webhook"*))`, `"stripe" OR ("webhook" OR "webhook"*)`},
 		{"stripe webhook ", `("stripe" AND "webhook")`, `"stripe" OR "webhook"`},
 		{`"reverse charge" vat`, `("reverse charge" AND ("vat" OR "vat"*))`, ``},
 		{"idem*", `"idem"*`, `"idem"*`},

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/memnode/memnode/replica"
 )
 
@@ -77,7 +79,7 @@ func (l *logBuf) String() string {
 // testClock is a wall clock a test can move forward.
 type testClock struct{ off atomic.Int64 }
 
-func (c *testClock) Now() time.Time           { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
 func (c *testClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 // tnode is a device under test: a real replica file plus a real sync node.
@@ -87,6 +89,7 @@ type tnode struct {
 	dir   string
 	rep   *replica.Replica
 	node  *Node
+	id    peer.ID
 	logs  *logBuf
 	clock *testClock
 }
@@ -134,7 +137,7 @@ func (t *tnode) start(opts ...nodeOpt) {
 		rep.Close()
 		t.tb.Fatal(err)
 	}
-	t.rep, t.node = rep, n
+	t.rep, t.node, t.id = rep, n, id
 }
 
 func (t *tnode) stop() {
@@ -216,7 +219,7 @@ func (t *tnode) status() Status {
 
 func (t *tnode) deviceState(other *tnode) string {
 	for _, d := range t.status().Devices {
-		if d.PeerID == other.node.ID().String() {
+		if d.PeerID == other.id.String() {
 			return d.State
 		}
 	}

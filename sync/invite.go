@@ -20,7 +20,10 @@ var (
 	ErrInviteMalformed = errors.New("invite code is malformed (check for a typo)")
 	ErrInviteExpired   = errors.New("invite code has expired: run `memnode peers invite` again")
 	ErrInviteRejected  = errors.New("invite was refused: the code is wrong, expired or already used")
-	ErrAlreadyInGroup  = errors.New("this device already belongs to a group with other devices: remove it there first")
+	// ErrInviterUnreachable: the inviting device is offline, or it has no open invite any more
+	// (it then refuses strangers' connections outright, so the joiner cannot tell which).
+	ErrInviterUnreachable = errors.New("cannot pair with the inviting device: it is unreachable, or the code was already used or has expired")
+	ErrAlreadyInGroup     = errors.New("this device already belongs to a group with other devices: remove it there first")
 )
 
 const (
@@ -106,4 +109,6 @@ type pendingInvite struct {
 	expires time.Time
 }
 
-func (p pendingInvite) String() string { return fmt.Sprintf("invite(expires %s)", p.expires.Format(time.RFC3339)) }
+func (p pendingInvite) String() string {
+	return fmt.Sprintf("invite(expires %s)", p.expires.Format(time.RFC3339))
+}

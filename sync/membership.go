@@ -215,4 +215,3 @@ func (w slogWriter) Write(p []byte) (int, error) {
 	w.l.Log(context.Background(), lvl, s)
 	return len(p), nil
 }
-

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -114,11 +115,11 @@ func (n *Node) Join(ctx context.Context, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, pairTimeout)
 	defer cancel()
 	if err := n.host.Connect(ctx, peer.AddrInfo{ID: c.Inviter, Addrs: []ma.Multiaddr{c.Addr}}); err != nil {
-		return fmt.Errorf("join: reach the inviting device: %w", err)
+		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
 	}
 	s, err := n.host.NewStream(ctx, c.Inviter, ProtocolPair)
 	if err != nil {
-		return fmt.Errorf("join: open pairing stream: %w", err)
+		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
 	}
 	defer s.Close()
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
@@ -269,9 +270,15 @@ func (n *Node) handlePair(s network.Stream) {
 	}
 	if secret == nil {
 		n.mu.Unlock()
+		n.log.Warn("pairing refused", "peer", shortID(p), "reason", "wrong, expired or used code")
+		// Tell the joiner why, let the message drain, then drop the stranger's connection.
 		_ = c.send(&message{Type: msgError, Text: "invite refused"})
 		_ = c.flush()
-		refuse("wrong, expired or used code")
+		_ = s.CloseWrite()
+		_ = s.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, _ = io.Copy(io.Discard, io.LimitReader(s, 1<<10))
+		s.Reset()
+		n.host.Network().ClosePeer(p)
 		return
 	}
 	before := n.state.Group.clone()

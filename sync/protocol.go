@@ -165,9 +165,14 @@ func (n *Node) handleSync(s network.Stream) {
 	defer n.wg.Done()
 	p := s.Conn().RemotePeer()
 	if !n.group().isMember(p.String()) {
-		n.log.Warn("refused sync stream from a non-member", "peer", shortID(p))
 		s.Reset()
-		n.host.Network().ClosePeer(p)
+		n.mu.Lock()
+		pairing := p == n.pairTarget // our inviter, which already counts us in; we are still in the handshake
+		n.mu.Unlock()
+		if !pairing {
+			n.log.Warn("refused sync stream from a non-member", "peer", shortID(p))
+			n.host.Network().ClosePeer(p)
+		}
 		return
 	}
 	defer s.Close()

@@ -87,7 +87,8 @@ func (c *Chain) Name() string {
 
 // Observe implements ai.Compressor. It splits calls into requests that fit the first
 // provider's caps and sends each down the chain; it fails only when ctx is done (or when the
-// fallback itself fails).
+// fallback itself fails). Usage sums the tokens of all requests; its Model is the first
+// request's.
 func (c *Chain) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Observation, ai.Usage, error) {
 	if len(calls) == 0 {
 		return nil, ai.Usage{}, nil

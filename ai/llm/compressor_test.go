@@ -188,3 +188,25 @@ func TestCompressorContextCancelStopsRetrying(t *testing.T) {
 		t.Fatalf("err %v after %d requests", err, f.count())
 	}
 }
+
+func TestCompressorNeverSendsPrivateOrSecrets(t *testing.T) {
+	f := newFakeAPI(t, "openai", "k", fakeReply{text: goodObservation, in: 1, out: 1}, fakeReply{text: goodSummary})
+	c := newTestCompressor(t, f.provider(time.Second), &sleepRecorder{})
+	calls := toolCalls(1, "s")
+	calls[0].ToolResponse = []byte(`"config: <private>my diary</private> AWS=AKIAABCDEFGHIJKLMNOP"`)
+	calls[0].Prompt = "use sk-ant-api03-abcdefghijklmnopqrstuvwx please"
+	if _, _, err := c.Observe(context.Background(), calls); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Summarize(context.Background(), ai.SessionInput{Request: "<private>diary</private> go", LastAssistantMessage: "token ghp_abcdefghijklmnopqrstuvwxyz0123456789"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < f.count(); i++ {
+		raw := f.request(i).Raw
+		for _, bad := range []string{"diary", "AKIAABCDEFGHIJKLMNOP", "sk-ant-api03", "ghp_abc"} {
+			if strings.Contains(raw, bad) {
+				t.Fatalf("request %d carries %q: %s", i, bad, raw)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/privacy"
 )
 
 // systemPrompt makes the model an observer of someone else's session, as claude-mem's init
@@ -81,8 +82,11 @@ func rawJSON(m json.RawMessage) string {
 // renderCall renders one tool call, capped at maxBytes of content (input and output share
 // the cap; the output gets the larger part because it carries the findings).
 func renderCall(i int, c ai.ToolCall, maxBytes int) string {
-	// Escape before capping so the cap bounds what is really sent.
-	in, out := xmlEscaper.Replace(rawJSON(c.ToolInput)), xmlEscaper.Replace(rawJSON(c.ToolResponse))
+	// Callers pass stripped and redacted calls; cleaning again here is defence in depth, since
+	// this is the last point before bytes leave the machine. Escape before capping so the cap
+	// bounds what is really sent.
+	in := xmlEscaper.Replace(privacy.Clean(rawJSON(c.ToolInput)))
+	out := xmlEscaper.Replace(privacy.Clean(rawJSON(c.ToolResponse)))
 	inCap := maxBytes / 3
 	if len(out) < maxBytes-inCap {
 		inCap = maxBytes - len(out)
@@ -96,7 +100,7 @@ func renderCall(i int, c ai.ToolCall, maxBytes int) string {
 		fmt.Fprintf(&b, "  <occurred_at>%s</occurred_at>\n", c.At.UTC().Format(time.RFC3339))
 	}
 	if c.Cwd != "" {
-		fmt.Fprintf(&b, "  <working_directory>%s</working_directory>\n", xmlEscaper.Replace(capText(c.Cwd, 256)))
+		fmt.Fprintf(&b, "  <working_directory>%s</working_directory>\n", xmlEscaper.Replace(capText(privacy.Clean(c.Cwd), 256)))
 	}
 	fmt.Fprintf(&b, "  <parameters>%s</parameters>\n", in)
 	fmt.Fprintf(&b, "  <outcome>%s</outcome>\n", out)
@@ -115,7 +119,7 @@ func observationPrompt(calls []ai.ToolCall, maxCallBytes int) string {
 	lastPrompt := ""
 	for i, c := range calls {
 		if c.Prompt != "" && c.Prompt != lastPrompt {
-			fmt.Fprintf(&b, "<user_request>%s</user_request>\n", xmlEscaper.Replace(capText(c.Prompt, maxCallBytes/4)))
+			fmt.Fprintf(&b, "<user_request>%s</user_request>\n", xmlEscaper.Replace(capText(privacy.Clean(c.Prompt), maxCallBytes/4)))
 			lastPrompt = c.Prompt
 		}
 		b.WriteString(renderCall(i+1, c, maxCallBytes))
@@ -155,16 +159,16 @@ func summaryPrompt(in ai.SessionInput, maxRequestBytes int) string {
 		fmt.Fprintf(&b, "<project>%s</project>\n", xmlEscaper.Replace(capText(in.Project, 256)))
 	}
 	budget := maxRequestBytes - len(summaryFormat) - 256
-	req := capText(in.Request, budget/4)
-	last := capText(in.LastAssistantMessage, budget/3)
+	req := capText(privacy.Clean(in.Request), budget/4)
+	last := capText(privacy.Clean(in.LastAssistantMessage), budget/3)
 	fmt.Fprintf(&b, "<user_request>%s</user_request>\n", xmlEscaper.Replace(req))
 	left := budget - len(req) - len(last)
 	var lines []string
 	for i := len(in.Observations) - 1; i >= 0; i-- {
 		o := in.Observations[i]
-		line := fmt.Sprintf("<observation type=\"%s\">%s", xmlEscaper.Replace(o.Type), xmlEscaper.Replace(o.Title))
+		line := fmt.Sprintf("<observation type=\"%s\">%s", xmlEscaper.Replace(o.Type), xmlEscaper.Replace(privacy.Clean(o.Title)))
 		if o.Subtitle != "" {
-			line += " — " + xmlEscaper.Replace(o.Subtitle)
+			line += " — " + xmlEscaper.Replace(privacy.Clean(o.Subtitle))
 		}
 		line += "</observation>\n"
 		if left-len(line) < 0 {

@@ -358,3 +358,27 @@ func redact(s, key string) string {
 	}
 	return strings.ReplaceAll(s, key, "[redacted]")
 }
+
+// Provider kinds accepted by NewProvider (the names package keys stores keys under).
+const (
+	KindAnthropic = "anthropic"
+	KindOpenAI    = "openai"
+	KindGemini    = "gemini"
+)
+
+// ErrUnknownKind is returned by NewProvider for a kind it does not know.
+var ErrUnknownKind = errors.New("unknown provider kind (want anthropic, openai or gemini)")
+
+// NewProvider builds the provider of the given kind, so wiring code can go from settings
+// (an ordered list of kinds, a model and base URL per kind) to a chain in one loop.
+func NewProvider(kind string, cfg ProviderConfig) (Provider, error) {
+	switch kind {
+	case KindAnthropic:
+		return NewAnthropic(cfg), nil
+	case KindOpenAI:
+		return NewOpenAI(cfg), nil
+	case KindGemini:
+		return NewGemini(cfg), nil
+	}
+	return nil, fmt.Errorf("provider %q: %w", kind, ErrUnknownKind)
+}

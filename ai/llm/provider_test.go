@@ -163,3 +163,15 @@ func TestRetryAfterForms(t *testing.T) {
 		t.Fatalf("gemini retryDelay: %v", d)
 	}
 }
+
+func TestNewProviderKinds(t *testing.T) {
+	for _, k := range kinds {
+		p, err := NewProvider(k, ProviderConfig{Model: "m"})
+		if err != nil || p.Name() != k || p.Model() != "m" {
+			t.Fatalf("%s: %v %v", k, p, err)
+		}
+	}
+	if _, err := NewProvider("mistral", ProviderConfig{}); !errors.Is(err, ErrUnknownKind) {
+		t.Fatal(err)
+	}
+}

@@ -38,7 +38,11 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: bad --log-level %q", *level)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
-	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log})
+	comp, err := buildCompressor(env, log)
+	if err != nil {
+		return fail(env, "run: %v", err)
+	}
+	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp})
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}
@@ -222,6 +226,14 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	fmt.Fprintf(env.Stdout, "  records:     %s\n", strings.Trim(string(b), "{}"))
 	fmt.Fprintf(env.Stdout, "  queue:       %d waiting, %d processed, %d failures since start\n", st.Queue, st.Processed, st.Failures)
 	fmt.Fprintf(env.Stdout, "  compressor:  %s\n", st.Compressor)
+	if st.AI != nil {
+		b, _ := json.Marshal(st.AI.Providers)
+		left := "unlimited"
+		if st.AI.BudgetLeft >= 0 {
+			left = fmt.Sprintf("%d tokens", st.AI.BudgetLeft)
+		}
+		fmt.Fprintf(env.Stdout, "  ai budget:   %s left today\n  providers:   %s\n", left, b)
+	}
 	fmt.Fprintf(env.Stdout, "  embeddings:  %s\n", st.Embeddings)
 	fmt.Fprintf(env.Stdout, "  sync:        %s\n", st.Sync)
 	return 0

@@ -50,6 +50,7 @@ func commandTable() map[string]command {
 		"uninstall": {"remove exactly what install added: uninstall claude-code [--scope user|project]", cmdUninstall},
 		"context":   {"print the context a new session would get [--project P]", cmdContext},
 		"version":   {"print the version", cmdVersion},
+		"keys":      {"manage AI provider keys: keys set PROVIDER | list | delete PROVIDER", cmdKeys},
 	}
 }
 

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/ai/llm"
+	"github.com/memnode/memnode/keys"
+)
+
+// buildCompressor turns the AI settings into the compressor the node uses: the offline
+// compressor alone, or a chain of providers that always ends in it. A provider without a
+// key is left out with a warning (the node still runs).
+func buildCompressor(env *cliEnv, log *slog.Logger) (ai.Compressor, error) {
+	s := env.Settings
+	offline := ai.NewOffline()
+	if len(s.AIProviders) == 0 {
+		return offline, nil
+	}
+	// The key store is opened only if a key is not in the environment: probing the OS
+	// keyring can take seconds on a headless machine.
+	var store *keys.Store
+	storeTried := false
+	keyFor := func(kind string) (string, string, error) {
+		if !storeTried && env.Getenv(keys.EnvVar(kind)) == "" {
+			storeTried = true
+			st, err := openKeyStore(env)
+			if err != nil {
+				log.Warn("no key store available; only keys from the environment can be used", "err", err)
+			} else {
+				store = st
+			}
+		}
+		return aiKey(env, store, kind)
+	}
+	var budget *llm.Budget
+	if s.AIDailyTokenBudget > 0 {
+		budget = llm.NewBudget(s.AIDailyTokenBudget, llm.NewFileBudgetStore(filepath.Join(env.DataDir, "ai-budget.json")), nil)
+	}
+	var comps []*llm.Compressor
+	for _, kind := range s.AIProviders {
+		key, source, err := keyFor(kind)
+		if err != nil {
+			return nil, fmt.Errorf("read %s key: %w", kind, err)
+		}
+		if key == "" {
+			log.Warn("no key for provider; it is skipped (memnode keys set "+kind+")", "provider", kind)
+			continue
+		}
+		p, err := llm.NewProvider(kind, llm.ProviderConfig{Model: s.AIModels[kind], BaseURL: s.AIBaseURLs[kind], APIKey: key, MaxOutputTokens: s.AIMaxOutputTokens})
+		if err != nil {
+			return nil, err
+		}
+		c, err := llm.NewCompressor(llm.CompressorConfig{Provider: p, Budget: budget, MaxOutputTokens: s.AIMaxOutputTokens, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("ai provider enabled", "provider", kind, "model", p.Model(), "key_source", source)
+		comps = append(comps, c)
+	}
+	return llm.NewChain(llm.ChainConfig{Compressors: comps, Fallback: offline, Budget: budget, Logger: log})
+}
+

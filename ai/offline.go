@@ -20,7 +20,7 @@ const OfflineModel = "offline"
 //     is noise);
 //   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
 //     export, source or set; and ls with no output; when they did not fail;
-//   - calls with no tool name.
+//   - calls with no (printable) tool name.
 type Offline struct{}
 
 var _ Compressor = (*Offline)(nil)
@@ -158,7 +158,7 @@ const maxPayload = 4 << 20
 // observeCall turns one call into an observation, or reports that it is worth nothing.
 func observeCall(c *ToolCall) (Observation, bool) {
 	name := strings.TrimSpace(c.ToolName)
-	if name == "" {
+	if clip(name, maxTitle) == "" {
 		return Observation{}, false
 	}
 	b := &builder{call: c, intent: promptIntent(c.Prompt)}

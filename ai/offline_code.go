@@ -421,7 +421,7 @@ type editDiff struct {
 	pairs          [][2]string
 	comments       []string // new comment-only lines, without their markers
 	fixComment     bool     // a new comment says fix/bug/workaround
-	errNowChecked  bool // an ignored error (_) is now bound and used
+	errNowChecked  bool     // an ignored error (_) is now bound and used
 }
 
 // splitCodeLines returns the trimmed, non-trivial lines of s (at most maxDiffLines).
@@ -566,12 +566,15 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 
 	// Pair each removed line with the added line that resembles it most.
 	used := make([]bool, len(d.addedLines))
-	for _, r := range d.removedLines {
-		if len(d.pairs) >= 3 {
+	for ri, r := range d.removedLines {
+		if len(d.pairs) >= 3 || ri == 24 {
 			break
 		}
 		best, bestSim := -1, 0.3
 		for i, a := range d.addedLines {
+			if i == 64 {
+				break
+			}
 			if used[i] {
 				continue
 			}

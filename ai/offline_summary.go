@@ -105,7 +105,10 @@ func markdownUnits(s string) []mdUnit {
 			section = sectionOf(strings.TrimLeft(t, "# "))
 			continue
 		case t[0] == '>':
-			t = strings.TrimLeft(t, "> ")
+			if t = strings.TrimLeft(t, "> "); t == "" {
+				flush()
+				continue
+			}
 		}
 		// A short line that is only a label ("**Root cause:**", "Next steps:") is a heading.
 		if label := strings.Trim(t, "*_ "); len(label) <= 40 && strings.HasSuffix(label, ":") && !strings.Contains(label[:len(label)-1], ":") {
@@ -272,7 +275,11 @@ func cueText(s string) string {
 // then what was completed.
 func classify(s, label, unitSection string, todo bool) string {
 	ls := cueText(s)
-	if label == secNext || unitSection == secNext || todo ||
+	switch label {
+	case secNext, secNotes, secLearned, secInvestigated:
+		return label
+	}
+	if unitSection == secNext || todo ||
 		hasAny(ls[:min(len(ls), 24)], " next,", " next ", " todo", " follow-up", " remaining", " later,", " still need", " consider ", " you may want", " you might want", " you should", " we should", " would you like", " want me to", " shall i", " should i") {
 		return secNext
 	}

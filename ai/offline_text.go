@@ -215,7 +215,7 @@ var conceptWords = map[string]string{
 	"password": "auth", "credential": "auth", "credentials": "auth", "bearer": "auth",
 	"signin": "auth", "signup": "auth", "permission": "auth", "permissions": "auth",
 	"token": "auth", "tokens": "auth",
-	"jwt": "jwt",
+	"jwt":  "jwt",
 	"test": "testing", "tests": "testing", "testing": "testing", "spec": "testing",
 	"pytest": "testing", "jest": "testing", "vitest": "testing", "mock": "testing",
 	"assert": "testing", "fixture": "testing", "fixtures": "testing", "rspec": "testing",
@@ -251,7 +251,7 @@ var conceptWords = map[string]string{
 	"secrets": "security", "sanitize": "security",
 	"log": "logging", "logger": "logging", "logging": "logging", "slog": "logging",
 	"cli": "cli", "flags": "cli", "cobra": "cli",
-	"search": "search", "index": "search", "embedding": "search", "embeddings": "search",
+	"search": "search", "embedding": "search", "embeddings": "search",
 	"websocket": "networking", "tcp": "networking", "dns": "networking", "grpcurl": "networking",
 }
 

@@ -503,26 +503,18 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 			b.cc.add("dependencies")
 		}
 	}
-	if readCommands[base] {
-		for _, a := range strings.Fields(args) {
-			if !strings.HasPrefix(a, "-") && !isNumber(a) {
-				b.read(strings.Trim(a, `"'`))
-			}
-		}
-	}
-	if base == "rm" || base == "mv" || base == "touch" || base == "cp" {
-		for _, a := range strings.Fields(args) {
-			if !strings.HasPrefix(a, "-") {
-				b.modified(strings.Trim(a, `"'`))
-			}
-		}
-	}
+	b.commandFiles(base, args)
 	desc = strings.TrimSpace(desc)
-	if desc != "" {
+	line := firstLine(main) // the rest of a multi-line command is heredoc content
+	switch {
+	case desc != "":
 		b.obs.Title = desc
-		b.obs.Subtitle = clip(main, maxSubtitle)
-	} else {
-		b.obs.Title = clip(main, maxTitle)
+		b.obs.Subtitle = clip(line, maxSubtitle)
+	case strings.Contains(line, ">") && len(b.obs.FilesModified) > 0:
+		b.obs.Title = "Write " + b.obs.FilesModified[0] + " from the shell"
+		b.obs.Subtitle = clip(line, maxSubtitle)
+	default:
+		b.obs.Title = clip(line, maxTitle)
 	}
 	if failed || exit > 0 {
 		if exit > 0 {
@@ -564,12 +556,12 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 		}
 	case len(errLines) > 0:
 		b.fact("stderr: " + errLines[0])
-	default:
+	case b.obs.Type != TypeChange:
 		b.fact("no output")
 	}
-	s1 := "Ran " + clip(main, 120)
+	s1 := "Ran " + clip(line, 120)
 	if desc != "" {
-		s1 = capitalize(desc) + ": ran " + clip(main, 120)
+		s1 = capitalize(desc) + ": ran " + clip(line, 120)
 	}
 	result := ""
 	switch {
@@ -584,6 +576,52 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 	b.narrate(s1, result, b.promptContext(b.obs.Type == TypeChange))
 	if len(b.obs.Narrative) > 0 && len(outLines) > 0 {
 		b.cc.scan(outLines[0])
+	}
+}
+
+// commandFiles records the files a simple command reads or writes: the operands of cat,
+// head, tail…, of rm, mv, cp, touch, of sed -i, and the targets of > and >> redirections.
+// Only the first line counts: what follows is usually heredoc content.
+func (b *builder) commandFiles(base, args string) {
+	var operands []string
+	redirected := false
+	fields := strings.Fields(firstLine(args))
+	for i := 0; i < len(fields) && i < 64; i++ {
+		a := fields[i]
+		switch {
+		case a == "|" || a == "&&" || a == ";" || a == "||" || strings.HasPrefix(a, "<<"):
+			i = len(fields)
+			continue
+		case a == ">" || a == ">>":
+			if i+1 < len(fields) {
+				b.modified(strings.Trim(fields[i+1], `"'`))
+				redirected = true
+				i++
+			}
+			continue
+		case strings.HasPrefix(a, ">"):
+			b.modified(strings.Trim(strings.TrimLeft(a, ">"), `"'`))
+			redirected = true
+			continue
+		case strings.HasPrefix(a, "-") || isNumber(a) || (a != "" && isDigit(a[0]) && strings.Contains(a, ">")):
+			continue
+		}
+		operands = append(operands, strings.Trim(a, `"'`))
+	}
+	if redirected {
+		b.obs.Type = TypeChange
+	}
+	switch {
+	case readCommands[base] && !redirected:
+		for _, a := range operands {
+			b.read(a)
+		}
+	case base == "rm" || base == "mv" || base == "touch" || base == "cp":
+		for _, a := range operands {
+			b.modified(a)
+		}
+	case base == "sed" && strings.Contains(args, "-i") && len(operands) > 1:
+		b.modified(operands[len(operands)-1])
 	}
 }
 

@@ -202,7 +202,7 @@ func TestOfflineEdit(t *testing.T) {
 				"new_string": "func rateLimit(next http.Handler) http.Handler {\n\treturn limiter.Wrap(next)\n}\n\nfunc handleLogin(w http.ResponseWriter, r *http.Request) {"},
 			m{"filePath": cwd + "/internal/server/server.go", "originalFile": goServer, "structuredPatch": []m{{"oldStart": 22, "oldLines": 1, "newStart": 22, "newLines": 5}}}),
 			obsWant{typ: TypeFeature, title: "Edit internal/server/server.go: add rateLimit", factsHave: []string{"adds rateLimit"},
-				modified: []string{"internal/server/server.go"}, subtitleHas: "at line 22", narrativeHas: []string{`Request: "Add rate limiting`}}},
+				modified: []string{"internal/server/server.go"}, subtitleHas: "at line 22 in handleLogin", narrativeHas: []string{`Request: "Add rate limiting`}}},
 		{"enclosing function from the original file", call(t, "Edit", "",
 			m{"file_path": cwd + "/internal/server/server.go", "old_string": "\t\tw.WriteHeader(405)", "new_string": "\t\thttp.Error(w, \"method not allowed\", http.StatusMethodNotAllowed)\n\t\treturn"},
 			m{"filePath": cwd + "/internal/server/server.go", "originalFile": goServer}),
@@ -222,7 +222,8 @@ func TestOfflineEdit(t *testing.T) {
 			obsWant{typ: TypeChange, modified: []string{"README.md"}}},
 		{"fix comment makes a bugfix without a prompt", call(t, "Edit", "",
 			m{"file_path": cwd + "/pkg/q/queue.go", "old_string": "q.items = q.items[1:]", "new_string": "// fix: avoid holding a reference to the popped item\nq.items[0] = nil\nq.items = q.items[1:]"}, nil),
-			obsWant{typ: TypeBugfix, factsHave: []string{"adds `q.items[0] = nil`"}}},
+			obsWant{typ: TypeBugfix, title: "Edit pkg/q/queue.go: add `q.items[0] = nil`",
+				factsHave: []string{"adds `q.items[0] = nil`", "comment: fix: avoid holding a reference to the popped item"}}},
 		{"multiedit", call(t, "MultiEdit", "",
 			m{"file_path": cwd + "/internal/auth/refresh.go", "edits": []m{
 				{"old_string": "claims, _ := parse(tok)", "new_string": "claims, err := parse(tok)\nif err != nil {\n\treturn nil, err\n}"},
@@ -231,7 +232,7 @@ func TestOfflineEdit(t *testing.T) {
 			obsWant{typ: TypeBugfix, factsHave: []string{"2 edits", "adds check `if err != nil`"}, modified: []string{"internal/auth/refresh.go"}}},
 		{"patch only", call(t, "Edit", "", m{"file_path": cwd + "/x.go"},
 			m{"structuredPatch": []m{{"newStart": 3, "lines": []string{"-a := 1", "+a := compute()"}}}}),
-			obsWant{titleHas: []string{"x.go"}, factsHave: []string{"`a := 1` → `a := compute()`"}}},
+			obsWant{title: "Edit x.go: `a := 1` → `a := compute()`", factsHave: []string{"`a := 1` → `a := compute()`"}}},
 		{"gemini replace", call(t, "replace", "", m{"file_path": cwd + "/lib/util.js", "old_string": "return a+b", "new_string": "return a + b + c"}, "Successfully modified file"),
 			obsWant{modified: []string{"lib/util.js"}}},
 	}
@@ -290,11 +291,11 @@ func TestOfflineBash(t *testing.T) {
 		{"go test fails", bashCall(t, fixturePrompt, "go test ./...", "Run all tests", out(goFail, "")),
 			obsWant{typ: TypeDiscovery, title: "Tests fail: go test ./...", subtitleHas: "1 failing test",
 				factsHave: []string{"--- FAIL: TestExpiredTokenReturns401", "middleware_test.go:42: status = 500, want 401", "FAIL demo-app/internal/auth"},
-				concepts: []string{"testing"}, narrativeHas: []string{"1 test failed"}}},
+				concepts:  []string{"testing"}, narrativeHas: []string{"1 test failed"}}},
 		{"pytest passes", bashCall(t, "", "cd backend && python -m pytest -q tests/", "", out("........\n8 passed in 0.53s\n", "")),
 			obsWant{title: "Tests pass: python -m pytest -q tests/", factsHave: []string{"8 passed in 0.53s"}}},
 		{"jest fails", bashCall(t, "", "npm test", "", out("", "FAIL src/auth.test.ts\n  ● refresh › rejects expired tokens\nTests:       1 failed, 4 passed, 5 total\n")),
-			obsWant{title: "Tests fail: npm test", factsHave: []string{"● refresh › rejects expired tokens", "Tests: 1 failed, 4 passed, 5 total"}}},
+			obsWant{title: "Tests fail: npm test", factsHave: []string{"● refresh › rejects expired tokens", "Tests: 1 failed, 4 passed, 5 total"}, concepts: []string{"testing"}}},
 		{"cargo test passes", bashCall(t, "", "cargo test", "", out("running 3 tests\ntest result: ok. 3 passed; 0 failed\n", "")),
 			obsWant{title: "Tests pass: cargo test"}},
 		{"string error response", call(t, "Bash", "", m{"command": "go test ./internal/auth/"}, "Error: Exit code 1\n--- FAIL: TestX (0.00s)\nFAIL"),
@@ -314,8 +315,12 @@ func TestOfflineBash(t *testing.T) {
 			obsWant{typ: TypeChange, concepts: []string{"dependencies"}}},
 		{"cat reads a file", bashCall(t, "", "cat internal/auth/jwt.go", "", out("package auth\n", "")),
 			obsWant{read: []string{"internal/auth/jwt.go"}}},
+		{"heredoc write", bashCall(t, "", "cat > internal/auth/claims.go <<'EOF'\npackage auth\ntype Claims struct{}\nEOF", "", out("", "")),
+			obsWant{typ: TypeChange, title: "Write internal/auth/claims.go from the shell", modified: []string{"internal/auth/claims.go"}}},
+		{"sed in place", bashCall(t, "", "sed -i 's/ErrExpired/ErrTokenExpired/g' internal/auth/middleware.go", "", out("", "")),
+			obsWant{typ: TypeChange, modified: []string{"internal/auth/middleware.go"}}},
 		{"rm modifies", bashCall(t, "", "rm -f internal/auth/old.go", "", out("", "")),
-			obsWant{typ: TypeChange, modified: []string{"internal/auth/old.go"}, factsHave: []string{"no output"}}},
+			obsWant{typ: TypeChange, modified: []string{"internal/auth/old.go"}, factsLackText: "no output"}},
 		{"failed command", call(t, "Bash", "", m{"command": "./scripts/migrate.sh"}, m{"stdout": "", "stderr": "psql: error: connection refused\n", "exit_code": 2}),
 			obsWant{factsHave: []string{"exit 2", "psql: error: connection refused"}, narrativeHas: []string{"It failed"}}},
 		{"ls with output is kept", bashCall(t, "", "ls internal/auth", "", out("middleware.go\nrefresh.go\n", "")),
@@ -370,7 +375,7 @@ func TestOfflineSearchAndOtherTools(t *testing.T) {
 			[]m{{"type": "text", "text": "Created issue #42"}}),
 			obsWant{typ: TypeChange, title: "github create_issue: Refresh endpoint ignores parse errors", factsHave: []string{"args: owner=dev, repo=demo-app", "result: Created issue #42"}}},
 		{"mcp read tool", call(t, "mcp__postgres__query", "", m{"sql": "select count(*) from sessions"}, m{"content": []m{{"type": "text", "text": "count\n12"}}}),
-			obsWant{typ: TypeDiscovery, titleHas: []string{"postgres query"}, factsHave: []string{"sql=select count(*) from sessions", "result: count"}}},
+			obsWant{typ: TypeDiscovery, title: "postgres query: select count(*) from sessions", factsHave: []string{"sql=select count(*) from sessions", "result: count"}}},
 		{"memnode own tools are skipped", call(t, "mcp__memnode__search", "", m{"query": "jwt"}, "[]"), obsWant{skip: true}},
 		{"todo write is skipped", call(t, "TodoWrite", "", m{"todos": []m{{"content": "fix", "status": "pending"}}}, m{}), obsWant{skip: true}},
 		{"plan is a decision", call(t, "ExitPlanMode", "", m{"plan": "## Fix expired tokens\n1. Check parse error\n2. Return 401\n"}, m{}),
@@ -398,7 +403,7 @@ func TestOfflineMalformedPayloads(t *testing.T) {
 		json.RawMessage(`{"questions": [{"question": null}], "answers": {"a": {"b": [1]}}, "plan": "#"}`),
 	}
 	binaryish := strings.Repeat("A\x00\xff\xfe日本\n\t", 20_000) // ~280 KB raw, more as JSON
-	ascii := strings.Repeat("word ", 1<<20)                         // 5 MB: beyond maxPayload
+	ascii := strings.Repeat("word ", 1<<20)                    // 5 MB: beyond maxPayload
 	big := []json.RawMessage{
 		js(t, m{"file_path": binaryish, "content": binaryish, "command": binaryish, "pattern": binaryish, "url": binaryish,
 			"old_string": binaryish, "new_string": binaryish + "\nif x {", "description": binaryish, "query": binaryish}),

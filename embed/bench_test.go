@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nlpodyssey/spago/ag"
 )
 
 // benchText is a 50-word observation, the size the encode target names.
@@ -207,4 +209,19 @@ func BenchmarkCosine384(b *testing.B) {
 		sink += Cosine(x, y)
 	}
 	_ = sink
+}
+
+// The *Sync variants run spago's operators synchronously (ag.SetForceSyncExecution, a
+// process-wide switch) to compare CPU cost against spago's default goroutine-per-op
+// execution. The library leaves the default alone; cmd/ may flip it.
+func BenchmarkEmbedTinySync(b *testing.B) {
+	ag.SetForceSyncExecution(true)
+	defer ag.SetForceSyncExecution(false)
+	benchEmbed(b, "bench/tiny")
+}
+
+func BenchmarkEmbedMiniLMSizedSync(b *testing.B) {
+	ag.SetForceSyncExecution(true)
+	defer ag.SetForceSyncExecution(false)
+	benchEmbed(b, "bench/minilm-sized")
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// goSource is ordinary code of the kind a Read tool returns: it mentions tokens and
-// bearers but holds no secret.
+// goSource is ordinary code of the kind a Read tool returns: it mentions tokens, bearers
+// and a URL but holds no secret.
 const goSource = `package auth
 
 import (
@@ -15,7 +15,7 @@ import (
 	"net/http"
 )
 
-// Middleware checks the bearer token.
+// Middleware checks the bearer token (see https://datatracker.ietf.org/doc/html/rfc6750).
 func Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok := bearer(r)
@@ -118,6 +118,8 @@ func adversarialRedact() map[string]string {
 		"url-scheme":        strings.Repeat("a+", n/2) + "://",
 		"pem-begin-only":    strings.Repeat("-----BEGIN RSA PRIVATE KEY-----", n/31),
 		"jwt-prefix":        strings.Repeat("eyJaaaaa.", n/9),
+		"jwt-no-dot":        strings.Repeat("eyJa-", n/5),
+		"jwt-no-second-dot": "eyJaaaaaaaa." + strings.Repeat("eyJa-", n/5),
 		"separators":        strings.Repeat("=:", n/2),
 		"long-key":          strings.Repeat("password", n/8) + "=x",
 		"digits-assignment": "token=" + strings.Repeat("1", n) + strings.Repeat(" token=1", n/8),

@@ -44,7 +44,6 @@
 //	openai-key             sk-proj-/sk-svcacct-/sk-admin- + 20 or more of [A-Za-z0-9_-];
 //	                       sk- + 20 or more alphanumerics
 //	jwt                    eyJ… . … . … (three base64url segments)
-//	url-credentials        the user:password part of scheme://user:password@host
 //	authorization          the value of an Authorization or Proxy-Authorization header
 //	                       ("Authorization: Bearer x", curl -H '…', "Authorization": "…");
 //	                       the scheme word (Bearer, Basic, token …) is kept
@@ -54,6 +53,8 @@
 //	                       password, passwd, passphrase, pass, secret, token, apikey,
 //	                       api_key, api-key, accesskey, access_key, privatekey,
 //	                       private_key, credential(s), auth, dsn or cookie
+//	url-credentials        the user:password part of scheme://user:password@host (after
+//	                       the assignments, so DSN=postgres://u:p@h is one secret)
 //
 // Assignments are KEY=value, export KEY=value, KEY: value, "KEY": "value", 'KEY': 'value',
 // --key=value and ?key=value&…; the key is kept, the value redacted (inside its quotes,
@@ -64,9 +65,16 @@
 // is a dotted identifier after " = " (cfg.Password), is a number, a boolean, null/nil/none,
 // a type name, or starts with $ { ( [ < % * & ! # (references and templates).
 //
+// Not detected: secrets without a recognisable shape or key (a bare password in prose,
+// a random hex string), values split across lines, keys longer than 64 bytes. See
+// SECRETS.md for examples.
+//
 // Redact first scans the text once for cheap hints (literal prefixes, separators with a
 // secret-looking key) and runs only the detectors that could match; text without hints is
-// returned unchanged without allocating. Detectors use RE2 (linear time).
+// returned unchanged without allocating. Token shapes are found with strings.Index on
+// their literal prefix and then checked by an RE2 expression anchored there; PEM blocks,
+// JWTs, URL credentials and assignments are hand-written scanners. Every path is linear
+// in the input, including adversarial input (see the adversarial benchmarks).
 //
 // # JSON
 //

@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -23,37 +24,42 @@ const (
 	hintAssign
 )
 
-// A pattern detects one shape of secret. Only submatch group is replaced (0: the whole
-// match).
+// A pattern detects one shape of secret. Every shape starts with a literal anchor:
+// strings.Index finds candidates and the regular expression, anchored there, only checks
+// the rest. A regexp that starts with \b has no literal prefix, and Go then runs its NFA
+// over the whole text at a few MB/s.
 type pattern struct {
 	kind   string
 	hint   uint32
+	anchor string
 	re     *regexp.Regexp
-	group  int
 	marker string
 }
 
-func newPattern(kind string, hint uint32, group int, expr string) pattern {
-	return pattern{kind: kind, hint: hint, re: regexp.MustCompile(expr), group: group, marker: markerPrefix + kind + "]"}
+func newPatterns(kind string, hint uint32, expr string, anchors ...string) []pattern {
+	re := regexp.MustCompile(`^(?:` + expr + `)`)
+	ps := make([]pattern, len(anchors))
+	for i, a := range anchors {
+		ps[i] = pattern{kind: kind, hint: hint, anchor: a, re: re, marker: markerPrefix + kind + "]"}
+	}
+	return ps
 }
 
-// patterns run in order; the specific token shapes come before the generic ones so the
-// marker names the most precise kind. RE2 guarantees linear time.
-var patterns = [...]pattern{
-	newPattern("aws-access-key-id", hintAWS, 0, `\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`),
-	newPattern("google-api-key", hintGoogle, 0, `\bAIza[0-9A-Za-z_\-]{30,}`),
-	newPattern("github-token", hintGitHub, 0, `\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})`),
-	newPattern("gitlab-token", hintGitLab, 0, `\bglpat-[A-Za-z0-9_\-]{20,}`),
-	newPattern("slack-token", hintSlack, 0, `\b(?:xox[abposr]-[A-Za-z0-9\-]{10,}|xapp-[0-9]+-[A-Za-z0-9\-]{10,})`),
-	newPattern("slack-webhook", hintURL, 0, `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`),
-	newPattern("stripe-key", hintStripe, 0, `\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`),
-	newPattern("anthropic-key", hintSkDash, 0, `\bsk-ant-[A-Za-z0-9_\-]{20,}`),
-	newPattern("openai-key", hintSkDash, 0, `\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`),
-	newPattern("jwt", hintJWT, 0, `\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*`),
-}
-
-// urlCredentials runs after the assignments so that "DSN=postgres://u:p@h" is one secret.
-var urlCredentials = newPattern("url-credentials", hintURL, 1, `\b[A-Za-z][A-Za-z0-9+.\-]*://([^/\s@'"\[\]:]+:[^/\s@'"\[\]]+)@`)
+// patterns run in order; the specific token shapes come before the generic assignments so
+// the marker names the most precise kind. A match must start at a word boundary.
+var patterns = slices.Concat(
+	newPatterns("aws-access-key-id", hintAWS, `[A-Z]{4}[0-9A-Z]{16}\b`, "AKIA", "ASIA", "ABIA", "ACCA"),
+	newPatterns("google-api-key", hintGoogle, `AIza[0-9A-Za-z_\-]{30,}`, "AIza"),
+	newPatterns("github-token", hintGitHub, `gh[pousr]_[A-Za-z0-9]{30,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+	newPatterns("github-token", hintGitHub, `github_pat_[A-Za-z0-9_]{30,}`, "github_pat_"),
+	newPatterns("gitlab-token", hintGitLab, `glpat-[A-Za-z0-9_\-]{20,}`, "glpat-"),
+	newPatterns("slack-token", hintSlack, `xox[abposr]-[A-Za-z0-9\-]{10,}`, "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"),
+	newPatterns("slack-token", hintSlack, `xapp-[0-9]+-[A-Za-z0-9\-]{10,}`, "xapp-"),
+	newPatterns("slack-webhook", hintURL, `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`, "https://hooks.slack.com/"),
+	newPatterns("stripe-key", hintStripe, `[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+	newPatterns("anthropic-key", hintSkDash, `sk-ant-[A-Za-z0-9_\-]{20,}`, "sk-ant-"),
+	newPatterns("openai-key", hintSkDash, `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`, "sk-"),
+)
 
 // Redact replaces detected secrets with a [REDACTED:kind] marker.
 func Redact(s string) string {
@@ -71,13 +77,68 @@ func Redact(s string) string {
 			out = p.replace(out)
 		}
 	}
+	if h&hintJWT != 0 {
+		out = redactJWT(out)
+	}
 	if h&hintAssign != 0 || len(out) != len(s) || out != s {
 		out = redactAssignments(out)
 	}
 	if h&hintURL != 0 {
-		out = urlCredentials.replace(out)
+		// After the assignments, so that "DSN=postgres://u:p@h" is one secret.
+		out = redactURLCredentials(out)
 	}
 	return out
+}
+
+const jwtMarker = markerPrefix + "jwt]"
+
+// redactJWT replaces "eyJ…" + "." + 5 or more + "." + any, in base64url. It is a scanner
+// because a failed match can only be known at the end of a long run ("eyJa-eyJa-…"
+// without a dot); resuming after that point keeps it linear, which a regexp anchored at
+// each "eyJ" would not be.
+func redactJWT(s string) string {
+	var out []byte
+	last := 0
+	for i := 0; ; {
+		k := strings.Index(s[i:], "eyJ")
+		if k < 0 {
+			break
+		}
+		pos := i + k
+		i = pos + 1
+		if pos > 0 && isWordByte(s[pos-1]) {
+			continue
+		}
+		e1 := base64URLRun(s, pos)
+		if e1-pos < 8 || e1 >= len(s) || s[e1] != '.' {
+			i = max(i, e1) // every "eyJ" inside this run ends the same way
+			continue
+		}
+		e2 := base64URLRun(s, e1+1)
+		if e2-(e1+1) < 5 || e2 >= len(s) || s[e2] != '.' {
+			i = max(i, e2)
+			continue
+		}
+		end := base64URLRun(s, e2+1)
+		if out == nil {
+			out = make([]byte, 0, len(s))
+		}
+		out = append(out, s[last:pos]...)
+		out = append(out, jwtMarker...)
+		last = end
+		i = end
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+func base64URLRun(s string, i int) int {
+	for i < len(s) && (isWordByte(s[i]) || s[i] == '-') {
+		i++
+	}
+	return i
 }
 
 const pemMarker = markerPrefix + "private-key]"
@@ -141,24 +202,96 @@ func pemPrivateLabel(s string, i int) (int, bool) {
 }
 
 func (p *pattern) replace(s string) string {
-	locs := p.re.FindAllStringSubmatchIndex(s, -1)
-	if locs == nil {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
+	var out []byte
 	last := 0
-	for _, m := range locs {
-		start, end := m[2*p.group], m[2*p.group+1]
-		if start < 0 {
+	for i := 0; ; {
+		k := strings.Index(s[i:], p.anchor)
+		if k < 0 {
+			break
+		}
+		pos := i + k
+		i = pos + 1
+		if pos > 0 && isWordByte(s[pos-1]) {
 			continue
 		}
-		b.WriteString(s[last:start])
-		b.WriteString(p.marker)
-		last = end
+		m := p.re.FindStringIndex(s[pos:])
+		if m == nil {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s))
+		}
+		out = append(out, s[last:pos]...)
+		out = append(out, p.marker...)
+		last = pos + m[1]
+		i = last
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+const urlCredentialsMarker = markerPrefix + "url-credentials]"
+
+// redactURLCredentials replaces the "user:password" of every "scheme://user:password@".
+func redactURLCredentials(s string) string {
+	var out []byte
+	last := 0
+	for i := 0; ; {
+		k := strings.Index(s[i:], "://")
+		if k < 0 {
+			break
+		}
+		pos := i + k
+		i = pos + 3
+		if pos == 0 || !isSchemeByte(s[pos-1]) {
+			continue
+		}
+		start := pos + 3
+		colon := start
+		for colon < len(s) && !isUserinfoStop(s[colon]) && s[colon] != ':' {
+			colon++
+		}
+		if colon == start || colon >= len(s) || s[colon] != ':' {
+			continue
+		}
+		at := colon + 1
+		for at < len(s) && !isUserinfoStop(s[at]) {
+			at++
+		}
+		if at == colon+1 || at >= len(s) || s[at] != '@' {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s))
+		}
+		out = append(out, s[last:start]...)
+		out = append(out, urlCredentialsMarker...)
+		last = at
+		i = at
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+func isSchemeByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '+' || c == '.' || c == '-'
+}
+
+// isUserinfoStop ends the user or the password part of a URL.
+func isUserinfoStop(c byte) bool {
+	switch c {
+	case '/', '@', '"', '\'', '[', ']', ' ', '\t', '\n', '\r', '\f', '\v':
+		return true
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // triggers are the bytes at which scanHints looks closer.
@@ -376,7 +509,9 @@ func (as *assignScanner) parse(s string, i int) (assignment, bool) {
 			e--
 		}
 	}
-	if kind != kindAuthorization && as.paren.find(s, p, isParen) < e {
+	// Applies to every kind: an inner value must never be redacted where the value around
+	// it was rejected, or a second Redact would see a different text (idempotence).
+	if as.paren.find(s, p, isParen) < e {
 		return assignment{}, false
 	}
 	return checkValue(s, kind, p, e, false, sep, spaced)
@@ -402,7 +537,7 @@ func checkValue(s, kind string, start, end int, quoted bool, sep byte, spaced bo
 	if v == "" || strings.HasPrefix(v, markerPrefix) || isPlaceholder(v) {
 		return assignment{}, false
 	}
-	if kind != kindAuthorization && !quoted {
+	if !quoted {
 		switch v[len(v)-1] {
 		case ',', ';', '{', '[':
 			// "Token: tok," — a struct literal or an object in code.

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"pgregory.net/rapid"
 )
 
 // fake builds an obviously fake secret body; tests assemble tokens at run time so that
@@ -43,6 +45,8 @@ func TestRedactPositive(t *testing.T) {
 		{"openai legacy", "sk-" + fake(48), "[REDACTED:openai-key]"},
 		{"openai project", "sk-proj-" + fake(20) + "_" + fake(20), "[REDACTED:openai-key]"},
 		{"jwt", "t=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJGQUtFIn0.FAKEsig_-x", "t=[REDACTED:jwt]"},
+		{"jwt unsigned", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJGQUtFIn0. x", "[REDACTED:jwt] x"},
+		{"jwt after failed run", "eyJabcd-eyJabcd eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJGQUtFIn0.FAKE", "eyJabcd-eyJabcd [REDACTED:jwt]"},
 		{"authorization bearer", "Authorization: Bearer abc.def-123", "Authorization: Bearer [REDACTED:authorization]"},
 		{"authorization basic", "authorization: Basic dXNlcjpGQUtF\nnext", "authorization: Basic [REDACTED:authorization]\nnext"},
 		{"authorization token", "Authorization: token FAKE123", "Authorization: token [REDACTED:authorization]"},
@@ -138,12 +142,15 @@ func TestRedactNegative(t *testing.T) {
 		"AKIAshort",
 		"the -----BEGIN PUBLIC KEY----- block",
 		"eyJ alone",
+		"eyJab.eyJabcd.x",
+		"xeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ9.sig",
 		"PWD=/home/dev",
 		"session_id: 5f0c9a3e-1b2d",
 		"hook_event_name: PostToolUse",
 		"a = b; c := d; e == f",
 		"[REDACTED:secret]",
 		"PASSWORD=[REDACTED:secret]",
+		"password=Authorization=password(", // found by TestRedactProperties: idempotence
 	} {
 		if got := Redact(in); got != in {
 			t.Errorf("Redact(%q) = %q, want unchanged", in, got)
@@ -158,6 +165,14 @@ func TestRedactReturnsInputWhenNothingToDo(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { Redact(in) }); n != 0 {
 		t.Errorf("Redact allocated %v times on text without secrets", n)
+	}
+	// Keys that look like secrets but whose values are rejected must not allocate either.
+	keys := strings.Repeat("max_tokens: 1024\nauthor: Jane\nTokenExpiresIn: true\ntoken := bearer(r)\n", 100)
+	if got := Redact(keys); got != keys {
+		t.Fatalf("Redact changed %q", got[:80])
+	}
+	if n := testing.AllocsPerRun(100, func() { Redact(keys) }); n != 0 {
+		t.Errorf("Redact allocated %v times on rejected assignments", n)
 	}
 }
 
@@ -184,4 +199,28 @@ func TestRedactPEMVariants(t *testing.T) {
 			t.Errorf("Redact(%.40q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+func TestRedactProperties(t *testing.T) {
+	pieces := []string{"password", "TOKEN", "api_key", "Authorization", "author", "export ", "=", ":", " ",
+		"\t", "\n", `"`, "'", "`", "Bearer ", " ghp_" + fake(36) + " ", " AKIA" + fake(16) + " ", "[REDACTED:secret]",
+		"(", ")", ",", ";", "&", "?", "://", "u:p@", "$", "{", "[", "]", "value", "123", ".", "-", "_",
+		"-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "eyJhbGciOi.eyJzdWIiOi.sig",
+		" sk-ant-" + fake(24) + " ", "<private>", "</private>", "\\", "xoxb-" + fake(12)}
+	rapid.Check(t, func(t *rapid.T) {
+		in := strings.Join(rapid.SliceOf(rapid.SampledFrom(pieces)).Draw(t, "parts"), "")
+		out := Redact(in)
+		if again := Redact(out); again != out {
+			t.Fatalf("Redact not idempotent:\n in %q\nout %q\nout2 %q", in, out, again)
+		}
+		if c := Clean(in); Clean(c) != c {
+			t.Fatalf("Clean not idempotent:\n in %q\nout %q\nout2 %q", in, c, Clean(c))
+		}
+		// Tokens are space-delimited pieces, so each has a word boundary on both sides.
+		for _, secret := range []string{"ghp_" + fake(36), "AKIA" + fake(16), "sk-ant-" + fake(24)} {
+			if strings.Contains(out, secret) {
+				t.Fatalf("token survived: %q -> %q", in, out)
+			}
+		}
+	})
 }

@@ -27,7 +27,9 @@ func scanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
 
 // ScanObservation scans a row selected with ObservationColumns (for query builders such as
 // search).
-func ScanObservation(sc interface{ Scan(...any) error }) (Observation, error) { return scanObservation(sc) }
+func ScanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
+	return scanObservation(sc)
+}
 
 // ObservationColumns lists the observation columns in ScanObservation's order, unqualified.
 const ObservationColumns = obsColumns

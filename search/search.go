@@ -39,7 +39,9 @@ const (
 	// DefaultWindow bounds how many matches of one kind are ranked per query: when a query
 	// matches more, only the newest DefaultWindow (by local arrival) are ranked, which keeps
 	// a very frequent term as cheap as a rare one.
-	DefaultWindow = 2000
+	DefaultWindow = 500
+	// DefaultRareLimit: see Config.RareLimit.
+	DefaultRareLimit = 1000
 	// minResults is how few AND hits trigger the OR fallback.
 	minResults = 3
 )
@@ -137,12 +139,16 @@ type Results struct {
 type Config struct {
 	// Window is the candidate window per kind (default DefaultWindow).
 	Window int
+	// RareLimit is how many rows a term may match and still be ranked by bm25 (default
+	// DefaultRareLimit); more frequent terms only filter.
+	RareLimit int
 }
 
 // Searcher runs queries over a replica's read pool. Safe for concurrent use.
 type Searcher struct {
-	db     *sql.DB
-	window int
+	db        *sql.DB
+	window    int
+	rareLimit int
 }
 
 // New returns a Searcher over db (replica.ReadDB()).
@@ -150,7 +156,10 @@ func New(db *sql.DB, cfg Config) *Searcher {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
-	return &Searcher{db: db, window: cfg.Window}
+	if cfg.RareLimit <= 0 {
+		cfg.RareLimit = DefaultRareLimit
+	}
+	return &Searcher{db: db, window: cfg.Window, rareLimit: cfg.RareLimit}
 }
 
 // kindSpec describes how to search one table.
@@ -194,7 +203,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 		if q.Order == OrderRelevance {
 			q.Order = OrderNewest
 		}
-		hits, err := s.collect(ctx, &q, "", need)
+		hits, err := s.collect(ctx, &q, nil, need)
 		if err != nil {
 			return Results{}, err
 		}
@@ -207,12 +216,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 		return res, nil
 	}
 	res.Mode = "all"
-	hits, err := s.collect(ctx, &q, e.Match(), need)
+	hits, err := s.collect(ctx, &q, allTerms(e), need)
 	if err != nil {
 		return Results{}, err
 	}
 	if len(hits) < minResults && e.Terms() > 1 {
-		more, err := s.collect(ctx, &q, e.Any(), need)
+		more, err := s.collect(ctx, &q, anyTerm(e), need)
 		if err != nil {
 			return Results{}, err
 		}
@@ -246,16 +255,16 @@ func page(hits []Hit, offset, limit int) []Hit {
 
 // collect runs match (empty: no text) over every kind q asks for and merges the hits in
 // q's order, keeping the first n.
-func (s *Searcher) collect(ctx context.Context, q *Query, match string, n int) ([]Hit, error) {
+func (s *Searcher) collect(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
 	var all []Hit
 	for _, k := range q.kinds() {
-		hits, err := s.searchKind(ctx, kinds[k], q, match, n)
+		hits, err := s.searchKind(ctx, kinds[k], q, fq, n)
 		if err != nil {
 			return nil, fmt.Errorf("search %s: %w", kinds[k].table, err)
 		}
 		all = append(all, hits...)
 	}
-	sortHits(all, q.Order, match != "")
+	sortHits(all, q.Order, fq != nil)
 	if len(all) > n {
 		all = all[:n]
 	}
@@ -313,40 +322,120 @@ func filters(k kindSpec, q *Query) (string, []any) {
 	return " AND " + strings.Join(where, " AND "), args
 }
 
-func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, match string, n int) ([]Hit, error) {
+// ftsQuery is a parsed query prepared for one pass (all terms, or the any-term fallback).
+type ftsQuery struct {
+	match string
+	terms []string
+	words []string
+	// and: match is one AND clause of terms (the frequent ones may then filter only).
+	and bool
+	// any: match is the OR of terms.
+	any bool
+}
+
+func allTerms(e Expr) *ftsQuery {
+	return &ftsQuery{match: e.Match(), terms: e.terms, words: e.words, and: len(e.clauses) == 1}
+}
+
+func anyTerm(e Expr) *ftsQuery {
+	return &ftsQuery{match: e.Any(), terms: e.terms, words: e.words, any: true}
+}
+
+func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
 	where, args := filters(k, q)
 	cols := "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
-	var query string
-	if match == "" {
-		dir := "DESC"
-		if q.Order == OrderOldest {
-			dir = "ASC"
-		}
-		query = "SELECT " + cols + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE 1" + where +
-			" ORDER BY t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
-		args = append(args, n)
-	} else {
-		// The inner query walks the FTS doclist in rowid order with the filters applied and
-		// stops after the window; bm25 is computed only for those rows.
-		window := max(s.window, n)
-		dir := "DESC"
-		if q.Order == OrderOldest {
-			dir = "ASC"
-		}
-		order := "c.score, t.created_at DESC, t.id DESC"
-		switch q.Order {
-		case OrderNewest:
-			order = "t.created_at DESC, t.id DESC"
-		case OrderOldest:
-			order = "t.created_at ASC, t.id ASC"
-		}
-		query = "SELECT " + cols + ", c.score FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
-			k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where +
-			" ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " +
-			order + " LIMIT ?"
-		args = append([]any{match}, args...)
-		args = append(args, window, n)
+	dir := "DESC"
+	if q.Order == OrderOldest {
+		dir = "ASC"
 	}
+	if fq == nil {
+		query := "SELECT " + cols + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE 1" + where +
+			" ORDER BY t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
+		return s.scanHits(ctx, k, query, append(args, n))
+	}
+	window := max(s.window, n)
+	// Selective terms are ranked by bm25; a term found in more than rareLimit rows carries
+	// almost no information (bm25's IDF goes to zero) yet costs a scan of its whole
+	// doclist to weigh, so it only filters.
+	var rare []string
+	for _, t := range fq.terms {
+		var c int
+		err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", t, s.rareLimit+1).Scan(&c)
+		if err != nil {
+			return nil, err
+		}
+		if c <= s.rareLimit {
+			rare = append(rare, t)
+		}
+	}
+	rank, filter := fq.match, ""
+	switch {
+	case len(rare) == len(fq.terms) || (!fq.and && !fq.any):
+	case len(rare) == 0:
+		return s.recent(ctx, k, q, fq, cols, where, args, window, n)
+	case fq.any:
+		rank = strings.Join(rare, " OR ")
+	default:
+		rank, filter = strings.Join(rare, " OR "), fq.match
+	}
+	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
+		k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?"
+	iargs := []any{rank}
+	if filter != "" {
+		inner += " AND " + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
+		iargs = append(iargs, filter)
+	}
+	order := "c.score, t.created_at DESC, t.id DESC"
+	switch q.Order {
+	case OrderNewest:
+		order = "t.created_at DESC, t.id DESC"
+	case OrderOldest:
+		order = "t.created_at ASC, t.id ASC"
+	}
+	// The inner query walks the doclist in rowid order with the filters applied and stops
+	// after the window; bm25 is computed only for those rows.
+	query := "SELECT " + cols + ", c.score FROM (" + inner + where + " ORDER BY " + k.fts + ".rowid " + dir +
+		" LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " + order + " LIMIT ?"
+	all := append(append(iargs, args...), window, n)
+	return s.scanHits(ctx, k, query, all)
+}
+
+// recent answers a query made only of frequent terms: the newest matches, those with the
+// words in their title first.
+func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, cols, where string, args []any, window, n int) ([]Hit, error) {
+	dir := "DESC"
+	if q.Order == OrderOldest {
+		dir = "ASC"
+	}
+	query := "SELECT " + cols + ", 0 FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
+		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
+		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
+	hits, err := s.scanHits(ctx, k, query, append(append([]any{fq.match}, args...), window))
+	if err != nil {
+		return nil, err
+	}
+	if q.Order == OrderRelevance {
+		for i := range hits {
+			title := strings.ToLower(hits[i].Title)
+			for _, w := range fq.words {
+				if w != "" && strings.Contains(title, w) {
+					hits[i].Score -= titleBonus
+				}
+			}
+		}
+	}
+	sortHits(hits, q.Order, true)
+	if len(hits) > n {
+		hits = hits[:n]
+	}
+	return hits, nil
+}
+
+// titleBonus scores a frequent word found in a title: small next to any bm25 score of a
+// selective term, so such hits rank after real matches of rarer words.
+const titleBonus = 1e-3
+
+func (s *Searcher) scanHits(ctx context.Context, k kindSpec, query string, args []any) ([]Hit, error) {
 	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

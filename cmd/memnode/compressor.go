@@ -62,4 +62,3 @@ func buildCompressor(env *cliEnv, log *slog.Logger) (ai.Compressor, error) {
 	}
 	return llm.NewChain(llm.ChainConfig{Compressors: comps, Fallback: offline, Budget: budget, Logger: log})
 }
-

@@ -47,7 +47,7 @@ func observationEvent(id, session, project, command string) []byte {
 		"event_id": id, "kind": "observation", "platform": "claude-code", "session_id": session, "project": project,
 		"tool_name": "Bash", "tool_input": map[string]any{"command": command, "description": "burst " + id},
 		"tool_response": map[string]any{"stdout": "done " + id + "\n", "stderr": ""},
-		"at": time.Now().UTC().Format(time.RFC3339Nano),
+		"at":            time.Now().UTC().Format(time.RFC3339Nano),
 	}
 	b, _ := json.Marshal(ev)
 	return b

@@ -83,7 +83,6 @@ var declModifiers = map[string]bool{
 	"abstract": true, "final": true, "sealed": true, "open": true, "internal": true,
 	"override": true, "unsafe": true, "extern": true, "inline": true, "declare": true,
 	"readonly": true, "virtual": true, "partial": true, "data": true, "suspend": true,
-	"const fn": false,
 }
 
 // declKinds maps a declaration keyword to how it is shown.
@@ -207,6 +206,9 @@ func scanOutline(content string, l lang) outline {
 		content = content[:maxScanBytes]
 	}
 	seen := map[string]bool{}
+	// Content shown with line numbers ("    12\tcode", "    12→code") is scanned without them.
+	first, _, _ := strings.Cut(content, "\n")
+	numbered := first != "" && stripLineNo(first) != first
 	for len(content) > 0 {
 		var line string
 		if i := strings.IndexByte(content, '\n'); i >= 0 {
@@ -215,6 +217,9 @@ func scanOutline(content string, l lang) outline {
 			line, content = content, ""
 		}
 		o.lines++
+		if numbered {
+			line = stripLineNo(line)
+		}
 		if len(o.todos) < 2 && (strings.Contains(line, "TODO") || strings.Contains(line, "FIXME") || strings.Contains(line, "XXX:")) {
 			o.todos = append(o.todos, clip(strings.TrimLeft(strings.TrimSpace(line), "/#*-;! "), 160))
 		}
@@ -262,6 +267,28 @@ func scanOutline(content string, l lang) outline {
 		o.lines--
 	}
 	return o
+}
+
+// stripLineNo removes a "cat -n" style line number prefix.
+func stripLineNo(line string) string {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(line) && isDigit(line[j]) {
+		j++
+	}
+	if j == i || j-i > 7 {
+		return line
+	}
+	if rest, ok := strings.CutPrefix(line[j:], "\t"); ok {
+		return rest
+	}
+	if rest, ok := strings.CutPrefix(line[j:], "→"); ok {
+		return rest
+	}
+	return line
 }
 
 // enclosingDecl finds the declaration that contains byte offset at in content, looking

@@ -25,7 +25,7 @@ type bashResponse struct {
 	ExitCode    *int   `json:"exit_code"`
 	ExitCode2   *int   `json:"exitCode"`
 	ReturnCode  *int   `json:"returncode"`
-	BackgroundT string `json:"backgroundTaskId"`
+	BackgroundTaskID string `json:"backgroundTaskId"`
 }
 
 // quietCommands change nothing worth remembering and print nothing of interest.
@@ -246,7 +246,7 @@ func (b *builder) bash() bool {
 	default:
 		b.plainRun(in.Description, main, outLines, errLines, exit, failed)
 	}
-	if in.RunInBackground || resp.BackgroundT != "" {
+	if in.RunInBackground || resp.BackgroundTaskID != "" {
 		b.fact("started in the background")
 	}
 	return true

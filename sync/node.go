@@ -154,6 +154,7 @@ type Node struct {
 	pairTarget peer.ID
 	peers      map[peer.ID]*peerRun
 	alive      map[peer.ID]bool
+	cut        map[peer.ID]bool // peers a test has partitioned away (always empty in production)
 	started    bool
 	closed     bool
 	cancel     context.CancelFunc
@@ -598,7 +599,7 @@ func (n *Node) admit(p peer.ID, outbound bool) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	id := p.String()
-	if _, gone := n.state.Group.Removed[id]; gone {
+	if _, gone := n.state.Group.Removed[id]; gone || n.cut[p] {
 		return false
 	}
 	if n.state.Group.isMember(id) {

@@ -1,6 +1,7 @@
 package ai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -216,26 +217,57 @@ func observeCall(c *ToolCall) (Observation, bool) {
 	return b.finish(), true
 }
 
+// findStringField finds `key: "value"` in raw JSON without decoding it: a cheap scan for a
+// key outside string values (a quote preceded by a backslash is inside a string).
+func findStringField(raw []byte, key string) (string, bool) {
+	from := 0
+	for from < len(raw) {
+		i := bytes.Index(raw[from:], []byte(key))
+		if i < 0 {
+			return "", false
+		}
+		i += from
+		from = i + len(key)
+		if i > 0 && raw[i-1] == '\\' {
+			continue
+		}
+		rest := bytes.TrimLeft(raw[from:min(len(raw), from+4096)], " \t\r\n:")
+		if len(rest) == 0 || rest[0] != '"' {
+			continue
+		}
+		for j := 1; j < len(rest); j++ {
+			if rest[j] == '\\' {
+				j++
+				continue
+			}
+			if rest[j] == '"' {
+				if p, ok := rawString(json.RawMessage(rest[:j+1])); ok && p != "" {
+					return p, true
+				}
+				break
+			}
+		}
+	}
+	return "", false
+}
+
 // oversized describes a call whose input is too large to decode, from the file path that
 // a cheap scan of its head finds.
 func (b *builder) oversized(name string) Observation {
 	b.obs.Title = name
-	head := b.call.ToolInput[:64<<10]
+	in := b.call.ToolInput
 	for _, key := range [...]string{`"file_path"`, `"notebook_path"`, `"path"`} {
-		i := strings.Index(string(head), key)
-		if i < 0 {
+		p, ok := findStringField(in, key)
+		if !ok {
 			continue
 		}
-		rest := strings.TrimLeft(string(head[i+len(key):]), " :")
-		if p, ok := rawStringHead(json.RawMessage(rest[:min(len(rest), 2048)]), 1024); ok && p != "" {
-			b.obs.Title = name + " " + b.rel(p)
-			switch toolKind(name) {
-			case kindEdit, kindWrite, kindNotebook:
-				b.modified(p)
-				b.obs.Type = TypeChange
-			default:
-				b.read(p)
-			}
+		b.obs.Title = name + " " + b.rel(p)
+		switch toolKind(name) {
+		case kindEdit, kindWrite, kindNotebook:
+			b.modified(p)
+			b.obs.Type = TypeChange
+		default:
+			b.read(p)
 		}
 		break
 	}

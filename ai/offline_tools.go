@@ -17,14 +17,14 @@ type bashInput struct {
 }
 
 type bashResponse struct {
-	Stdout      string `json:"stdout"`
-	Stderr      string `json:"stderr"`
-	Output      string `json:"output"`
-	LLMContent  string `json:"llmContent"`
-	Interrupted bool   `json:"interrupted"`
-	ExitCode    *int   `json:"exit_code"`
-	ExitCode2   *int   `json:"exitCode"`
-	ReturnCode  *int   `json:"returncode"`
+	Stdout           string `json:"stdout"`
+	Stderr           string `json:"stderr"`
+	Output           string `json:"output"`
+	LLMContent       string `json:"llmContent"`
+	Interrupted      bool   `json:"interrupted"`
+	ExitCode         *int   `json:"exit_code"`
+	ExitCode2        *int   `json:"exitCode"`
+	ReturnCode       *int   `json:"returncode"`
 	BackgroundTaskID string `json:"backgroundTaskId"`
 }
 

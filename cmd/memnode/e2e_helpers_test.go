@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/memnode/memnode/internal/testutil"
 )
 
 // memnodeBin is the real binary under test, built once by TestMain.
@@ -146,11 +148,5 @@ func (in *instance) count(db *sql.DB, q string, args ...any) int {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
+	testutil.WaitFor(tb, what, timeout, cond)
 }

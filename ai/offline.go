@@ -14,13 +14,21 @@ const OfflineModel = "offline"
 // Offline is the default Compressor: deterministic heuristics over the tool input and
 // response, no key, no network. It is stateless and safe for concurrent use.
 //
+// Each tool kind has its own reading (file outlines for reads, a line diff with new checks,
+// outcomes and identifiers for edits, test/build/git recognition for shell commands, match
+// lists for searches); tools it does not know (MCP included) are described from their
+// arguments and response text. The turn's prompt decides bugfix / refactor / feature for
+// calls that change code. Tool names of Gemini CLI, Codex and Cursor map to the same kinds.
+//
 // One call gives at most one observation. Calls worth nothing are skipped (fewer
 // observations than calls):
-//   - bookkeeping tools: TodoWrite/TodoRead, BashOutput, KillShell/KillBash,
-//     ListMcpResourcesTool, and memnode's own MCP tools (recording memory searches in memory
-//     is noise);
+//   - bookkeeping tools: TodoWrite/TodoRead (todo_write, update_plan), BashOutput,
+//     KillShell/KillBash, ListMcpResourcesTool, and memnode's own MCP tools (recording
+//     memory searches in memory is noise);
 //   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
-//     export, source or set; and ls with no output; when they did not fail;
+//     export, source or set, and ls with no output, when they did not fail;
+//   - an ExitPlanMode without a plan, an AskUserQuestion without answers, an LS that
+//     listed nothing;
 //   - calls with no (printable) tool name.
 type Offline struct{}
 

@@ -350,9 +350,12 @@ func promptIntent(p string) intent {
 	})
 	if it != intentBug {
 		lp := strings.ToLower(p)
-		if strings.Contains(lp, "doesn't work") || strings.Contains(lp, "not working") ||
-			strings.Contains(lp, "does not work") {
+		if hasAny(lp, "doesn't work", "not working", "does not work", "修复", "修正", "错误", "报错", "崩溃", "失败", "异常", "缺陷") {
 			it = intentBug
+		} else if it < intentRefactor && hasAny(p, "重构", "重命名", "清理") {
+			it = intentRefactor
+		} else if it < intentFeature && hasAny(p, "添加", "新增", "实现", "支持") {
+			it = intentFeature
 		}
 	}
 	return it

@@ -219,6 +219,9 @@ func TestOfflineEdit(t *testing.T) {
 			m{"file_path": cwd + "/app/tokens.py", "old_string": "def decode(token):\n    return jwt.decode(token)",
 				"new_string": "def decode(token):\n    if not token:\n        raise TokenError(\"empty token\")\n    return jwt.decode(token)"}, nil),
 			obsWant{typ: TypeBugfix, titleHas: []string{"app/tokens.py: check not token"}, factsHave: []string{`raises TokenError "empty token"`, "adds check `if not token`"}}},
+		{"chinese bug prompt", call(t, "Edit", "登录接口在 JWT 过期时返回 500，请修复",
+			m{"file_path": cwd + "/internal/auth/middleware.go", "old_string": "claims, _ := parse(tok)", "new_string": "claims, err := parse(tok)\nif err != nil {\n\treturn err\n}"}, nil),
+			obsWant{typ: TypeBugfix, narrativeHas: []string{"Fix for: \"登录接口在 JWT 过期时返回 500，请修复\""}}},
 		{"docs edit under a bug prompt is a change", call(t, "Edit", "fix the typo bug in the README",
 			m{"file_path": cwd + "/README.md", "old_string": "Instal the app", "new_string": "Install the app"}, nil),
 			obsWant{typ: TypeChange, modified: []string{"README.md"}}},
@@ -312,7 +315,7 @@ func TestOfflineBash(t *testing.T) {
 		{"git status", bashCall(t, "", "git status --short", "", out(" M internal/auth/middleware.go\n?? internal/auth/middleware_test.go\n", "")),
 			obsWant{subtitleHas: "2 changed files", factsHave: []string{"M internal/auth/middleware.go"}}},
 		{"curl with description", bashCall(t, "", "curl -s localhost:8080/login", "Try the endpoint", out(`{"error":"token expired"}`, "")),
-			obsWant{title: "Try the endpoint", factsHave: []string{"$ curl -s localhost:8080/login", `output: {"error":"token expired"}`}}},
+			obsWant{title: `Try the endpoint → {"error":"token expired"}`, factsHave: []string{"$ curl -s localhost:8080/login", `output: {"error":"token expired"}`}}},
 		{"npm install is a change", bashCall(t, "", "npm install jsonwebtoken", "", out("added 1 package in 2s\n", "")),
 			obsWant{typ: TypeChange, concepts: []string{"dependencies"}}},
 		{"cat reads a file", bashCall(t, "", "cat internal/auth/jwt.go", "", out("package auth\n", "")),
@@ -489,5 +492,23 @@ func TestOfflineNameAndEstimate(t *testing.T) {
 		if got := EstimateTokens(s); got != want {
 			t.Errorf("EstimateTokens(%d bytes) = %d, want %d", len(s), got, want)
 		}
+	}
+}
+
+func TestOfflineBatchSkipsWorthlessCalls(t *testing.T) {
+	calls := []ToolCall{
+		bashCall(t, "", "pwd", "", out(cwd+"\n", "")),
+		call(t, "TodoWrite", "", m{"todos": []m{}}, m{}),
+		fixtureCalls(t)[0],
+		bashCall(t, "", "cd internal", "", out("", "")),
+	}
+	obs := observeAll(t, calls)
+	if len(obs) != 1 || obs[0].Title != "Read internal/auth/middleware.go" {
+		t.Fatalf("got %s, want only the Read", dump(t, obs))
+	}
+	// A failing quiet command is kept: the failure is worth remembering.
+	failed := observeAll(t, []ToolCall{call(t, "Bash", "", m{"command": "cd nowhere"}, m{"stdout": "", "stderr": "cd: no such file or directory: nowhere", "exit_code": 1})})
+	if len(failed) != 1 || !strings.Contains(strings.Join(failed[0].Facts, " "), "exit 1") {
+		t.Fatalf("failed cd: %s", dump(t, failed))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
@@ -55,9 +56,6 @@ func TypeEmoji(t string) string {
 		return "•"
 	}
 }
-
-// EstimateTokens is the usual 4-characters-a-token estimate.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // Render returns the context block, or "" when the project has no memory yet.
 func Render(in Input, lim Limits) string {
@@ -108,7 +106,7 @@ func Render(in Input, lim Limits) string {
 			}
 			line := fmt.Sprintf("%s %s %s %s%s\n", o.ID, t.Format("15:04"), TypeEmoji(o.Type), o.Title, in.device(o.Origin))
 			b.WriteString(line)
-			readTokens += EstimateTokens(line)
+			readTokens += ai.EstimateTokens(line)
 			if i < lim.Full {
 				var full strings.Builder
 				if o.Subtitle != "" {
@@ -124,7 +122,7 @@ func Render(in Input, lim Limits) string {
 					fmt.Fprintf(&full, "  files modified: %s\n", strings.Join(o.FilesModified, ", "))
 				}
 				b.WriteString(full.String())
-				readTokens += EstimateTokens(full.String())
+				readTokens += ai.EstimateTokens(full.String())
 			}
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/hooks"
-	"github.com/memnode/memnode/inject"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -111,7 +110,7 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 			}
 			disc := tokensEach
 			if disc == 0 {
-				disc = inject.EstimateTokens(string(ev.ToolInput)) + inject.EstimateTokens(string(ev.ToolResponse))
+				disc = ai.EstimateTokens(string(ev.ToolInput)) + ai.EstimateTokens(string(ev.ToolResponse))
 			}
 			b.Observations = append(b.Observations, replica.Observation{
 				SessionID: ev.SessionID, Project: ev.Project, Type: o.Type, Title: o.Title, Subtitle: o.Subtitle,

@@ -1,8 +1,218 @@
 package api
 
-import "github.com/gin-gonic/gin"
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 
-// SearchBackend is what the search routes need. (Owned by the search work: replaced.)
-type SearchBackend interface{}
+	"github.com/gin-gonic/gin"
 
-func (s *Server) registerSearch(g *gin.RouterGroup) {}
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
+)
+
+// SearchBackend is what the search, memory and import/export routes need
+// (search.Service implements it).
+type SearchBackend interface {
+	Search(ctx context.Context, q search.Query) (search.Results, error)
+	Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error)
+	Get(ctx context.Context, ids []string) (search.Records, error)
+	Forget(ctx context.Context, ids []string) (search.ForgetResult, error)
+	SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error)
+	Export(ctx context.Context, w io.Writer, project string) (int, error)
+	Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error)
+}
+
+var (
+	_ SearchBackend = (*search.Service)(nil)
+	_ SearchBackend = (*search.Deferred)(nil)
+)
+
+// maxImportBytes bounds one import request; clients send large imports in batches.
+const maxImportBytes = 64 << 20
+
+func (s *Server) registerSearch(g *gin.RouterGroup) {
+	if s.cfg.Search == nil {
+		return
+	}
+	g.GET("/search", s.search)
+	g.GET("/timeline", s.timeline)
+	g.POST("/records/batch", s.records)
+	g.POST("/forget", s.forget)
+	g.POST("/memories", s.saveNote)
+	g.GET("/export", s.export)
+	g.POST("/import", s.importRecords)
+}
+
+// searchError maps the search and import sentinels to status codes.
+func (s *Server) searchError(c *gin.Context, err error) {
+	switch {
+	case errors.Is(err, search.ErrInvalid), errors.Is(err, importer.ErrFormat):
+		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+	case errors.Is(err, search.ErrNotFound):
+		c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})
+	default:
+		s.reply(c, nil, err)
+	}
+}
+
+func badRequest(c *gin.Context, msg string) {
+	c.JSON(http.StatusBadRequest, gin.H{"error": msg})
+}
+
+// intParam reads an optional integer query parameter.
+func intParam(c *gin.Context, name string, dst *int) bool {
+	v := c.Query(name)
+	if v == "" {
+		return true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		badRequest(c, name+" must be an integer")
+		return false
+	}
+	*dst = n
+	return true
+}
+
+// timeParam reads epoch ms or an ISO date(-time).
+func timeParam(c *gin.Context, name string, dst *int64) bool {
+	v := c.Query(name)
+	if v == "" {
+		return true
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		*dst = n
+		return true
+	}
+	t, ok := search.ParseTime(v)
+	if !ok {
+		badRequest(c, name+" must be epoch milliseconds or an ISO date/time")
+		return false
+	}
+	*dst = t
+	return true
+}
+
+func (s *Server) search(c *gin.Context) {
+	q := search.Query{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
+		Device: c.Query("device"), Order: c.Query("order")}
+	if t := c.Query("obs_type"); t != "" {
+		q.ObsTypes = strings.Split(t, ",")
+	}
+	if !intParam(c, "limit", &q.Limit) || !intParam(c, "offset", &q.Offset) ||
+		!timeParam(c, "since", &q.Since) || !timeParam(c, "until", &q.Until) {
+		return
+	}
+	res, err := s.cfg.Search.Search(c.Request.Context(), q)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) timeline(c *gin.Context) {
+	q := search.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device")}
+	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
+		return
+	}
+	tl, err := s.cfg.Search.Timeline(c.Request.Context(), q)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, tl)
+}
+
+// IDs is the body of the batch routes.
+type IDs struct {
+	IDs []string `json:"ids"`
+}
+
+func (s *Server) records(c *gin.Context) {
+	var body IDs
+	if err := c.ShouldBindJSON(&body); err != nil {
+		badRequest(c, `body must be {"ids": ["…"]}`)
+		return
+	}
+	recs, err := s.cfg.Search.Get(c.Request.Context(), body.IDs)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, recs)
+}
+
+func (s *Server) forget(c *gin.Context) {
+	var body IDs
+	if err := c.ShouldBindJSON(&body); err != nil {
+		badRequest(c, `body must be {"ids": ["…"]}`)
+		return
+	}
+	res, err := s.cfg.Search.Forget(c.Request.Context(), body.IDs)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) saveNote(c *gin.Context) {
+	var n search.Note
+	if err := c.ShouldBindJSON(&n); err != nil {
+		badRequest(c, `body must be {"text": "…", "project": "…", "title": "…", "type": "…"}`)
+		return
+	}
+	res, err := s.cfg.Search.SaveNote(c.Request.Context(), n)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) export(c *gin.Context) {
+	c.Header("Content-Type", "application/x-ndjson")
+	c.Status(http.StatusOK)
+	// Headers are gone once the first line is written: a failure mid-stream can only
+	// cut the stream short, which the reader sees as a missing trailer line.
+	n, err := s.cfg.Search.Export(c.Request.Context(), c.Writer, c.Query("project"))
+	if err != nil {
+		s.log.Error("export failed", "records", n, "err", err)
+		return
+	}
+	// The trailer tells the client the stream is complete.
+	_, _ = io.WriteString(c.Writer, `{"kind":"end","count":`+strconv.Itoa(n)+"}\n")
+}
+
+func (s *Server) importRecords(c *gin.Context) {
+	rd := importer.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes))
+	var recs []importer.Record
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": "import body too large: send at most 64 MiB per request"})
+			return
+		}
+		if err != nil {
+			s.searchError(c, err)
+			return
+		}
+		recs = append(recs, rec)
+	}
+	res, err := s.cfg.Search.Import(c.Request.Context(), recs)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}

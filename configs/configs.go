@@ -51,6 +51,20 @@ type Settings struct {
 	AIDailyTokenBudget int64 `json:"ai_daily_token_budget,omitempty"`
 	// AIMaxOutputTokens bounds one provider answer; 0 means the default.
 	AIMaxOutputTokens int `json:"ai_max_output_tokens,omitempty"`
+
+	// DeviceName is this device's name in the group; default: the host name.
+	DeviceName string `json:"device_name,omitempty"`
+	// SyncDisabled turns device sync off entirely.
+	SyncDisabled bool `json:"sync_disabled,omitempty"`
+	// SyncHost is the address sync listens on. The default, 127.0.0.1, only pairs nodes of
+	// this machine; set 0.0.0.0 (or a LAN address) to sync with your other devices.
+	SyncHost string `json:"sync_host,omitempty"`
+	// SyncPort is the libp2p port (TCP and QUIC); GossipPort is memberlist's. 0 means the
+	// per-user defaults (DefaultSyncPort, DefaultGossipPort); -1 means any free port.
+	SyncPort   int `json:"sync_port,omitempty"`
+	GossipPort int `json:"gossip_port,omitempty"`
+	// MDNS announces and discovers group members on the LAN.
+	MDNS bool `json:"mdns,omitempty"`
 }
 
 // Defaults for every setting.
@@ -88,6 +102,12 @@ func DefaultPort(uid int) int {
 	return 38800 + uid%100
 }
 
+// DefaultSyncPort is the per-user libp2p port (TCP and QUIC): 38900 + uid%100.
+func DefaultSyncPort(uid int) int { return DefaultPort(uid) + 100 }
+
+// DefaultGossipPort is the per-user memberlist port: 39000 + uid%100.
+func DefaultGossipPort(uid int) int { return DefaultPort(uid) + 200 }
+
 // Load reads dataDir/settings.json over the defaults. A missing file is not an error.
 func Load(dataDir string) (Settings, error) {
 	s := Default()
@@ -117,6 +137,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: context bounds must not be negative")
 	case s.Workers < 1:
 		return fmt.Errorf("settings: workers must be >= 1")
+	case s.SyncPort < -1 || s.SyncPort > 65535 || s.GossipPort < -1 || s.GossipPort > 65535:
+		return fmt.Errorf("settings: sync_port and gossip_port must be -1 (any), 0 (default) or a port")
 	case s.AIDailyTokenBudget < 0 || s.AIMaxOutputTokens < 0:
 		return fmt.Errorf("settings: ai budgets must not be negative")
 	}

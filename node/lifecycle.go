@@ -15,12 +15,12 @@ import (
 
 // Files in the data dir.
 const (
-	LockFile   = "memnode.lock"
-	PIDFile    = "memnode.pid"
-	TokenFile  = "token"
-	DBFile     = "memnode.db"
-	LogDir     = "logs"
-	OriginFile = "origin"
+	LockFile     = "memnode.lock"
+	PIDFile      = "memnode.pid"
+	TokenFile    = "token"
+	DBFile       = "memnode.db"
+	LogDir       = "logs"
+	IdentityFile = "identity.key"
 )
 
 // ErrAlreadyRunning means another node holds the data dir.

@@ -1,10 +1,10 @@
 // Package node wires memnode's parts into the long-lived daemon: it owns the data dir lock,
 // the API server, the replica and the queue workers, and knows their start and stop order.
 //
-// Start order: lock data dir → pid file + token → API (health answers at once, data routes
-// 503) → open replica → recover claims, replay spool → ready → workers.
-// Stop order: stop intake (API) → stop workers (a claimed batch is committed or released) →
-// close the replica → release the lock.
+// Start order: lock data dir → identity, token, pid file → API (health answers at once, data
+// routes 503) → open replica → recover claims, replay spool → ready → workers → sync.
+// Stop order: stop intake (API) → leave the group and close libp2p (sync) → stop workers (a
+// claimed batch is committed or released) → close the replica → release the lock.
 package node
 
 import (
@@ -25,6 +25,7 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
+	memsync "github.com/memnode/memnode/sync"
 )
 
 // Config configures a Node.
@@ -52,6 +53,8 @@ type Node struct {
 	origin  string
 	api     *api.Server
 	rep     atomic.Pointer[replica.Replica]
+	sync    atomic.Pointer[memsync.Node]
+	syncErr atomic.Pointer[string]
 	ready   atomic.Bool
 	kick    chan struct{}
 	cancel  context.CancelFunc
@@ -113,13 +116,21 @@ func (n *Node) Start(ctx context.Context) error {
 	if n.token, err = loadOrCreateSecret(n.cfg.DataDir, TokenFile, 32); err != nil {
 		return fail(err)
 	}
-	if n.origin, err = loadOrCreateSecret(n.cfg.DataDir, OriginFile, 16); err != nil {
+	// The replica's origin is the device's libp2p peer ID: one identity for the op-log and
+	// for the group.
+	_, peerID, err := memsync.LoadOrCreateIdentity(filepath.Join(n.cfg.DataDir, IdentityFile))
+	if err != nil {
 		return fail(err)
 	}
-	srv, err := api.New(api.Config{
+	n.origin = peerID.String()
+	acfg := api.Config{
 		Addr: n.Addr(), Token: n.token, Version: n.cfg.Version, DataDir: n.cfg.DataDir,
 		Backend: n, Logger: n.log,
-	})
+	}
+	if !n.cfg.Settings.SyncDisabled {
+		acfg.Peers = peers{n}
+	}
+	srv, err := api.New(acfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -208,6 +219,9 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		}()
 	}
 	n.notify()
+	if !n.cfg.Settings.SyncDisabled {
+		n.startSync(ctx, rep)
+	}
 	return nil
 }
 
@@ -224,6 +238,9 @@ func (n *Node) Close(ctx context.Context) error {
 		errs = append(errs, n.api.Close(ctx))
 	}
 	n.ready.Store(false)
+	if sn := n.sync.Load(); sn != nil {
+		errs = append(errs, sn.Close())
+	}
 	if n.cancel != nil {
 		n.cancel()
 	}

@@ -67,6 +67,7 @@ func (w *opWriter) append(ctx context.Context, kind, recordID, project string, h
 		return fmt.Errorf("advance own seq: %w", err)
 	}
 	w.nextSeq++
+	w.r.wroteOps.Store(true)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
@@ -46,16 +47,19 @@ type Config struct {
 
 // Replica is one device's database. Safe for concurrent use.
 type Replica struct {
-	cfg    Config
-	w      *sql.DB // the single writer connection
-	r      *sql.DB // read-only pool
-	clock  clock
-	log    *slog.Logger
-	enq    chan enqueueReq
-	mu     sync.Mutex // guards closed
-	closed bool
-	done   chan struct{}
-	wg     sync.WaitGroup
+	cfg   Config
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // read-only pool
+	clock clock
+	log   *slog.Logger
+	enq   chan enqueueReq
+	// onWrite is called after a transaction that appended local ops commits (sync pushes).
+	onWrite  atomic.Pointer[func()]
+	wroteOps atomic.Bool
+	mu       sync.Mutex // guards closed
+	closed   bool
+	done     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.
@@ -225,8 +229,17 @@ func (r *Replica) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if r.wroteOps.Swap(false) {
+		if f := r.onWrite.Load(); f != nil {
+			(*f)()
+		}
+	}
 	return nil
 }
+
+// SetOnLocalWrite registers f to be called (quickly, without blocking) after every commit
+// that appended local ops; sync uses it to push soon.
+func (r *Replica) SetOnLocalWrite(f func()) { r.onWrite.Store(&f) }
 
 // ReadDB exposes the read-only pool to packages that build queries over the schema
 // (search). Writes through it fail.

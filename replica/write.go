@@ -38,6 +38,11 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 		res = CommitResult{}
 		ow := &opWriter{r: r, tx: tx}
 		for _, s := range b.Sessions {
+			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
+				return err
+			} else if dead {
+				continue // a forgotten session stays forgotten, here as everywhere
+			}
 			s.HLC, s.Origin = r.clock.Now(), r.cfg.Origin
 			if s.Status == "" {
 				s.Status = "active"
@@ -135,18 +140,25 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by origin.
+// upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by
+// origin. started_at is the minimum ever seen whichever write wins, so it does not depend on
+// the order writes arrive in.
 func upsertSession(ctx context.Context, tx *sql.Tx, s Session) error {
 	var ended any
 	if s.EndedAt != 0 {
 		ended = s.EndedAt
 	}
+	const wins = `(excluded.hlc > sessions.hlc OR (excluded.hlc = sessions.hlc AND excluded.origin > sessions.origin))`
 	_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, project, platform, started_at, ended_at, status, origin, hlc)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET project = excluded.project, platform = excluded.platform,
-			started_at = MIN(sessions.started_at, excluded.started_at), ended_at = excluded.ended_at,
-			status = excluded.status, origin = excluded.origin, hlc = excluded.hlc
-		WHERE excluded.hlc > sessions.hlc OR (excluded.hlc = sessions.hlc AND excluded.origin > sessions.origin)`,
+		ON CONFLICT(id) DO UPDATE SET
+			started_at = MIN(sessions.started_at, excluded.started_at),
+			project  = CASE WHEN `+wins+` THEN excluded.project ELSE sessions.project END,
+			platform = CASE WHEN `+wins+` THEN excluded.platform ELSE sessions.platform END,
+			ended_at = CASE WHEN `+wins+` THEN excluded.ended_at ELSE sessions.ended_at END,
+			status   = CASE WHEN `+wins+` THEN excluded.status ELSE sessions.status END,
+			origin   = CASE WHEN `+wins+` THEN excluded.origin ELSE sessions.origin END,
+			hlc      = CASE WHEN `+wins+` THEN excluded.hlc ELSE sessions.hlc END`,
 		s.ID, s.Project, s.Platform, s.StartedAt, ended, s.Status, s.Origin, s.HLC)
 	if err != nil {
 		return fmt.Errorf("upsert session: %w", err)

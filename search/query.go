@@ -19,6 +19,9 @@ type Expr struct {
 	clauses [][]string
 	terms   []string // every distinct term, in order
 	words   []string // the plain words, lower-cased, for the title bonus
+	// lastBoth is the as-you-type form of the last word, lastPlain the word alone: a
+	// frequent word is complete, and its prefix expansion only costs time.
+	lastBoth, lastPlain string
 }
 
 // Empty reports whether the text held nothing searchable (only punctuation, emoji, …).
@@ -141,6 +144,7 @@ func Parse(text string) Expr {
 		plain := cur[lastBare]
 		both := "(" + plain + " OR " + quote(lastWord, true) + ")"
 		cur[lastBare] = both
+		e.lastBoth, e.lastPlain = both, plain
 		// The prefix form matches a superset of the plain one, so it replaces it in the
 		// term list (used for the any-term fallback and for selectivity).
 		for i, t := range e.terms {

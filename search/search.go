@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // Record kinds.
@@ -39,11 +41,14 @@ const (
 	// DefaultWindow bounds how many matches of one kind are ranked per query: when a query
 	// matches more, only the newest DefaultWindow (by local arrival) are ranked, which keeps
 	// a very frequent term as cheap as a rare one.
-	DefaultWindow = 500
+	DefaultWindow = 200
 	// DefaultRareLimit: see Config.RareLimit.
 	DefaultRareLimit = 1000
 	// minResults is how few AND hits trigger the OR fallback.
 	minResults = 3
+	// expandBelow: the last word is also matched as a prefix only while the word itself
+	// matches fewer rows than this (see searchKind).
+	expandBelow = 50
 )
 
 // ErrInvalid marks a query the caller must fix.
@@ -149,6 +154,62 @@ type Searcher struct {
 	db        *sql.DB
 	window    int
 	rareLimit int
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // prepared once: parsing the FTS queries costs more than running them
+}
+
+// maxStmts bounds the statement cache; the query shapes are few (filters × kinds).
+const maxStmts = 512
+
+// query runs q through a cached prepared statement.
+func (s *Searcher) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (s *Searcher) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return s.db.QueryRowContext(ctx, q, args...) // reports the same error on Scan
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (s *Searcher) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.stmts) >= maxStmts {
+		for k, old := range s.stmts {
+			old.Close()
+			delete(s.stmts, k)
+			break
+		}
+	}
+	s.stmts[q] = st
+	return st, nil
+}
+
+// Close releases the prepared statements. It is idempotent; the Searcher stays usable.
+func (s *Searcher) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for k, st := range s.stmts {
+		errs = append(errs, st.Close())
+		delete(s.stmts, k)
+	}
+	return errors.Join(errs...)
 }
 
 // New returns a Searcher over db (replica.ReadDB()).
@@ -159,7 +220,7 @@ func New(db *sql.DB, cfg Config) *Searcher {
 	if cfg.RareLimit <= 0 {
 		cfg.RareLimit = DefaultRareLimit
 	}
-	return &Searcher{db: db, window: cfg.Window, rareLimit: cfg.RareLimit}
+	return &Searcher{db: db, window: cfg.Window, rareLimit: cfg.RareLimit, stmts: map[string]*sql.Stmt{}}
 }
 
 // kindSpec describes how to search one table.
@@ -216,12 +277,13 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 		return res, nil
 	}
 	res.Mode = "all"
-	hits, err := s.collect(ctx, &q, allTerms(e), need)
+	counts := map[string]int{}
+	hits, err := s.collect(ctx, &q, allTerms(e, counts), need)
 	if err != nil {
 		return Results{}, err
 	}
 	if len(hits) < minResults && e.Terms() > 1 {
-		more, err := s.collect(ctx, &q, anyTerm(e), need)
+		more, err := s.collect(ctx, &q, anyTerm(e, counts), need)
 		if err != nil {
 			return Results{}, err
 		}
@@ -327,18 +389,36 @@ type ftsQuery struct {
 	match string
 	terms []string
 	words []string
+	// lastBoth/lastPlain: see Expr.
+	lastBoth, lastPlain string
+	// counts caches term match counts per table across the passes of one Search.
+	counts map[string]int
 	// and: match is one AND clause of terms (the frequent ones may then filter only).
 	and bool
 	// any: match is the OR of terms.
 	any bool
 }
 
-func allTerms(e Expr) *ftsQuery {
-	return &ftsQuery{match: e.Match(), terms: e.terms, words: e.words, and: len(e.clauses) == 1}
+func allTerms(e Expr, counts map[string]int) *ftsQuery {
+	return &ftsQuery{match: e.Match(), terms: e.terms, words: e.words, and: len(e.clauses) == 1, lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts}
 }
 
-func anyTerm(e Expr) *ftsQuery {
-	return &ftsQuery{match: e.Any(), terms: e.terms, words: e.words, any: true}
+func anyTerm(e Expr, counts map[string]int) *ftsQuery {
+	return &ftsQuery{match: e.Any(), terms: e.terms, words: e.words, any: true, lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts}
+}
+
+// count returns how many rows of k match term, counting no further than rareLimit+1.
+func (s *Searcher) count(ctx context.Context, k kindSpec, fq *ftsQuery, term string) (int, error) {
+	key := k.table + "\x00" + term
+	if c, ok := fq.counts[key]; ok {
+		return c, nil
+	}
+	var c int
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", term, s.rareLimit+1).Scan(&c)
+	if err == nil && fq.counts != nil {
+		fq.counts[key] = c
+	}
+	return c, err
 }
 
 func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
@@ -357,17 +437,45 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 	// Selective terms are ranked by bm25; a term found in more than rareLimit rows carries
 	// almost no information (bm25's IDF goes to zero) yet costs a scan of its whole
 	// doclist to weigh, so it only filters.
-	var rare []string
-	for _, t := range fq.terms {
-		var c int
-		err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", t, s.rareLimit+1).Scan(&c)
+	terms, match := fq.terms, fq.match
+	known := map[string]int{}
+	if fq.lastBoth != "" {
+		c, err := s.count(ctx, k, fq, fq.lastPlain)
 		if err != nil {
 			return nil, err
+		}
+		if c >= expandBelow {
+			// A word found this often was typed in full: its matches fill the first pages
+			// anyway, and the prefix expansion is costly (a prefix query reads the whole
+			// doclist of every expansion, and bm25 weighs it twice).
+			match = strings.ReplaceAll(match, fq.lastBoth, fq.lastPlain)
+			terms = make([]string, len(fq.terms))
+			for i, t := range fq.terms {
+				if t == fq.lastBoth {
+					t = fq.lastPlain
+				}
+				terms[i] = t
+			}
+			known[fq.lastPlain] = c
+		}
+	}
+	var rare []string
+	for _, t := range terms {
+		c, ok := known[t]
+		if !ok {
+			var err error
+			if c, err = s.count(ctx, k, fq, t); err != nil {
+				return nil, err
+			}
+		}
+		if c == 0 && fq.and {
+			return nil, nil // a term found nowhere: no row has every term
 		}
 		if c <= s.rareLimit {
 			rare = append(rare, t)
 		}
 	}
+	fq = &ftsQuery{match: match, terms: terms, words: fq.words, and: fq.and, any: fq.any}
 	rank, filter := fq.match, ""
 	switch {
 	case len(rare) == len(fq.terms) || (!fq.and && !fq.any):
@@ -382,7 +490,8 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 		k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?"
 	iargs := []any{rank}
 	if filter != "" {
-		inner += " AND " + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
+		// The unary + keeps SQLite from turning the IN into one FTS lookup per rowid.
+		inner += " AND +" + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
 		iargs = append(iargs, filter)
 	}
 	order := "c.score, t.created_at DESC, t.id DESC"
@@ -400,43 +509,39 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 	return s.scanHits(ctx, k, query, all)
 }
 
-// recent answers a query made only of frequent terms: the newest matches, those with the
-// words in their title first.
+// recent answers a query made only of frequent terms: among the newest matches (the
+// window), those with the query's words in their title come first, then by time.
 func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, cols, where string, args []any, window, n int) ([]Hit, error) {
 	dir := "DESC"
 	if q.Order == OrderOldest {
 		dir = "ASC"
 	}
-	query := "SELECT " + cols + ", 0 FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
-		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
-		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
-	hits, err := s.scanHits(ctx, k, query, append(append([]any{fq.match}, args...), window))
-	if err != nil {
-		return nil, err
-	}
-	if q.Order == OrderRelevance {
-		for i := range hits {
-			title := strings.ToLower(hits[i].Title)
-			for _, w := range fq.words {
-				if w != "" && strings.Contains(title, w) {
-					hits[i].Score -= titleBonus
-				}
+	bonus, bargs := "0", []any{}
+	if q.Order == OrderRelevance && k.kind == KindObservation {
+		var parts []string
+		for _, w := range fq.words {
+			if w != "" {
+				parts = append(parts, "(instr(lower(t.title), ?) > 0)")
+				bargs = append(bargs, w)
 			}
 		}
+		if len(parts) > 0 {
+			bonus = "-" + strconv.FormatFloat(titleBonus, 'g', -1, 64) + " * (" + strings.Join(parts, " + ") + ")"
+		}
 	}
-	sortHits(hits, q.Order, true)
-	if len(hits) > n {
-		hits = hits[:n]
-	}
-	return hits, nil
+	query := "SELECT " + cols + ", " + bonus + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
+		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
+		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY score, t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
+	all := append(append(append(bargs, fq.match), args...), window, n)
+	return s.scanHits(ctx, k, query, all)
 }
 
-// titleBonus scores a frequent word found in a title: small next to any bm25 score of a
-// selective term, so such hits rank after real matches of rarer words.
+// titleBonus scores each query word found in a title when every term is frequent: small
+// next to any bm25 score of a selective term, so such hits rank after real matches.
 const titleBonus = 1e-3
 
 func (s *Searcher) scanHits(ctx context.Context, k kindSpec, query string, args []any) ([]Hit, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -243,3 +243,65 @@ func TestForgetRemovesFromSearch(t *testing.T) {
 		t.Fatalf("re-import resurrected %d observations", again.Observations)
 	}
 }
+
+func TestDeviceNamesAndFilter(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	if err := r.SetDeviceName(ctx, importer.ClaudeMemOrigin, "old-laptop"); err != nil {
+		t.Fatal(err)
+	}
+	s := search.New(r.ReadDB(), search.Config{})
+	for _, dev := range []string{"old-laptop", importer.ClaudeMemOrigin} {
+		res, err := s.Search(ctx, search.Query{Text: "invoice", Device: dev})
+		if err != nil || len(res.Hits) == 0 {
+			t.Fatalf("device %s: %v %+v", dev, err, res.Hits)
+		}
+		for _, h := range res.Hits {
+			if h.Device != "old-laptop" || h.Origin != importer.ClaudeMemOrigin {
+				t.Errorf("hit %+v", h)
+			}
+		}
+	}
+	if !strings.Contains(search.IndexLine(search.Hit{ID: "X", Title: "t", Project: "p", Device: "old-laptop"}), "@old-laptop") {
+		t.Error("index line does not show the device")
+	}
+}
+
+// TestConcurrentSearchWhileWriting runs searches (sharing the statement cache) while the
+// replica takes writes; run with -race.
+func TestConcurrentSearchWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	s := search.New(r.ReadDB(), search.Config{})
+	defer s.Close()
+	errc := make(chan error, 5)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 30; i++ {
+				q := []string{"idempotency", "gradle build", "invoice*", `"reverse charge"`}[(g+i)%4]
+				if _, err := s.Search(ctx, search.Query{Text: q, Project: []string{"", "billing-api"}[i%2]}); err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}(g)
+	}
+	go func() {
+		for i := 0; i < 20; i++ {
+			if _, err := r.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{SessionID: "w", Project: "billing-api",
+				Type: "change", Title: "invoice tweak " + strings.Repeat("x", i), CreatedAt: int64(1790000000000 + i)}}}); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	for i := 0; i < 5; i++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, i
 	query := "SELECT t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '') FROM " +
 		k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
 		" ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("timeline %s: %w", k.table, err)
 	}
@@ -173,7 +173,7 @@ func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*Hit, int64, er
 
 func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any) (*Hit, error) {
 	h := Hit{Kind: k.kind}
-	err := s.db.QueryRowContext(ctx, "SELECT t.id, t.created_at, "+k.typeExpr+", "+k.titleExpr+", t.project, t.session_id, t.origin, COALESCE(d.name, '') FROM "+
+	err := s.queryRow(ctx, "SELECT t.id, t.created_at, "+k.typeExpr+", "+k.titleExpr+", t.project, t.session_id, t.origin, COALESCE(d.name, '') FROM "+
 		k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
 		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -15,19 +15,6 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
-// setCut partitions n from peers (nil heals): connections are refused and dropped.
-func (n *Node) setCut(peers []peer.ID) {
-	n.mu.Lock()
-	n.cut = map[peer.ID]bool{}
-	for _, p := range peers {
-		n.cut[p] = true
-	}
-	n.mu.Unlock()
-	for _, p := range peers {
-		n.host.Network().ClosePeer(p)
-	}
-}
-
 func benchObservation(i int) replica.Observation {
 	return replica.Observation{
 		SessionID: fmt.Sprintf("bench-%d", i/100), Project: "bench", Type: "change",

@@ -169,3 +169,15 @@ func saveState(path string, s stateFile) error {
 func sortedOrigins(vv replica.VersionVector) []string {
 	return slices.Sorted(maps.Keys(vv))
 }
+
+// snapshotLocked deep-copies the state so it can be saved or read outside n.mu.
+func (n *Node) snapshotLocked() stateFile {
+	st := n.state
+	st.Group = st.Group.clone()
+	st.RemoteVV = make(map[string]replica.VersionVector, len(n.state.RemoteVV))
+	for k, v := range n.state.RemoteVV {
+		st.RemoteVV[k] = maps.Clone(v)
+	}
+	st.LastSync = maps.Clone(n.state.LastSync)
+	return st
+}

@@ -248,3 +248,16 @@ func contains(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// setCut partitions n from peers (nil heals): connections are refused and dropped.
+func (n *Node) setCut(peers []peer.ID) {
+	n.mu.Lock()
+	n.cut = map[peer.ID]bool{}
+	for _, p := range peers {
+		n.cut[p] = true
+	}
+	n.mu.Unlock()
+	for _, p := range peers {
+		n.host.Network().ClosePeer(p)
+	}
+}

@@ -205,11 +205,10 @@ type slogWriter struct{ l *slog.Logger }
 
 func (w slogWriter) Write(p []byte) (int, error) {
 	s := strings.TrimSpace(string(p))
+	// memberlist's errors are about peers (a laptop closed, a removed device still knocking
+	// with the old key every few seconds): routine for a device group, so one level down.
 	lvl := slog.LevelDebug
-	switch {
-	case strings.Contains(s, "[ERR]"):
-		lvl = slog.LevelWarn // peers coming and going are routine for a device group
-	case strings.Contains(s, "[WARN]"):
+	if strings.Contains(s, "[ERR]") {
 		lvl = slog.LevelInfo
 	}
 	w.l.Log(context.Background(), lvl, s)

@@ -127,8 +127,10 @@ var (
 	ErrNotStarted  = errors.New("sync node not started")
 	ErrNotMember   = errors.New("peer is not a member of this group")
 	ErrUnknownPeer = errors.New("no such device in the group")
-	ErrRemoveSelf  = errors.New("a device cannot remove itself: run the command on another device")
-	ErrOriginMatch = errors.New("replica origin is not this device's peer ID")
+	// ErrAmbiguousDevice: a name or short ID that matches several devices; use the peer ID.
+	ErrAmbiguousDevice = errors.New("more than one device matches: use the full peer ID")
+	ErrRemoveSelf      = errors.New("a device cannot remove itself: run the command on another device")
+	ErrOriginMatch     = errors.New("replica origin is not this device's peer ID")
 )
 
 // Node is one device's sync endpoint: libp2p host, memberlist, pairing and anti-entropy.
@@ -148,6 +150,7 @@ type Node struct {
 	memberKick chan struct{}
 	stateKick  chan struct{}
 
+	saveMu     stdsync.Mutex // serialises persist and syncKeyring, which run outside mu
 	mu         stdsync.Mutex
 	state      stateFile
 	invites    []pendingInvite
@@ -155,6 +158,7 @@ type Node struct {
 	peers      map[peer.ID]*peerRun
 	alive      map[peer.ID]bool
 	cut        map[peer.ID]bool // peers a test has partitioned away (always empty in production)
+	pulling    map[string]bool  // origins some session is pulling now: no second session pulls them
 	started    bool
 	closed     bool
 	cancel     context.CancelFunc
@@ -205,6 +209,7 @@ func New(cfg Config) (*Node, error) {
 		stateKick:  make(chan struct{}, 1),
 		peers:      map[peer.ID]*peerRun{},
 		alive:      map[peer.ID]bool{},
+		pulling:    map[string]bool{},
 	}, nil
 }
 
@@ -276,22 +281,22 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("start libp2p host: %w", err)
 	}
 	n.host = h
-	h.SetStreamHandler(ProtocolSync, n.handleSync)
-	h.SetStreamHandler(ProtocolPair, n.handlePair)
-
 	if err := n.startMemberlist(); err != nil {
 		h.Close()
 		return err
 	}
+	// Handlers only now: a session may rotate the gossip key, which needs the keyring.
+	h.SetStreamHandler(ProtocolSync, n.handleSync)
+	h.SetStreamHandler(ProtocolPair, n.handlePair)
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.mu.Lock()
 	n.cancel = cancel
 	n.refreshSelfLocked()
 	n.state.GossipPort = int(n.ml.LocalNode().Port)
-	st = n.state
+	st = n.snapshotLocked()
 	n.mu.Unlock()
-	if err := saveState(n.path, st); err != nil {
+	if err := n.persist(); err != nil {
 		n.shutdownTransports()
 		cancel()
 		return err
@@ -327,9 +332,8 @@ func (n *Node) publishName(ctx context.Context) error {
 	}
 	n.mu.Lock()
 	n.state.PublishedName = name
-	st := n.state
 	n.mu.Unlock()
-	return saveState(n.path, st)
+	return n.persist()
 }
 
 // refreshSelfLocked brings this device's own member record up to date.
@@ -365,6 +369,12 @@ func (n *Node) Close() error {
 	}
 	err := n.shutdownTransports()
 	n.wg.Wait()
+	n.mu.Lock()
+	st, started := n.snapshotLocked(), n.started && n.host != nil
+	n.mu.Unlock()
+	if started && st.Group.GroupID != "" {
+		err = errors.Join(err, n.persist()) // keeps last-sync times across restarts
+	}
 	n.log.Info("sync node stopped")
 	return err
 }
@@ -536,19 +546,18 @@ func (n *Node) mergeGroup(other groupState) error {
 		n.mu.Unlock()
 		return err
 	}
-	st := n.state
-	st.Group = st.Group.clone()
+	st := n.snapshotLocked()
 	n.mu.Unlock()
 	return n.applyGroupChange(before, st)
 }
 
 func (n *Node) applyGroupChange(before groupState, st stateFile) error {
-	if err := saveState(n.path, st); err != nil {
+	if err := n.persist(); err != nil {
 		return err
 	}
 	g := st.Group
 	if g.KeyEpoch != before.KeyEpoch || string(g.Key) != string(before.Key) {
-		if err := n.useKey(g.Key); err != nil {
+		if err := n.syncKeyring(); err != nil {
 			return err
 		}
 		n.log.Info("gossip key rotated", "epoch", g.KeyEpoch)
@@ -615,4 +624,26 @@ func (n *Node) pendingInvitesLocked() int {
 	now := n.cfg.Now()
 	n.invites = slices.DeleteFunc(n.invites, func(i pendingInvite) bool { return !now.Before(i.expires) })
 	return len(n.invites)
+}
+
+// persist writes the current state. Concurrent callers are serialised and each writes the
+// state as of its turn, so the file never goes back to an older state.
+func (n *Node) persist() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
+	n.mu.Lock()
+	st := n.snapshotLocked()
+	n.mu.Unlock()
+	return saveState(n.path, st)
+}
+
+// syncKeyring makes the gossip keyring hold exactly the current group key. Reading the key
+// at its turn (not the caller's copy) means two concurrent rotations end on the latest key.
+func (n *Node) syncKeyring() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
+	n.mu.Lock()
+	key := slices.Clone(n.state.Group.Key)
+	n.mu.Unlock()
+	return n.useKey(key)
 }

@@ -114,6 +114,10 @@ func (n *Node) Join(ctx context.Context, code string) error {
 
 	ctx, cancel := context.WithTimeout(ctx, pairTimeout)
 	defer cancel()
+	// Start clean: a connection or addresses left from an earlier attempt may belong to a
+	// moment when the inviter had no invite open, and would be refused.
+	n.host.Network().ClosePeer(c.Inviter)
+	n.host.Peerstore().ClearAddrs(c.Inviter)
 	if err := n.host.Connect(ctx, peer.AddrInfo{ID: c.Inviter, Addrs: []ma.Multiaddr{c.Addr}}); err != nil {
 		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
 	}
@@ -136,8 +140,7 @@ func (n *Node) Join(ctx context.Context, code string) error {
 	g.Members[n.self.String()] = newestMember(g.Members[n.self.String()], before.Members[n.self.String()])
 	n.state.Group = g
 	n.state.RemoteVV, n.state.LastSync = nil, nil
-	st := n.state
-	st.Group = st.Group.clone()
+	st := n.snapshotLocked()
 	n.mu.Unlock()
 	if err := n.applyGroupChange(before, st); err != nil {
 		return fmt.Errorf("join: %w", err)
@@ -284,8 +287,7 @@ func (n *Node) handlePair(s network.Stream) {
 	before := n.state.Group.clone()
 	joiner.Updated = max(joiner.Updated, n.cfg.Now().UnixMilli())
 	n.state.Group.Members[joiner.PeerID] = joiner
-	st := n.state
-	st.Group = st.Group.clone()
+	st := n.snapshotLocked()
 	n.mu.Unlock()
 	if err := n.applyGroupChange(before, st); err != nil {
 		refuse("save group")
@@ -327,8 +329,7 @@ func (n *Node) Remove(ctx context.Context, device string) (Member, error) {
 	delete(n.state.Group.Members, m.PeerID)
 	n.state.Group.KeyEpoch++
 	n.state.Group.Key = key
-	st := n.state
-	st.Group = st.Group.clone()
+	st := n.snapshotLocked()
 	n.mu.Unlock()
 	if err := n.applyGroupChange(before, st); err != nil {
 		return Member{}, fmt.Errorf("remove: %w", err)
@@ -352,5 +353,5 @@ func resolveMember(g groupState, device string) (Member, error) {
 	case 1:
 		return found[0], nil
 	}
-	return Member{}, fmt.Errorf("%q matches %d devices: use the full peer ID", device, len(found))
+	return Member{}, fmt.Errorf("%q matches %d devices: %w", device, len(found), ErrAmbiguousDevice)
 }

@@ -219,12 +219,24 @@ func (n *Node) respond(ctx context.Context, c *conn, p peer.ID) error {
 // pull asks for every origin where the peer is ahead of mine and applies the batches as they
 // arrive, one transaction each.
 func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVector) error {
+	// An origin another session is already pulling is left to it: two sessions (ours and the
+	// peer's, started by the same event) would otherwise fetch and apply the same ops twice.
 	w := &message{Type: msgWant}
+	n.mu.Lock()
 	for _, o := range sortedOrigins(theirs) {
-		if theirs[o] > mine[o] {
+		if theirs[o] > mine[o] && !n.pulling[o] {
+			n.pulling[o] = true
 			w.Wants = append(w.Wants, want{Origin: o, After: mine[o]})
 		}
 	}
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		for _, wt := range w.Wants {
+			delete(n.pulling, wt.Origin)
+		}
+		n.mu.Unlock()
+	}()
 	if err := c.send(w); err != nil {
 		return err
 	}
@@ -237,23 +249,49 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 			n.NotifyLocalWrite() // relay: what we just learned goes on to the other members
 		}
 	}()
-	for {
-		m, err := c.recv()
-		if err != nil {
-			return err
+	// Receive and decode the next batches while SQLite applies the current one.
+	type recvd struct {
+		m   *message
+		err error
+	}
+	ch := make(chan recvd, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			m, err := c.recv()
+			select {
+			case ch <- recvd{m, err}:
+			case <-stop:
+				return
+			}
+			if err != nil || m.Type != msgOps {
+				return
+			}
 		}
-		switch m.Type {
+	}()
+	for {
+		var r recvd
+		select {
+		case r = <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if r.err != nil {
+			return r.err
+		}
+		switch r.m.Type {
 		case msgDone:
 			return nil
 		case msgOps:
-			res, err := n.cfg.Store.ApplyOps(ctx, m.Ops)
+			res, err := n.cfg.Store.ApplyOps(ctx, r.m.Ops)
 			if err != nil {
-				return fmt.Errorf("apply batch from %s: %w", m.Origin, err)
+				return fmt.Errorf("apply batch from %s: %w", r.m.Origin, err)
 			}
 			applied += res.Applied
 			n.stats.OpsApplied.Add(int64(res.Applied))
 		default:
-			return fmt.Errorf("got message %d during pull: %w", m.Type, ErrProtocol)
+			return fmt.Errorf("got message %d during pull: %w", r.m.Type, ErrProtocol)
 		}
 	}
 }

@@ -66,7 +66,8 @@ func freePort(tb testing.TB) int {
 }
 
 func (in *instance) env() []string {
-	env := append(os.Environ(), "MEMNODE_DATA_DIR="+in.dataDir, "MEMNODE_PORT="+strconv.Itoa(in.port), "HOME="+in.dataDir)
+	env := append(os.Environ(), "MEMNODE_DATA_DIR="+in.dataDir, "MEMNODE_PORT="+strconv.Itoa(in.port), "HOME="+in.dataDir,
+		"MEMNODE_SYNC_PORT=-1", "MEMNODE_GOSSIP_PORT=-1")
 	return append(env, in.extra...)
 }
 

@@ -51,6 +51,7 @@ func commandTable() map[string]command {
 		"context":   {"print the context a new session would get [--project P]", cmdContext},
 		"version":   {"print the version", cmdVersion},
 		"keys":      {"manage AI provider keys: keys set PROVIDER | list | delete PROVIDER", cmdKeys},
+		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }
 
@@ -100,7 +101,8 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nenvironment: MEMNODE_DATA_DIR (default ~/.memnode), MEMNODE_PORT")
+	fmt.Fprintln(w, "\nenvironment: MEMNODE_DATA_DIR (default ~/.memnode), MEMNODE_PORT, MEMNODE_SYNC_HOST,")
+	fmt.Fprintln(w, "  MEMNODE_SYNC_PORT, MEMNODE_GOSSIP_PORT, MEMNODE_DEVICE_NAME, MEMNODE_<PROVIDER>_API_KEY")
 }
 
 // newEnv resolves the data dir and settings. On a settings error it still returns a usable
@@ -133,6 +135,36 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 	}
 	if s.Port == 0 {
 		s.Port = configs.DefaultPort(os.Getuid())
+	}
+	for _, o := range []struct {
+		env string
+		dst *int
+	}{{"MEMNODE_SYNC_PORT", &s.SyncPort}, {"MEMNODE_GOSSIP_PORT", &s.GossipPort}} {
+		if v := getenv(o.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < -1 || n > 65535 {
+				return env, fmt.Errorf("%s=%q is not a port number (-1 means any free port)", o.env, v)
+			}
+			*o.dst = n
+		}
+	}
+	if v := getenv("MEMNODE_SYNC_HOST"); v != "" {
+		s.SyncHost = v
+	}
+	if v := getenv("MEMNODE_DEVICE_NAME"); v != "" {
+		s.DeviceName = v
+	}
+	if s.SyncPort == 0 {
+		s.SyncPort = configs.DefaultSyncPort(os.Getuid())
+	}
+	if s.GossipPort == 0 {
+		s.GossipPort = configs.DefaultGossipPort(os.Getuid())
+	}
+	if s.SyncHost == "" {
+		s.SyncHost = "127.0.0.1"
+	}
+	if s.DeviceName == "" {
+		s.DeviceName, _ = os.Hostname()
 	}
 	env.Settings = s
 	return env, nil

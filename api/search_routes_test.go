@@ -1,0 +1,164 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
+)
+
+// coreStub is the minimum core backend: always ready, no ingestion.
+type coreStub struct{}
+
+func (coreStub) Ready() bool { return true }
+func (coreStub) Ingest(context.Context, hooks.Event) (hooks.EventReply, error) {
+	return hooks.EventReply{}, errors.New("not in this test")
+}
+func (coreStub) Context(context.Context, string, string) (string, error) { return "", nil }
+func (coreStub) ObservationsByFile(context.Context, string, []string, int) ([]hooks.FileObservation, error) {
+	return nil, nil
+}
+func (coreStub) Status(context.Context) (any, error) { return map[string]string{}, nil }
+
+// searchNode serves the search routes over a real replica on httptest.
+func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {
+	t.Helper()
+	gin.SetMode(gin.ReleaseMode)
+	rep, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rep.Close() })
+	srv, err := api.New(api.Config{Token: "tok", Backend: coreStub{}, Search: search.NewService(rep, search.Config{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return rep, client.New(ts.URL, "tok"), ts.URL
+}
+
+func sampleRecords(t *testing.T) []importer.Record {
+	t.Helper()
+	ctx := context.Background()
+	cm, err := importer.OpenClaudeMem(ctx, "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	var recs []importer.Record
+	if err := cm.Each(ctx, func(r importer.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func TestSearchRoutesEndToEnd(t *testing.T) {
+	ctx := context.Background()
+	_, c, _ := searchNode(t)
+	res, err := c.Import(ctx, sampleRecords(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Observations != 9 || res.Summaries != 4 || res.Prompts != 4 || res.Sessions != 4 {
+		t.Fatalf("import %+v", res)
+	}
+	again, err := c.Import(ctx, sampleRecords(t))
+	if err != nil || again.Observations+again.Prompts+again.Summaries+again.Sessions != 0 {
+		t.Fatalf("second import not a no-op: %+v %v", again, err)
+	}
+
+	hits, err := c.Search(ctx, search.Query{Text: "idempotency", Project: "billing-api", Limit: 5})
+	if err != nil || len(hits.Hits) < 2 {
+		t.Fatalf("search: %v %+v", err, hits)
+	}
+	tl, err := c.Timeline(ctx, search.TimelineQuery{Anchor: hits.Hits[0].ID, Before: 2, After: 2})
+	if err != nil || tl.AnchorID != hits.Hits[0].ID || len(tl.Items) == 0 {
+		t.Fatalf("timeline: %v %+v", err, tl)
+	}
+	recs, err := c.Get(ctx, []string{hits.Hits[0].ID})
+	if err != nil || len(recs.Items) != 1 || recs.Items[0].Observation == nil {
+		t.Fatalf("get: %v %+v", err, recs)
+	}
+
+	saved, err := c.SaveNote(ctx, search.Note{Project: "billing-api", Text: "Webhook secrets rotate monthly <private>hunter2</private>"})
+	if err != nil || saved.ID == "" {
+		t.Fatalf("save: %v %+v", err, saved)
+	}
+	note, err := c.Get(ctx, []string{saved.ID})
+	if err != nil || len(note.Items) != 1 || strings.Contains(note.Items[0].Observation.Narrative, "hunter2") {
+		t.Fatalf("note: %v %+v", err, note)
+	}
+
+	fr, err := c.Forget(ctx, []string{saved.ID})
+	if err != nil || fr.Found != 1 {
+		t.Fatalf("forget: %v %+v", err, fr)
+	}
+	gone, err := c.Search(ctx, search.Query{Text: "webhook secrets rotate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range gone.Hits {
+		if h.ID == saved.ID {
+			t.Fatalf("forgotten note still found: %+v", h)
+		}
+	}
+
+	var buf bytes.Buffer
+	n, err := c.Export(ctx, "", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// header + 4 sessions + 4 prompts + 9 observations + 4 summaries + 1 tombstone
+	if n != 23 || strings.Count(buf.String(), "\n") != 23 {
+		t.Fatalf("export wrote %d records:\n%s", n, buf.String())
+	}
+}
+
+func TestSearchRoutesErrors(t *testing.T) {
+	ctx := context.Background()
+	_, c, url := searchNode(t)
+	for name, call := range map[string]func() error{
+		"bad type":  func() error { _, err := c.Search(ctx, search.Query{Type: "files"}); return err },
+		"bad limit": func() error { _, err := c.Search(ctx, search.Query{Limit: -3}); return err },
+		"no anchor": func() error { _, err := c.Timeline(ctx, search.TimelineQuery{}); return err },
+		"no ids":    func() error { _, err := c.Get(ctx, nil); return err },
+		"empty note": func() error {
+			_, err := c.SaveNote(ctx, search.Note{Project: "p", Text: "<private>x</private>"})
+			return err
+		},
+		"bad import rec": func() error { _, err := c.Import(ctx, []importer.Record{{Kind: "observation"}}); return err },
+	} {
+		if err := call(); !errors.Is(err, client.ErrRejected) {
+			t.Errorf("%s: want ErrRejected, got %v", name, err)
+		}
+	}
+	if _, err := c.Timeline(ctx, search.TimelineQuery{Anchor: "no-such-thing"}); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("unknown anchor: want ErrNotFound, got %v", err)
+	}
+	resp, err := http.Get(url + "/api/search?query=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: status %d", resp.StatusCode)
+	}
+	bad := client.New(url, "wrong")
+	if _, err := bad.Search(ctx, search.Query{Text: "x"}); !errors.Is(err, client.ErrRejected) {
+		t.Errorf("wrong token: %v", err)
+	}
+}

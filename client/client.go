@@ -1,0 +1,282 @@
+// Package client is a typed HTTP client for the local node's API (127.0.0.1, bearer token
+// from <data dir>/token), used by the CLI and the MCP server.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
+)
+
+// Sentinel errors.
+var (
+	// ErrNodeDown means the node is not running or not reachable.
+	ErrNodeDown = errors.New("memnode node is not running (start it with 'memnode start')")
+	// ErrNoToken means the data dir has no token file: the node never ran there.
+	ErrNoToken = errors.New("no token in the data dir (start the node with 'memnode start')")
+	// ErrRejected is a 4xx answer: the request must be fixed. The message is the node's.
+	ErrRejected = errors.New("rejected")
+	// ErrNotFound is a 404 answer.
+	ErrNotFound = errors.New("not found")
+)
+
+// Client talks to one node. Safe for concurrent use.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+// New returns a client for baseURL ("http://127.0.0.1:PORT") with a bearer token.
+func New(baseURL, token string) *Client {
+	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: &http.Client{Timeout: 5 * time.Minute}}
+}
+
+// FromDataDir returns a client for the node of dataDir listening on 127.0.0.1:port.
+func FromDataDir(dataDir string, port int) (*Client, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "token"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, ErrNoToken
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read token: %w", err)
+	}
+	return New("http://127.0.0.1:"+strconv.Itoa(port), strings.TrimSpace(string(b))), nil
+}
+
+// apiError is the body of an error answer.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func (c *Client) do(ctx context.Context, method, route string, q url.Values, body io.Reader, ctype string) (*http.Response, error) {
+	u := c.base + route
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNodeDown, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var e apiError
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
+	if e.Error == "" {
+		e.Error = resp.Status
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, e.Error)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return nil, fmt.Errorf("%w: node is starting (%s)", ErrNodeDown, e.Error)
+	case resp.StatusCode/100 == 4:
+		return nil, fmt.Errorf("%w: %s", ErrRejected, e.Error)
+	}
+	return nil, fmt.Errorf("node error: %s", e.Error)
+}
+
+func (c *Client) getJSON(ctx context.Context, route string, q url.Values, out any) error {
+	resp, err := c.do(ctx, http.MethodGet, route, q, nil, "")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode %s: %w", route, err)
+	}
+	return nil
+}
+
+func (c *Client) postJSON(ctx context.Context, route string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", route, err)
+	}
+	resp, err := c.do(ctx, http.MethodPost, route, nil, bytes.NewReader(b), "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("decode %s: %w", route, err)
+	}
+	return nil
+}
+
+// Search runs a query.
+func (c *Client) Search(ctx context.Context, q search.Query) (search.Results, error) {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set("query", q.Text)
+	set("project", q.Project)
+	set("type", q.Type)
+	set("obs_type", strings.Join(q.ObsTypes, ","))
+	set("device", q.Device)
+	set("order", q.Order)
+	if q.Since != 0 {
+		v.Set("since", strconv.FormatInt(q.Since, 10))
+	}
+	if q.Until != 0 {
+		v.Set("until", strconv.FormatInt(q.Until, 10))
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	var res search.Results
+	return res, c.getJSON(ctx, "/api/search", v, &res)
+}
+
+// Timeline returns the records around an anchor.
+func (c *Client) Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if q.Before != 0 {
+		v.Set("before", strconv.Itoa(q.Before))
+	}
+	if q.After != 0 {
+		v.Set("after", strconv.Itoa(q.After))
+	}
+	var tl search.Timeline
+	return tl, c.getJSON(ctx, "/api/timeline", v, &tl)
+}
+
+// Get returns full records by ID.
+func (c *Client) Get(ctx context.Context, ids []string) (search.Records, error) {
+	var recs search.Records
+	return recs, c.postJSON(ctx, "/api/records/batch", map[string][]string{"ids": ids}, &recs)
+}
+
+// Forget tombstones records and purges their content on every device.
+func (c *Client) Forget(ctx context.Context, ids []string) (search.ForgetResult, error) {
+	var res search.ForgetResult
+	return res, c.postJSON(ctx, "/api/forget", map[string][]string{"ids": ids}, &res)
+}
+
+// SaveNote stores a note.
+func (c *Client) SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error) {
+	var res search.SaveResult
+	return res, c.postJSON(ctx, "/api/memories", n, &res)
+}
+
+// ErrTruncated means an export stream ended before its trailer.
+var ErrTruncated = errors.New("export stream ended early")
+
+// Export copies the node's export (JSONL) to w and returns the number of records. The
+// node ends a complete stream with a trailer line, which is checked and not copied.
+func (c *Client) Export(ctx context.Context, project string, w io.Writer) (int, error) {
+	v := url.Values{}
+	if project != "" {
+		v.Set("project", project)
+	}
+	resp, err := c.do(ctx, http.MethodGet, "/api/export", v, nil, "")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 1<<16)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	n := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			var end struct {
+				Kind  string `json:"kind"`
+				Count int    `json:"count"`
+			}
+			if bytes.HasPrefix(line, []byte(`{"kind":"end"`)) && json.Unmarshal(line, &end) == nil && end.Kind == "end" {
+				if end.Count != n {
+					return n, fmt.Errorf("%w: %d of %d records", ErrTruncated, n, end.Count)
+				}
+				return n, bw.Flush()
+			}
+			if _, werr := bw.Write(line); werr != nil {
+				return n, fmt.Errorf("write export: %w", werr)
+			}
+			n++
+		}
+		if errors.Is(err, io.EOF) {
+			return n, fmt.Errorf("%w after %d records", ErrTruncated, n)
+		}
+		if err != nil {
+			return n, fmt.Errorf("read export: %w", err)
+		}
+	}
+}
+
+// Import sends one batch of records.
+func (c *Client) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
+	var buf bytes.Buffer
+	w := importer.NewWriter(&buf)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			return replica.ImportResult{}, fmt.Errorf("encode import: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return replica.ImportResult{}, fmt.Errorf("encode import: %w", err)
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/import", nil, &buf, "application/x-ndjson")
+	if err != nil {
+		return replica.ImportResult{}, err
+	}
+	defer resp.Body.Close()
+	var res replica.ImportResult
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		return res, fmt.Errorf("decode import reply: %w", err)
+	}
+	return res, nil
+}
+
+// Health is the node's /health answer.
+type Health struct {
+	Status  string `json:"status"`
+	Ready   bool   `json:"ready"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+}
+
+// Health asks whether the node is up (no token needed).
+func (c *Client) Health(ctx context.Context) (Health, error) {
+	var h Health
+	return h, c.getJSON(ctx, "/health", nil, &h)
+}

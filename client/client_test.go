@@ -1,0 +1,84 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/search"
+)
+
+func TestFromDataDir(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := client.FromDataDir(dir, 1); !errors.Is(err, client.ErrNoToken) {
+		t.Fatalf("no token: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		io.WriteString(w, `{"hits":[]}`)
+	}))
+	defer ts.Close()
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	c, err := client.FromDataDir(dir, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Search(context.Background(), search.Query{Text: "x"}); err != nil || got != "Bearer s3cret" {
+		t.Fatalf("search: %v, auth header %q", err, got)
+	}
+}
+
+func TestNodeDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	c := client.New("http://"+addr, "t")
+	if _, err := c.Get(context.Background(), []string{"a"}); !errors.Is(err, client.ErrNodeDown) {
+		t.Fatalf("want ErrNodeDown, got %v", err)
+	}
+}
+
+func TestExportDetectsTruncation(t *testing.T) {
+	body := `{"kind":"header","header":{"format":"memnode-export","version":1,"exported_at":1}}` + "\n" +
+		`{"kind":"tombstone","id":"a"}` + "\n"
+	for _, c := range []struct {
+		name, trailer string
+		wantErr       bool
+	}{
+		{"complete", `{"kind":"end","count":2}` + "\n", false},
+		{"cut short", "", true},
+		{"count mismatch", `{"kind":"end","count":3}` + "\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, body+c.trailer)
+			}))
+			defer ts.Close()
+			var out bytes.Buffer
+			n, err := client.New(ts.URL, "t").Export(context.Background(), "", &out)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if !c.wantErr && (n != 2 || out.String() != body) {
+				t.Fatalf("copied %d records: %q", n, out.String())
+			}
+		})
+	}
+}

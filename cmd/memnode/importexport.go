@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+)
+
+// importBatch is how many records go to the node per request: big enough to amortise the
+// transaction, small enough for a smooth progress bar.
+const importBatch = 1000
+
+func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "export")
+	project := fs.String("project", "", "only this project")
+	out := fs.String("out", "", "write to this file instead of stdout")
+	if _, err := parseMixed(fs, args); err != nil {
+		return 2
+	}
+	w := env.Stdout
+	var f *os.File
+	if *out != "" {
+		var err error
+		if f, err = os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
+			return fail(env, "export: %v", err)
+		}
+		w = f
+	}
+	n, err := with(ctx, newNodeConn(env), func(c *client.Client) (int, error) { return c.Export(ctx, *project, w) })
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fail(env, "export: %v", err)
+	}
+	fmt.Fprintf(env.Stderr, "exported %d records\n", n)
+	return 0
+}
+
+func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "import FILE.jsonl | --from-claude-mem PATH")
+	from := fs.String("from-claude-mem", "", "import a claude-mem database (e.g. ~/.claude-mem/claude-mem.db)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if (*from == "") == (len(pos) != 1) {
+		fmt.Fprintln(env.Stderr, "memnode: usage: memnode import FILE.jsonl (or - for stdin) | memnode import --from-claude-mem PATH")
+		return 2
+	}
+	conn := newNodeConn(env)
+	var total int
+	var each func(func(importer.Record) error) error
+	if *from != "" {
+		cm, err := importer.OpenClaudeMem(ctx, *from)
+		if err != nil {
+			return fail(env, "import: %v", err)
+		}
+		defer cm.Close()
+		if total, err = cm.Count(ctx); err != nil {
+			return fail(env, "import: %v", err)
+		}
+		each = func(fn func(importer.Record) error) error { return cm.Each(ctx, fn) }
+	} else {
+		var r io.Reader = env.Stdin
+		if pos[0] != "-" {
+			f, err := os.Open(pos[0])
+			if err != nil {
+				return fail(env, "import: %v", err)
+			}
+			defer f.Close()
+			if total, err = countLines(f); err != nil {
+				return fail(env, "import: %v", err)
+			}
+			r = f
+		}
+		each = func(fn func(importer.Record) error) error {
+			rd := importer.NewReader(r)
+			for {
+				rec, err := rd.Next()
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if rec.Kind == importer.KindHeader {
+					total--
+					continue
+				}
+				if err := fn(rec); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	bar := &progress{w: env.Stderr, total: total, quiet: *quiet}
+	var sum replica.ImportResult
+	batch := make([]importer.Record, 0, importBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := with(ctx, conn, func(c *client.Client) (replica.ImportResult, error) { return c.Import(ctx, batch) })
+		if err != nil {
+			return err
+		}
+		sum.Add(res)
+		bar.add(len(batch))
+		batch = batch[:0]
+		return nil
+	}
+	err = each(func(rec importer.Record) error {
+		batch = append(batch, rec)
+		if len(batch) == importBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	bar.done()
+	if err != nil {
+		return fail(env, "import: %v (records already sent are stored; importing again is safe)", err)
+	}
+	fmt.Fprintf(env.Stdout, "imported %d sessions, %d prompts, %d observations, %d summaries, %d devices, %d tombstones; %d already present\n",
+		sum.Sessions, sum.Prompts, sum.Observations, sum.Summaries, sum.Devices, sum.Tombstones, sum.Skipped)
+	return 0
+}
+
+// countLines counts non-blank lines and rewinds f.
+func countLines(f *os.File) (int, error) {
+	n := 0
+	br := bufio.NewReaderSize(f, 1<<16)
+	blank := true
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(bytes.TrimSpace(chunk)) > 0 {
+			blank = false
+		}
+		if err == nil || (errors.Is(err, io.EOF) && len(chunk) > 0) {
+			if !blank {
+				n++
+			}
+			blank = true
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return 0, err
+		}
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return n, err
+}
+
+// progress draws a one-line progress bar on stderr for imports of more than one batch.
+type progress struct {
+	w     io.Writer
+	total int
+	n     int
+	quiet bool
+	drawn bool
+}
+
+func (p *progress) add(k int) {
+	p.n += k
+	if p.quiet || p.total <= importBatch {
+		return
+	}
+	const width = 30
+	fill := width * min(p.n, p.total) / p.total
+	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d (%d%%)", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		p.n, p.total, 100*min(p.n, p.total)/p.total)
+	p.drawn = true
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}

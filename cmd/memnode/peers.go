@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/node"
+	memsync "github.com/memnode/memnode/sync"
+)
+
+const peersUsage = `usage:
+  memnode peers [--json]              list the devices of this group
+  memnode peers status --json         the same, as JSON for scripts
+  memnode peers invite [--ttl 10m]    print a single-use code for a new device
+  memnode peers join [CODE]           join the group of the device that printed CODE
+                                      (without CODE, it is read from stdin)
+  memnode peers remove DEVICE         revoke a device (name, short ID or peer ID) for good`
+
+// cmdPeers administers the device group through the running node's API.
+func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "", "list", "status":
+		fs := flag.NewFlagSet("peers", flag.ContinueOnError)
+		fs.SetOutput(env.Stderr)
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		var st memsync.Status
+		if err := peersCall(ctx, env, http.MethodGet, "/api/peers", nil, &st); err != nil {
+			return fail(env, "peers: %v", err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(st)
+			return 0
+		}
+		printPeers(env.Stdout, st)
+		return 0
+	case "invite":
+		fs := flag.NewFlagSet("peers invite", flag.ContinueOnError)
+		fs.SetOutput(env.Stderr)
+		ttl := fs.Duration("ttl", memsync.DefaultInviteTTL, "how long the code stays valid")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		var rep api.InviteReply
+		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/invite", api.InviteRequest{TTL: ttl.String()}, &rep); err != nil {
+			return fail(env, "peers invite: %v", err)
+		}
+		fmt.Fprintf(env.Stdout, "%s\n\nOn the other device run:\n  memnode peers join %s\nThe code works once, until %s. Do not share it with anyone else.\n",
+			rep.Code, rep.Code, rep.Expires.Local().Format("15:04:05"))
+		return 0
+	case "join":
+		code := ""
+		if len(args) > 0 {
+			code = args[0]
+		} else {
+			// Reading from stdin keeps the code out of shell history and process listings.
+			line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+			if err != nil && line == "" {
+				return fail(env, "peers join: no code given (pass it as an argument or on stdin)")
+			}
+			code = strings.TrimSpace(line)
+		}
+		if code == "" {
+			fmt.Fprintln(env.Stderr, peersUsage)
+			return 2
+		}
+		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/join", api.JoinRequest{Code: code}, nil); err != nil {
+			return fail(env, "peers join: %v", err)
+		}
+		fmt.Fprintln(env.Stdout, "Joined. This device now syncs with the group; `memnode peers` lists the devices.")
+		return 0
+	case "remove":
+		if len(args) != 1 {
+			fmt.Fprintln(env.Stderr, peersUsage)
+			return 2
+		}
+		var m memsync.Member
+		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/remove", api.RemoveRequest{Device: args[0]}, &m); err != nil {
+			return fail(env, "peers remove: %v", err)
+		}
+		fmt.Fprintf(env.Stdout, "Removed %s (%s). It can no longer connect, and the group key was rotated.\n", m.Name, m.PeerID)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, peersUsage)
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "memnode peers: unknown subcommand %q\n%s\n", sub, peersUsage)
+	return 2
+}
+
+func printPeers(w io.Writer, st memsync.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tPEER\tSTATE\tLAST SYNC\tBEHIND\tADDRESSES")
+	for _, d := range st.Devices {
+		name := d.Name
+		if d.Self {
+			name += " (this device)"
+		}
+		last := "-"
+		if d.LastSync != nil {
+			last = time.Since(*d.LastSync).Truncate(time.Second).String() + " ago"
+		}
+		behind := "-"
+		if !d.Self {
+			behind = fmt.Sprint(d.Behind)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, d.ShortID, d.State, last, behind, strings.Join(d.Addrs, " "))
+	}
+	tw.Flush()
+	if st.PendingInvites > 0 {
+		fmt.Fprintf(w, "%d invite(s) pending\n", st.PendingInvites)
+	}
+}
+
+// peersCall sends a JSON request to the node's API with the data dir's token.
+func peersCall(ctx context.Context, env *cliEnv, method, path string, in, out any) error {
+	tok, err := node.LoadToken(env.DataDir)
+	if err != nil {
+		return fmt.Errorf("is the node running? %w", err)
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, baseURL(env)+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the node is not reachable (start it with `memnode start`): %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if json.Unmarshal(b, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s", e.Error)
+		}
+		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

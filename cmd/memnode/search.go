@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/search"
+)
+
+// nodeConn is a client of the local node that starts the node once when it is not
+// running, so `memnode search` (and the MCP server) work right after a reboot.
+type nodeConn struct {
+	env     *cliEnv
+	mu      sync.Mutex
+	c       *client.Client
+	started bool
+}
+
+func newNodeConn(env *cliEnv) *nodeConn { return &nodeConn{env: env} }
+
+func (n *nodeConn) client(ctx context.Context, retry bool) (*client.Client, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if retry && !n.started {
+		n.started = true
+		if err := startNode(ctx, n.env); err != nil {
+			return nil, fmt.Errorf("start node: %w", err)
+		}
+		n.c = nil // the token may be new
+	}
+	if n.c == nil {
+		c, err := client.FromDataDir(n.env.DataDir, n.env.Settings.Port)
+		if err != nil {
+			return nil, err
+		}
+		n.c = c
+	}
+	return n.c, nil
+}
+
+// with runs fn against the node, starting the node (once per nodeConn) and retrying
+// when it is down.
+func with[T any](ctx context.Context, n *nodeConn, fn func(*client.Client) (T, error)) (T, error) {
+	var zero T
+	c, err := n.client(ctx, false)
+	if err == nil {
+		var v T
+		if v, err = fn(c); err == nil {
+			return v, nil
+		}
+	}
+	if !errors.Is(err, client.ErrNodeDown) && !errors.Is(err, client.ErrNoToken) || ctx.Err() != nil {
+		return zero, err
+	}
+	if c, err = n.client(ctx, true); err != nil {
+		return zero, err
+	}
+	return fn(c)
+}
+
+// nodeConn implements mcpserver.Memory.
+func (n *nodeConn) Search(ctx context.Context, q search.Query) (search.Results, error) {
+	return with(ctx, n, func(c *client.Client) (search.Results, error) { return c.Search(ctx, q) })
+}
+
+func (n *nodeConn) Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error) {
+	return with(ctx, n, func(c *client.Client) (search.Timeline, error) { return c.Timeline(ctx, q) })
+}
+
+func (n *nodeConn) Get(ctx context.Context, ids []string) (search.Records, error) {
+	return with(ctx, n, func(c *client.Client) (search.Records, error) { return c.Get(ctx, ids) })
+}
+
+func (n *nodeConn) SaveNote(ctx context.Context, note search.Note) (search.SaveResult, error) {
+	return with(ctx, n, func(c *client.Client) (search.SaveResult, error) { return c.SaveNote(ctx, note) })
+}
+
+func (n *nodeConn) Forget(ctx context.Context, ids []string) (search.ForgetResult, error) {
+	return with(ctx, n, func(c *client.Client) (search.ForgetResult, error) { return c.Forget(ctx, ids) })
+}
+
+// parseMixed parses flags that may come after positional arguments
+// (`memnode search webhook --project api`); "--" ends the flags.
+func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func newFlags(env *cliEnv, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("memnode "+name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	return fs
+}
+
+func printJSON(env *cliEnv, v any) int {
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fail(env, "write output: %v", err)
+	}
+	return 0
+}
+
+// timeFlag accepts epoch milliseconds or an ISO date/time.
+func timeFlag(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return n, nil
+	}
+	if t, ok := search.ParseTime(v); ok {
+		return t, nil
+	}
+	return 0, fmt.Errorf("--%s %q: want an ISO date/time (2026-10-01, 2026-10-01T09:00:00Z) or epoch ms", name, v)
+}
+
+func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "search QUERY")
+	var q search.Query
+	var obsTypes, since, until string
+	fs.StringVar(&q.Project, "project", "", "only this project")
+	fs.StringVar(&q.Type, "type", "all", "observations, sessions, prompts or all")
+	fs.StringVar(&obsTypes, "obs-type", "", "comma-separated observation types (bugfix,decision,…)")
+	fs.StringVar(&q.Device, "device", "", "only records that originated on this device (name or ID)")
+	fs.StringVar(&since, "since", "", "only records at or after this ISO date/time")
+	fs.StringVar(&until, "until", "", "only records before this ISO date/time")
+	fs.IntVar(&q.Limit, "limit", search.DefaultLimit, "rows to show")
+	fs.IntVar(&q.Offset, "offset", 0, "rows to skip")
+	fs.StringVar(&q.Order, "order", "relevance", "relevance, newest or oldest")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	q.Text = strings.Join(pos, " ")
+	q.ObsTypes = splitList(obsTypes)
+	if q.Since, err = timeFlag("since", since); err == nil {
+		q.Until, err = timeFlag("until", until)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "memnode: search: %v\n", err)
+		return 2
+	}
+	res, err := newNodeConn(env).Search(ctx, q)
+	if err != nil {
+		return fail(env, "search: %v", err)
+	}
+	if *asJSON {
+		return printJSON(env, res)
+	}
+	if len(res.Hits) == 0 {
+		fmt.Fprintln(env.Stderr, "no matching records")
+		return 0
+	}
+	if err := search.WriteIndex(env.Stdout, res.Hits); err != nil {
+		return fail(env, "write output: %v", err)
+	}
+	return 0
+}
+
+func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "timeline ANCHOR")
+	var q search.TimelineQuery
+	fs.StringVar(&q.Query, "query", "", "anchor on the best match of this query instead")
+	fs.IntVar(&q.Before, "before", search.DefaultDepth, "records before the anchor")
+	fs.IntVar(&q.After, "after", search.DefaultDepth, "records after the anchor")
+	fs.StringVar(&q.Project, "project", "", "only this project")
+	fs.StringVar(&q.Device, "device", "", "only records from this device")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 1 || (len(pos) == 0) == (q.Query == "") {
+		fmt.Fprintln(env.Stderr, "memnode: usage: memnode timeline ANCHOR|--query TEXT [--before N --after N] (ANCHOR: record ID, S<session id> or ISO time)")
+		return 2
+	}
+	if len(pos) == 1 {
+		q.Anchor = pos[0]
+	}
+	tl, err := newNodeConn(env).Timeline(ctx, q)
+	if err != nil {
+		return fail(env, "timeline: %v", err)
+	}
+	if *asJSON {
+		return printJSON(env, tl)
+	}
+	if err := search.WriteIndex(env.Stdout, tl.Items); err != nil {
+		return fail(env, "write output: %v", err)
+	}
+	return 0
+}
+
+func cmdGet(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "get ID...")
+	asJSON := fs.Bool("json", false, "print JSON")
+	ids, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(env.Stderr, "memnode: usage: memnode get ID... [--json]")
+		return 2
+	}
+	recs, err := newNodeConn(env).Get(ctx, ids)
+	if err != nil {
+		return fail(env, "get: %v", err)
+	}
+	if *asJSON {
+		return printJSON(env, recs)
+	}
+	if err := search.WriteRecords(env.Stdout, recs); err != nil {
+		return fail(env, "write output: %v", err)
+	}
+	if len(recs.Items) == 0 {
+		return 1
+	}
+	return 0
+}
+
+func cmdForget(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "forget ID...")
+	ids, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(env.Stderr, "memnode: usage: memnode forget ID... (record IDs, or S<session id> for a whole session)")
+		return 2
+	}
+	res, err := newNodeConn(env).Forget(ctx, ids)
+	if err != nil {
+		return fail(env, "forget: %v", err)
+	}
+	fmt.Fprintf(env.Stdout, "forgot %d of %d ID(s); the tombstones will reach every device\n", res.Found, res.Requested)
+	return 0
+}

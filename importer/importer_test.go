@@ -1,0 +1,260 @@
+package importer_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/replica"
+)
+
+const sampleDB = "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
+
+func openReplica(tb testing.TB, origin string) *replica.Replica {
+	tb.Helper()
+	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+func claudeMemRecords(tb testing.TB) []importer.Record {
+	tb.Helper()
+	ctx := context.Background()
+	cm, err := importer.OpenClaudeMem(ctx, sampleDB)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cm.Close()
+	n, err := cm.Count(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var recs []importer.Record
+	if err := cm.Each(ctx, func(r importer.Record) error { recs = append(recs, r); return nil }); err != nil {
+		tb.Fatal(err)
+	}
+	if len(recs) != n {
+		tb.Fatalf("Count said %d, Each gave %d", n, len(recs))
+	}
+	return recs
+}
+
+func TestClaudeMemConversion(t *testing.T) {
+	recs := claudeMemRecords(t)
+	kinds := map[string]int{}
+	var webhook *replica.Observation
+	for _, r := range recs {
+		kinds[r.Kind]++
+		if r.Observation != nil && r.Observation.Title == "Idempotency keys for Stripe webhook" {
+			webhook = r.Observation
+		}
+	}
+	if kinds["session"] != 4 || kinds["prompt"] != 4 || kinds["observation"] != 9 || kinds["summary"] != 4 {
+		t.Fatalf("kinds %v", kinds)
+	}
+	if webhook == nil {
+		t.Fatal("webhook observation missing")
+	}
+	w := *webhook
+	if w.Project != "billing-api" || w.Type != "feature" || w.SessionID != "c-0002" || w.CreatedAt != 1790881680000 ||
+		len(w.Facts) == 0 || len(w.FilesModified) != 2 || w.FilesModified[1] != "db/migrations/0042_processed_events.sql" ||
+		len(w.Concepts) != 2 || w.Subtitle == "" || w.Narrative == "" || w.DiscoveryTokens != 1444 || w.Origin != importer.ClaudeMemOrigin {
+		t.Fatalf("webhook observation %+v", w)
+	}
+	again := claudeMemRecords(t)
+	for i := range recs {
+		if recs[i].Kind != "session" && recordID(recs[i]) != recordID(again[i]) {
+			t.Fatalf("IDs are not deterministic: %s vs %s", recordID(recs[i]), recordID(again[i]))
+		}
+	}
+}
+
+func recordID(r importer.Record) string {
+	switch {
+	case r.Observation != nil:
+		return r.Observation.ID
+	case r.Prompt != nil:
+		return r.Prompt.ID
+	case r.Summary != nil:
+		return r.Summary.ID
+	case r.Session != nil:
+		return r.Session.ID
+	}
+	return r.ID
+}
+
+func TestOpenClaudeMemRejectsOtherFiles(t *testing.T) {
+	r := openReplica(t, "a")
+	_ = r
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r2, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Close()
+	if _, err := importer.OpenClaudeMem(context.Background(), path); !errors.Is(err, importer.ErrNotClaudeMem) {
+		t.Fatalf("a memnode db opened as claude-mem: %v", err)
+	}
+	if _, err := importer.OpenClaudeMem(context.Background(), filepath.Join(t.TempDir(), "missing.db")); err == nil {
+		t.Fatal("missing file opened")
+	}
+}
+
+func exportAll(t *testing.T, r *replica.Replica) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := importer.Export(context.Background(), r.ReadDB(), &buf, "", time.UnixMilli(1)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func readAll(t *testing.T, s string) []importer.Record {
+	t.Helper()
+	rd := importer.NewReader(strings.NewReader(s))
+	var out []importer.Record
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rec)
+	}
+}
+
+// TestExportImportRoundTrip: export → import into a fresh replica → export gives the same
+// records, including IDs, origins, stamps, device names and tombstones.
+func TestExportImportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	a := openReplica(t, "dev-a")
+	if _, err := a.Import(ctx, importer.Batch(claudeMemRecords(t))); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{SessionID: "s9", Project: "p",
+		Type: "decision", Title: "Use ünïcode 😀 and \"quotes\"", Facts: []string{"a", "b"}, CreatedAt: 1700000000000}}})
+	if err != nil || len(res.Observations) != 1 {
+		t.Fatal(err)
+	}
+	if _, err := a.Forget(ctx, []string{readAll(t, exportAll(t, a))[10].Observation.ID}); err != nil {
+		t.Fatal(err)
+	}
+	first := exportAll(t, a)
+
+	b := openReplica(t, "dev-b")
+	got, err := b.Import(ctx, importer.Batch(readAll(t, first)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Observations != 9 || got.Tombstones != 1 || got.Devices != 1 {
+		t.Fatalf("import %+v", got)
+	}
+	second := exportAll(t, b)
+	if first != second {
+		t.Fatalf("round trip changed the export:\n--- first\n%s\n--- second\n%s", first, second)
+	}
+	again, err := b.Import(ctx, importer.Batch(readAll(t, first)))
+	if err != nil || again.Observations+again.Prompts+again.Summaries+again.Sessions+again.Devices+again.Tombstones != 0 {
+		t.Fatalf("re-import changed something: %+v %v", again, err)
+	}
+	// Imported records became ops of the importing device, so they sync.
+	vv, _ := b.VersionVector(ctx)
+	if vv["dev-b"] == 0 {
+		t.Fatal("import produced no ops")
+	}
+}
+
+func TestReaderRejectsBadLines(t *testing.T) {
+	for _, in := range []string{
+		`{"kind":"observation"}`,
+		`{"kind":"observation","observation":{"title":"no id"}}`,
+		`{"kind":"mystery"}`,
+		`{"kind":"header","header":{"format":"memnode-export","version":99}}`,
+		`{"kind":"prompt","prompt":{"id":"x"},"extra":1}`,
+		`not json`,
+	} {
+		if _, err := importer.NewReader(strings.NewReader(in + "\n")).Next(); !errors.Is(err, importer.ErrFormat) {
+			t.Errorf("%s: want ErrFormat, got %v", in, err)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add(`{"kind":"observation","observation":{"id":"A","title":"t","created_at":1}}`)
+	f.Add(`{"kind":"tombstone","id":"x"}` + "\n\n" + `{"kind":"device","device":{"origin":"o","name":"n"}}`)
+	f.Add("{\"kind\":\"header\",\"header\":{\"format\":\"memnode-export\",\"version\":1}}\r\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		rd := importer.NewReader(strings.NewReader(s))
+		for i := 0; i < 1000; i++ {
+			rec, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if err := rec.Validate(); err != nil {
+				t.Fatalf("Next returned an invalid record: %v", err)
+			}
+			importer.Batch([]importer.Record{rec})
+		}
+	})
+}
+
+// BenchmarkImport measures JSONL decode + replica import, in batches of 1000 records.
+func BenchmarkImport(b *testing.B) {
+	var buf bytes.Buffer
+	w := importer.NewWriter(&buf)
+	const n = 10000
+	for i := 0; i < n; i++ {
+		at := int64(1700000000000 + i*1000)
+		w.Write(importer.Record{Kind: importer.KindObservation, Observation: &replica.Observation{
+			ID: replica.ImportID(at, fmt.Sprint(i)), SessionID: fmt.Sprintf("s%d", i/50), Project: "bench", Type: "change",
+			Title:     fmt.Sprintf("Refactored handler %d to stream responses", i),
+			Narrative: strings.Repeat("The handler now streams rows to the client instead of buffering them in memory. ", 4),
+			Facts:     []string{"peak memory fell", "latency unchanged"}, FilesModified: []string{fmt.Sprintf("internal/h%d.go", i%200)},
+			CreatedAt: at, Origin: "bench", HLC: uint64(at) << 16}})
+	}
+	w.Flush()
+	data := buf.Bytes()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		r := openReplica(b, "dev")
+		b.StartTimer()
+		rd := importer.NewReader(bytes.NewReader(data))
+		batch := make([]importer.Record, 0, 1000)
+		flush := func() {
+			if _, err := r.Import(context.Background(), importer.Batch(batch)); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+		for {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if batch = append(batch, rec); len(batch) == cap(batch) {
+				flush()
+			}
+		}
+		flush()
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}

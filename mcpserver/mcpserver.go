@@ -1,0 +1,260 @@
+// Package mcpserver is memnode's MCP server (stdio): the three-layer memory workflow
+// (search → timeline → get_observations) plus save_memory and forget, over the node API.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/memnode/memnode/search"
+)
+
+// Memory is what the tools need from the node (client.Client implements it).
+type Memory interface {
+	Search(ctx context.Context, q search.Query) (search.Results, error)
+	Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error)
+	Get(ctx context.Context, ids []string) (search.Records, error)
+	SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error)
+	Forget(ctx context.Context, ids []string) (search.ForgetResult, error)
+}
+
+// Config configures a Server.
+type Config struct {
+	Memory Memory
+	// DefaultProject is the project save_memory uses when the agent names none (the
+	// project of the directory the IDE started the server in).
+	DefaultProject string
+	Version        string
+	Logger         *slog.Logger
+}
+
+// Server is the MCP server. New → Run (blocks until the client hangs up or ctx ends).
+type Server struct {
+	cfg Config
+	srv *mcp.Server
+}
+
+// Workflow is the text of the workflow tool: the tool list is read by the agent before
+// every call, so the rules sit where they are always seen.
+const Workflow = `memnode memory: 3-LAYER WORKFLOW (ALWAYS FOLLOW)
+1. search(query) -> compact index, one line per record (~50-100 tokens): ID, time, type, title, [project @device].
+   Filter there: project, type (observations|sessions|prompts), obs_type (bugfix,feature,decision,discovery,change,...), since/until, device.
+2. timeline(anchor=ID) -> what happened just before and after an interesting record (prompts, observations, session summaries in time order).
+3. get_observations(ids=[...]) -> full details, ONLY for the few IDs you filtered in steps 1-2 (~500-1000 tokens each).
+NEVER fetch full details without filtering first: it costs about 10x the tokens.
+Use save_memory to keep a decision or fact for later sessions; forget removes a record (and its content) on every device.`
+
+// New builds the server and its tools.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg}
+	s.srv = mcp.NewServer(&mcp.Implementation{Name: "memnode", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions: Workflow,
+		Logger:       cfg.Logger,
+	})
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name:        "__IMPORTANT",
+		Description: Workflow,
+	}, s.workflow)
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name: "search",
+		Description: "Step 1: search memory (past observations, session summaries, user prompts). Returns a compact index: " +
+			"one line per record with its ID. Any text is a valid query; \"quoted words\" are a phrase, word* a prefix, OR between words " +
+			"means either. Narrow with project/type/obs_type/since/until before fetching anything. Then call timeline or get_observations with IDs.",
+	}, s.search)
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name: "timeline",
+		Description: "Step 2: records around an anchor in time order (prompts, observations, session summaries), as index lines. " +
+			"anchor is a record ID from search, S<session id>, or an ISO time; or give query and the best match becomes the anchor.",
+	}, s.timeline)
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name: "get_observations",
+		Description: "Step 3: full details of records by ID (observations, summaries or prompts). Only for IDs you picked from " +
+			"search or timeline: batch them in one call.",
+	}, s.get)
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name:        "save_memory",
+		Description: "Save a note to memory (a decision, a fact, a how-to) so later sessions on any of the user's devices can find it.",
+	}, s.save)
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name:        "forget",
+		Description: "Forget records by ID (or a whole session as S<session id>): they and their content are removed on every device, for good.",
+	}, s.forget)
+	return s
+}
+
+// Run serves MCP over in/out (newline-delimited JSON-RPC) until the client disconnects or
+// ctx ends. Nothing else is ever written to out.
+func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
+		return nil
+	}
+	return err
+}
+
+type noArgs struct{}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func (s *Server) workflow(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+	return text(Workflow), nil, nil
+}
+
+// SearchArgs are the search tool's arguments.
+type SearchArgs struct {
+	Query   string `json:"query,omitempty" jsonschema:"what to look for; empty lists the newest records"`
+	Project string `json:"project,omitempty" jsonschema:"only this project"`
+	Type    string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default)"`
+	ObsType string `json:"obs_type,omitempty" jsonschema:"comma-separated observation types: bugfix,feature,decision,discovery,change,refactor,note"`
+	Device  string `json:"device,omitempty" jsonschema:"only records that originated on this device (name or ID)"`
+	Since   string `json:"since,omitempty" jsonschema:"ISO date/time: only records at or after it"`
+	Until   string `json:"until,omitempty" jsonschema:"ISO date/time: only records before it"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"rows to return, 1-200 (default 20)"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
+	Order   string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
+}
+
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArgs) (*mcp.CallToolResult, any, error) {
+	q := search.Query{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order}
+	if a.ObsType != "" {
+		q.ObsTypes = strings.Split(a.ObsType, ",")
+	}
+	var ok bool
+	if a.Since != "" {
+		if q.Since, ok = search.ParseTime(a.Since); !ok {
+			return nil, nil, fmt.Errorf("since %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Since)
+		}
+	}
+	if a.Until != "" {
+		if q.Until, ok = search.ParseTime(a.Until); !ok {
+			return nil, nil, fmt.Errorf("until %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Until)
+		}
+	}
+	res, err := s.cfg.Memory.Search(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	if len(res.Hits) == 0 {
+		b.WriteString("No matching records.")
+		if res.Mode == "none" {
+			b.WriteString(" (The query has no searchable words.)")
+		}
+		return text(b.String()), nil, nil
+	}
+	fmt.Fprintf(&b, "%d result(s)", len(res.Hits))
+	if res.Mode == "all+any" {
+		b.WriteString(" (few records had every word; records with some of the words follow)")
+	}
+	b.WriteString(". Next: timeline(anchor=ID) for context, get_observations(ids=[...]) for details.\n")
+	_ = search.WriteIndex(&b, res.Hits)
+	if len(res.Hits) == q.Limit || (q.Limit == 0 && len(res.Hits) == search.DefaultLimit) {
+		fmt.Fprintf(&b, "(more may follow: offset=%d)\n", a.Offset+len(res.Hits))
+	}
+	return text(b.String()), nil, nil
+}
+
+// TimelineArgs are the timeline tool's arguments.
+type TimelineArgs struct {
+	Anchor      string `json:"anchor,omitempty" jsonschema:"record ID, S<session id>, or ISO time"`
+	Query       string `json:"query,omitempty" jsonschema:"instead of anchor: the best match of this query is the anchor"`
+	DepthBefore int    `json:"depth_before,omitempty" jsonschema:"records before the anchor (default 10, max 100)"`
+	DepthAfter  int    `json:"depth_after,omitempty" jsonschema:"records after the anchor (default 10, max 100)"`
+	Project     string `json:"project,omitempty" jsonschema:"only this project"`
+	Device      string `json:"device,omitempty" jsonschema:"only records from this device"`
+}
+
+func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a TimelineArgs) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(a.Anchor) == "" && strings.TrimSpace(a.Query) == "" {
+		return nil, nil, errors.New("give anchor (a record ID from search, S<session id> or an ISO time) or query")
+	}
+	tl, err := s.cfg.Memory.Timeline(ctx, search.TimelineQuery{Anchor: a.Anchor, Query: a.Query, Before: a.DepthBefore,
+		After: a.DepthAfter, Project: a.Project, Device: a.Device})
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Timeline around %s (%d records, oldest first; > marks the anchor):\n", anchorName(tl), len(tl.Items))
+	_ = search.WriteIndex(&b, tl.Items)
+	return text(b.String()), nil, nil
+}
+
+func anchorName(tl search.Timeline) string {
+	if tl.AnchorID != "" {
+		return tl.AnchorID
+	}
+	return search.FormatTime(tl.AnchorTime)
+}
+
+// GetArgs are the get_observations tool's arguments.
+type GetArgs struct {
+	IDs []string `json:"ids" jsonschema:"record IDs from search or timeline (at most 100)"`
+}
+
+func (s *Server) get(ctx context.Context, _ *mcp.CallToolRequest, a GetArgs) (*mcp.CallToolResult, any, error) {
+	if len(a.IDs) == 0 {
+		return nil, nil, errors.New("ids must list at least one record ID from search or timeline")
+	}
+	recs, err := s.cfg.Memory.Get(ctx, a.IDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	_ = search.WriteRecords(&b, recs)
+	if len(recs.Items) == 0 {
+		return text("None of these IDs names a record (never stored, or forgotten)."), nil, nil
+	}
+	return text(b.String()), nil, nil
+}
+
+// SaveArgs are the save_memory tool's arguments.
+type SaveArgs struct {
+	Text    string `json:"text" jsonschema:"the note: what to remember, self-contained"`
+	Title   string `json:"title,omitempty" jsonschema:"a short title (default: the start of the text)"`
+	Project string `json:"project,omitempty" jsonschema:"project it belongs to (default: the current project)"`
+	Type    string `json:"type,omitempty" jsonschema:"note (default), decision, discovery, bugfix, ..."`
+}
+
+func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, a SaveArgs) (*mcp.CallToolResult, any, error) {
+	if a.Project == "" {
+		a.Project = s.cfg.DefaultProject
+	}
+	res, err := s.cfg.Memory.SaveNote(ctx, search.Note{Text: a.Text, Title: a.Title, Project: a.Project, Type: a.Type})
+	if err != nil {
+		return nil, nil, err
+	}
+	if res.Duplicate {
+		return text("Already in memory (an identical note exists)."), nil, nil
+	}
+	return text("Saved as " + res.ID + " in project " + a.Project + "."), nil, nil
+}
+
+// ForgetArgs are the forget tool's arguments.
+type ForgetArgs struct {
+	IDs []string `json:"ids" jsonschema:"record IDs, or S<session id> for a whole session"`
+}
+
+func (s *Server) forget(ctx context.Context, _ *mcp.CallToolRequest, a ForgetArgs) (*mcp.CallToolResult, any, error) {
+	if len(a.IDs) == 0 {
+		return nil, nil, errors.New("ids must list at least one record ID")
+	}
+	res, err := s.cfg.Memory.Forget(ctx, a.IDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("Forgotten: %d of %d ID(s) named a record here; the tombstones reach every device.", res.Found, res.Requested)), nil, nil
+}

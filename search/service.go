@@ -1,0 +1,216 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/privacy"
+	"github.com/memnode/memnode/replica"
+)
+
+// Service is everything the node's search, memory and import/export routes do, over one
+// replica: the api.SearchBackend of a node.
+type Service struct {
+	rep *replica.Replica
+	s   *Searcher
+	now func() time.Time
+}
+
+// NewService returns a Service over rep.
+func NewService(rep *replica.Replica, cfg Config) *Service {
+	return &Service{rep: rep, s: New(rep.ReadDB(), cfg), now: time.Now}
+}
+
+// Searcher returns the underlying Searcher.
+func (v *Service) Searcher() *Searcher { return v.s }
+
+// Search runs a query.
+func (v *Service) Search(ctx context.Context, q Query) (Results, error) { return v.s.Search(ctx, q) }
+
+// Timeline returns the records around an anchor.
+func (v *Service) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error) {
+	return v.s.Timeline(ctx, q)
+}
+
+// Get returns full records by ID.
+func (v *Service) Get(ctx context.Context, ids []string) (Records, error) { return v.s.Get(ctx, ids) }
+
+// ForgetResult reports a Forget.
+type ForgetResult struct {
+	Requested int `json:"requested"`
+	Found     int `json:"found"` // IDs that named a record this replica knew
+}
+
+// Forget tombstones records (or whole sessions) and purges their content everywhere.
+func (v *Service) Forget(ctx context.Context, ids []string) (ForgetResult, error) {
+	clean := make([]string, 0, len(ids))
+	for _, id := range ids {
+		id = strings.TrimSpace(id)
+		if id == "" {
+			continue
+		}
+		// "S<session id>" names a session, as in timeline anchors.
+		if sid, ok := strings.CutPrefix(id, "S"); ok && sid != "" {
+			var one int
+			if err := v.rep.ReadDB().QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sid).Scan(&one); err == nil {
+				id = sid
+			}
+		}
+		clean = append(clean, id)
+	}
+	if len(clean) == 0 {
+		return ForgetResult{}, fmt.Errorf("%w: at least one ID is required", ErrInvalid)
+	}
+	if len(clean) > MaxGet {
+		return ForgetResult{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, MaxGet)
+	}
+	n, err := v.rep.Forget(ctx, clean)
+	if err != nil {
+		return ForgetResult{}, fmt.Errorf("forget: %w", err)
+	}
+	return ForgetResult{Requested: len(clean), Found: n}, nil
+}
+
+// Note is a memory saved by hand (the MCP save_memory tool, or `memnode save`).
+type Note struct {
+	Text    string `json:"text"`
+	Title   string `json:"title,omitempty"`
+	Project string `json:"project"`
+	Type    string `json:"type,omitempty"` // default "note"
+}
+
+// SaveResult reports a saved note.
+type SaveResult struct {
+	ID        string `json:"id,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// manualSession groups the notes of a project saved by hand.
+func manualSession(project string) string { return "manual:" + project }
+
+// SaveNote stores a note as an observation. Private parts and secrets are removed first.
+func (v *Service) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
+	text, title := strings.TrimSpace(privacy.Clean(n.Text)), strings.TrimSpace(privacy.Clean(n.Title))
+	if text == "" {
+		return SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
+	}
+	if strings.TrimSpace(n.Project) == "" {
+		return SaveResult{}, fmt.Errorf("%w: project is required", ErrInvalid)
+	}
+	if title == "" {
+		title = clip(oneLine(text), 80)
+	}
+	typ := strings.TrimSpace(n.Type)
+	if typ == "" {
+		typ = "note"
+	}
+	res, err := v.rep.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{
+		SessionID: manualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
+		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
+	}}})
+	if err != nil {
+		return SaveResult{}, fmt.Errorf("save note: %w", err)
+	}
+	if len(res.Observations) == 0 {
+		return SaveResult{Duplicate: true}, nil
+	}
+	return SaveResult{ID: res.Observations[0].ID}, nil
+}
+
+// Export writes the replica (or one project) as memnode JSONL.
+func (v *Service) Export(ctx context.Context, w io.Writer, project string) (int, error) {
+	return importer.Export(ctx, v.rep.ReadDB(), w, project, v.now())
+}
+
+// Import stores records (from an export or a claude-mem conversion) idempotently.
+func (v *Service) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
+	return v.rep.Import(ctx, importer.Batch(recs))
+}
+
+// ErrNotOpen is returned by a Deferred service before its replica is open.
+var ErrNotOpen = errors.New("search: the database is not open yet")
+
+// Deferred lets the node hand the API a search backend before its replica is open (the
+// API answers 503 until the node is ready, so calls before Set are not expected).
+type Deferred struct {
+	p atomic.Pointer[Service]
+}
+
+// Set installs the service once the replica is open.
+func (d *Deferred) Set(s *Service) { d.p.Store(s) }
+
+func (d *Deferred) get() (*Service, error) {
+	if s := d.p.Load(); s != nil {
+		return s, nil
+	}
+	return nil, ErrNotOpen
+}
+
+// Search implements api.SearchBackend.
+func (d *Deferred) Search(ctx context.Context, q Query) (Results, error) {
+	s, err := d.get()
+	if err != nil {
+		return Results{}, err
+	}
+	return s.Search(ctx, q)
+}
+
+// Timeline implements api.SearchBackend.
+func (d *Deferred) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error) {
+	s, err := d.get()
+	if err != nil {
+		return Timeline{}, err
+	}
+	return s.Timeline(ctx, q)
+}
+
+// Get implements api.SearchBackend.
+func (d *Deferred) Get(ctx context.Context, ids []string) (Records, error) {
+	s, err := d.get()
+	if err != nil {
+		return Records{}, err
+	}
+	return s.Get(ctx, ids)
+}
+
+// Forget implements api.SearchBackend.
+func (d *Deferred) Forget(ctx context.Context, ids []string) (ForgetResult, error) {
+	s, err := d.get()
+	if err != nil {
+		return ForgetResult{}, err
+	}
+	return s.Forget(ctx, ids)
+}
+
+// SaveNote implements api.SearchBackend.
+func (d *Deferred) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
+	s, err := d.get()
+	if err != nil {
+		return SaveResult{}, err
+	}
+	return s.SaveNote(ctx, n)
+}
+
+// Export implements api.SearchBackend.
+func (d *Deferred) Export(ctx context.Context, w io.Writer, project string) (int, error) {
+	s, err := d.get()
+	if err != nil {
+		return 0, err
+	}
+	return s.Export(ctx, w, project)
+}
+
+// Import implements api.SearchBackend.
+func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
+	s, err := d.get()
+	if err != nil {
+		return replica.ImportResult{}, err
+	}
+	return s.Import(ctx, recs)
+}

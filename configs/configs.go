@@ -38,6 +38,10 @@ type Settings struct {
 	ContextFullCount    int `json:"context_full_count,omitempty"`
 	ContextSessions     int `json:"context_sessions,omitempty"`
 
+	// FsyncAcks makes the node fsync every acknowledged hook event before answering, so it
+	// survives power loss and not only a crash (slower: one disk sync per ack batch).
+	FsyncAcks bool `json:"fsync_acks,omitempty"`
+
 	// Workers is the number of queue workers compressing events.
 	Workers int `json:"workers,omitempty"`
 

@@ -2,7 +2,7 @@
 // the API server, the replica and the queue workers, and knows their start and stop order.
 //
 // Start order: lock data dir → identity, token, pid file → API (health answers at once, data
-// routes 503) → open replica → recover claims, replay spool → ready → workers → sync.
+// routes 503) → open replica → recover claims, replay spool → search, sync → ready → workers.
 // Stop order: stop intake (API) → leave the group and close libp2p (sync) → stop workers (a
 // claimed batch is committed or released) → close the replica → release the lock.
 package node
@@ -25,6 +25,7 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
 )
 
@@ -53,6 +54,7 @@ type Node struct {
 	origin  string
 	api     *api.Server
 	rep     atomic.Pointer[replica.Replica]
+	search  search.Deferred
 	sync    atomic.Pointer[memsync.Node]
 	syncErr atomic.Pointer[string]
 	ready   atomic.Bool
@@ -125,7 +127,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.origin = peerID.String()
 	acfg := api.Config{
 		Addr: n.Addr(), Token: n.token, Version: n.cfg.Version, DataDir: n.cfg.DataDir,
-		Backend: n, Logger: n.log,
+		Backend: n, Search: &n.search, Logger: n.log,
 	}
 	if !n.cfg.Settings.SyncDisabled {
 		acfg.Peers = peers{n}
@@ -186,6 +188,7 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		LocalOnly: globMatcher(n.cfg.Settings.LocalOnlyProjects),
 		Logger:    n.log,
 		Now:       n.cfg.Now,
+		FsyncAcks: n.cfg.Settings.FsyncAcks,
 	})
 	if err != nil {
 		return err
@@ -209,6 +212,12 @@ func (n *Node) openAndRun(ctx context.Context) error {
 	} else if replayed > 0 {
 		n.log.Info("replayed spooled events", "count", replayed)
 	}
+	n.search.Set(search.NewService(rep, search.Config{}))
+	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
+	// sync failure does not keep the node from serving.
+	if !n.cfg.Settings.SyncDisabled {
+		n.startSync(ctx, rep)
+	}
 	n.ready.Store(true)
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
 	for i := 0; i < n.cfg.Settings.Workers; i++ {
@@ -219,9 +228,6 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		}()
 	}
 	n.notify()
-	if !n.cfg.Settings.SyncDisabled {
-		n.startSync(ctx, rep)
-	}
 	return nil
 }
 

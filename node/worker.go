@@ -15,8 +15,12 @@ import (
 var errNotReady = errors.New("node not ready")
 
 // claimBatch bounds how many events of one session one worker takes at a time; it is also
-// the largest batch of tool calls a compressor sees in one request.
-const claimBatch = 32
+// the largest batch of tool calls a compressor sees in one call (providers split it further
+// by size).
+const claimBatch = 128
+
+// linger is how long a worker lets a shallow queue fill before claiming.
+const linger = 5 * time.Millisecond
 
 type stats struct {
 	ingested     atomic.Int64
@@ -32,40 +36,53 @@ func (n *Node) worker(ctx context.Context) {
 	idle := time.NewTicker(500 * time.Millisecond)
 	defer idle.Stop()
 	backoff := time.Duration(0)
+	full := false
 	for {
+		if !full {
+			// A shallow queue: give events a moment to gather so one commit (one fsync)
+			// carries many of them.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(linger):
+			}
+		}
 		rep := n.rep.Load()
-		evs, err := rep.ClaimSession(ctx, claimBatch)
+		c, err := rep.ClaimSession(ctx, claimBatch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			n.log.Error("claim failed", "err", err)
 		}
-		if len(evs) > 0 {
+		full = len(c.Events) == claimBatch
+		if len(c.Events) > 0 {
 			n.notify() // there may be more work for the other workers
-			if err := n.process(ctx, rep, evs); err != nil {
+			err := n.process(ctx, rep, c.Events)
+			if err != nil {
 				n.stats.failures.Add(1)
-				ids := make([]int64, len(evs))
-				for i, e := range evs {
+				ids := make([]int64, len(c.Events))
+				for i, e := range c.Events {
 					ids[i] = e.ID
 				}
-				// Release even if ctx is done: the claim must not outlive this process's
-				// intent (ResetClaimed covers a crash).
 				if rerr := rep.Release(context.Background(), ids); rerr != nil {
 					n.log.Error("release failed", "err", rerr)
 				}
-				if ctx.Err() != nil {
-					return
-				}
-				n.log.Warn("processing failed; events stay queued", "session", evs[0].SessionID, "events", len(evs), "err", err)
-				backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
-			} else {
+			}
+			rep.Unclaim(c.SessionID)
+			if err == nil {
 				backoff = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			n.log.Warn("processing failed; events stay queued", "session", c.SessionID, "events", len(c.Events), "err", err)
+			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
 			}
 			continue
 		}

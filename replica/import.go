@@ -59,7 +59,7 @@ func ImportID(createdAtMs int64, key string) string {
 func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, error) {
 	var res ImportResult
 	forgets := 0
-	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+	err := r.writeTx(ctx, func(tx *wtx) error {
 		res, forgets = ImportResult{}, 0
 		ow := &opWriter{r: r, tx: tx}
 		stamp := func(origin *string, hlc *uint64) {

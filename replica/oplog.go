@@ -40,7 +40,7 @@ type forgetPayload struct {
 // opWriter appends local ops inside one transaction.
 type opWriter struct {
 	r       *Replica
-	tx      *sql.Tx
+	tx      *wtx
 	nextSeq uint64
 	loaded  bool
 }
@@ -124,7 +124,14 @@ type ApplyResult struct {
 func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 	var res ApplyResult
 	forgets := 0
-	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+	mode := modeDurable
+	for _, op := range ops {
+		if op.Kind == OpForget {
+			mode = modeForget
+			break
+		}
+	}
+	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		res, forgets = ApplyResult{}, 0
 		vv := map[string]uint64{}
 		for _, op := range ops {
@@ -176,7 +183,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 // ErrBadOp reports an op that cannot be applied (missing fields, undecodable payload).
 var ErrBadOp = errors.New("malformed op")
 
-func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
+func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	var peek struct {
 		SessionID string `json:"session_id"`
 	}
@@ -204,14 +211,14 @@ func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
 		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
 			return ErrBadOp
 		}
-		s.Origin, s.HLC = op.Origin, op.HLC
+		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		return upsertSession(ctx, tx, s)
 	case OpPrompt:
 		var p Prompt
 		if err := json.Unmarshal(payload, &p); err != nil || p.ID == "" {
 			return ErrBadOp
 		}
-		p.Origin, p.HLC = op.Origin, op.HLC
+		p.Origin, p.HLC = stamp(p.Origin, p.HLC, op)
 		_, err := insertPrompt(ctx, tx, p)
 		return err
 	case OpObservation:
@@ -219,7 +226,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
 		if err := json.Unmarshal(payload, &o); err != nil || o.ID == "" {
 			return ErrBadOp
 		}
-		o.Origin, o.HLC = op.Origin, op.HLC
+		o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
 		_, err := insertObservation(ctx, tx, &o)
 		return err
 	case OpSummary:
@@ -227,7 +234,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
 		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
 			return ErrBadOp
 		}
-		s.Origin, s.HLC = op.Origin, op.HLC
+		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		_, err := insertSummary(ctx, tx, s)
 		return err
 	case OpDevice:
@@ -248,7 +255,20 @@ func (r *Replica) applyOne(ctx context.Context, tx *sql.Tx, op Op) error {
 	}
 }
 
-func isTombstoned(ctx context.Context, tx *sql.Tx, ids ...string) (bool, error) {
+// stamp returns a record's origin and HLC: those carried in its payload (an imported record
+// keeps the device or tool it came from), else the op's. Every replica applies the same
+// payload, so either way they agree.
+func stamp(origin string, hlc uint64, op Op) (string, uint64) {
+	if origin == "" {
+		origin = op.Origin
+	}
+	if hlc == 0 {
+		hlc = op.HLC
+	}
+	return origin, hlc
+}
+
+func isTombstoned(ctx context.Context, tx *wtx, ids ...string) (bool, error) {
 	for _, id := range ids {
 		if id == "" {
 			continue

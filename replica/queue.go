@@ -94,8 +94,16 @@ func (r *Replica) drainClosed() {
 }
 
 func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
+	ctx := context.Background()
 	dups := make([]bool, len(batch))
-	err := r.writeTx(context.Background(), func(tx *sql.Tx) error {
+	mode := modeDurable
+	if !r.cfg.FsyncAcks {
+		// Survives a crash at once and power loss at the next durable commit (a worker's,
+		// milliseconds later): one fsync per acknowledgement caps ingest at the disk's sync
+		// rate. FsyncAcks restores per-ack fsync.
+		mode = txMode{synchronous: "NORMAL", secureDelete: "FAST"}
+	}
+	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		seen, err := tx.Prepare("SELECT 1 FROM seen_events WHERE event_id = ?")
 		if err != nil {
 			return fmt.Errorf("enqueue: %w", err)
@@ -110,7 +118,7 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 		for i, req := range batch {
 			ev := req.ev
 			var one int
-			err := seen.QueryRow(ev.EventID).Scan(&one)
+			err := tx.QueryRowContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?", ev.EventID).Scan(&one)
 			if err == nil {
 				dups[i] = true
 				continue
@@ -118,7 +126,8 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 			if !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("enqueue: %w", err)
 			}
-			res, err := ins.Exec(ev.EventID, ev.Kind, ev.SessionID, ev.Project, ev.Payload, ev.CreatedAt)
+			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
+				VALUES (?, ?, ?, ?, ?, ?)`, ev.EventID, ev.Kind, ev.SessionID, ev.Project, ev.Payload, ev.CreatedAt)
 			if err != nil {
 				return fmt.Errorf("enqueue: %w", err)
 			}
@@ -130,55 +139,81 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 	return dups, err
 }
 
-// ClaimSession claims, in arrival order, up to max pending events of the oldest session that
-// has no claimed events, so one session is never processed by two workers at once and its
-// events keep their order. It returns nil when nothing is claimable.
-func (r *Replica) ClaimSession(ctx context.Context, max int) ([]PendingEvent, error) {
-	var out []PendingEvent
-	err := r.writeTx(ctx, func(tx *sql.Tx) error {
-		out = nil
-		var sid string
-		err := tx.QueryRowContext(ctx, `SELECT session_id FROM pending p WHERE state = 0
-			AND NOT EXISTS (SELECT 1 FROM pending c WHERE c.session_id = p.session_id AND c.state = 1)
-			ORDER BY id LIMIT 1`).Scan(&sid)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("claim: %w", err)
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts
-			FROM pending WHERE session_id = ? AND state = 0 ORDER BY id LIMIT ?`, sid, max)
-		if err != nil {
-			return fmt.Errorf("claim: %w", err)
-		}
-		for rows.Next() {
-			var ev PendingEvent
-			if err := rows.Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts); err != nil {
-				rows.Close()
-				return fmt.Errorf("claim: %w", err)
-			}
-			out = append(out, ev)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("claim: %w", err)
-		}
-		for _, ev := range out {
-			if _, err := tx.ExecContext(ctx, "UPDATE pending SET state = 1, attempts = attempts + 1 WHERE id = ?", ev.ID); err != nil {
-				return fmt.Errorf("claim: %w", err)
-			}
-		}
-		return nil
-	})
-	return out, err
+// Claim is a session's events taken by one worker. The claim lives in memory only: a
+// process that dies holds no claim, so nothing needs recovering at start.
+type Claim struct {
+	SessionID string
+	Events    []PendingEvent
 }
 
-// Release returns claimed events to the queue (processing failed; they will be retried).
+// ClaimSession claims, in arrival order, up to max pending events of the oldest session that
+// no worker holds, so one session is never processed by two workers at once and its events
+// keep their order. It returns a zero Claim when nothing is claimable. The caller must call
+// Unclaim when done (after Commit, or after Release on failure).
+func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
+	// The claim query runs on the writer connection, under claimMu: a worker unclaims only
+	// after its Commit returned, so a session seen unclaimed here has no processed rows left.
+	r.claimMu.Lock()
+	defer r.claimMu.Unlock()
+	rows, err := r.w.QueryContext(ctx, "SELECT session_id FROM pending ORDER BY id LIMIT 1024")
+	if err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
+	sid := ""
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return Claim{}, fmt.Errorf("claim: %w", err)
+		}
+		if !r.claimed[s] {
+			sid = s
+			break
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
+	if sid == "" {
+		return Claim{}, nil
+	}
+	rows, err = r.w.QueryContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts
+		FROM pending WHERE session_id = ? ORDER BY id LIMIT ?`, sid, max)
+	if err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
+	defer rows.Close()
+	c := Claim{SessionID: sid}
+	for rows.Next() {
+		var ev PendingEvent
+		if err := rows.Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts); err != nil {
+			return Claim{}, fmt.Errorf("claim: %w", err)
+		}
+		c.Events = append(c.Events, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
+	if len(c.Events) > 0 {
+		r.claimed[sid] = true
+	}
+	return c, nil
+}
+
+// Unclaim releases a session claimed by ClaimSession.
+func (r *Replica) Unclaim(sessionID string) {
+	r.claimMu.Lock()
+	delete(r.claimed, sessionID)
+	r.claimMu.Unlock()
+}
+
+// Release records a failed attempt on claimed events (they stay queued and are retried);
+// the caller still calls Unclaim.
 func (r *Replica) Release(ctx context.Context, ids []int64) error {
-	return r.writeTx(ctx, func(tx *sql.Tx) error {
+	return r.writeTx(ctx, func(tx *wtx) error {
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, "UPDATE pending SET state = 0 WHERE id = ?", id); err != nil {
+			if _, err := tx.ExecContext(ctx, "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", id); err != nil {
 				return fmt.Errorf("release: %w", err)
 			}
 		}
@@ -186,8 +221,8 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 	})
 }
 
-// ResetClaimed returns every claimed event to the queue. The node calls it at start: a claim
-// that was not completed belonged to a process that died.
+// ResetClaimed returns events claimed on disk by an older version (which marked claims in
+// the table) to the queue. Claims are in memory now; the call is kept for old databases.
 func (r *Replica) ResetClaimed(ctx context.Context) (int64, error) {
 	res, err := r.w.ExecContext(ctx, "UPDATE pending SET state = 0 WHERE state = 1")
 	if err != nil {

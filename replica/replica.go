@@ -43,6 +43,9 @@ type Config struct {
 	Now func() time.Time
 	// Readers is the size of the read connection pool (default 4).
 	Readers int
+	// FsyncAcks makes Enqueue fsync before it returns, so an acknowledged event survives
+	// power loss, not only a crash, at the cost of one disk sync per acknowledgement batch.
+	FsyncAcks bool
 }
 
 // Replica is one device's database. Safe for concurrent use.
@@ -56,7 +59,11 @@ type Replica struct {
 	// onWrite is called after a transaction that appended local ops commits (sync pushes).
 	onWrite  atomic.Pointer[func()]
 	wroteOps atomic.Bool
-	mu       sync.Mutex // guards closed
+	stmts    sync.Map // query → *sql.Stmt on the writer connection
+	connMode txMode   // pragmas in force on the writer connection (guarded by holding it)
+	claimMu  sync.Mutex
+	claimed  map[string]bool // sessions whose events a worker is processing
+	mu       sync.Mutex      // guards closed
 	closed   bool
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -86,7 +93,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	q.Set("_synchronous", "FULL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")
-	q.Set("_secure_delete", "on") // forgotten content is zeroed, not left in free pages
+	q.Set("_secure_delete", "fast") // forget switches it ON for its own transactions (tx.go)
 	q.Set("_txlock", "immediate")
 	w, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+q.Encode())
 	if err != nil {
@@ -108,7 +115,8 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
 
-	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{})}
+	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
+		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
 	rep.clock.now = cfg.Now
 	if err := rep.migrate(ctx); err != nil {
 		w.Close()
@@ -139,6 +147,7 @@ func (r *Replica) Close() error {
 	close(r.done)
 	r.mu.Unlock()
 	r.wg.Wait()
+	r.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
 	// Leave a small WAL behind: checkpoint what we can.
 	_, _ = r.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	return errors.Join(r.r.Close(), r.w.Close())
@@ -212,27 +221,6 @@ func (r *Replica) loadClock(ctx context.Context) error {
 	}
 	if last.Valid {
 		r.clock.Observe(uint64(last.Int64))
-	}
-	return nil
-}
-
-// writeTx runs fn in one write transaction.
-func (r *Replica) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := r.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	if r.wroteOps.Swap(false) {
-		if f := r.onWrite.Load(); f != nil {
-			(*f)()
-		}
 	}
 	return nil
 }

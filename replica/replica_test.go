@@ -131,18 +131,22 @@ func TestQueueClaimOrderAndRecovery(t *testing.T) {
 		t.Fatal("same event id must be a duplicate")
 	}
 	got, err := r.ClaimSession(ctx, 10)
-	if err != nil || len(got) != 2 || got[0].EventID != "a" || got[1].EventID != "c" {
+	if err != nil || len(got.Events) != 2 || got.Events[0].EventID != "a" || got.Events[1].EventID != "c" {
 		t.Fatalf("claim s1: %+v %v", got, err)
 	}
 	// s1 is claimed: the next claim must take s2, never s1 again.
 	got2, _ := r.ClaimSession(ctx, 10)
-	if len(got2) != 1 || got2[0].SessionID != "s2" {
+	if len(got2.Events) != 1 || got2.SessionID != "s2" {
 		t.Fatalf("claim s2: %+v", got2)
 	}
-	if n, _ := r.ResetClaimed(ctx); n != 3 {
-		t.Fatalf("reset claimed = %d, want 3", n)
+	if got3, _ := r.ClaimSession(ctx, 10); len(got3.Events) != 0 {
+		t.Fatalf("both sessions are claimed, yet got %+v", got3)
 	}
-	if _, err := r.Commit(ctx, &Batch{Done: []int64{got[0].ID}, DoneEvents: []string{"a"}}); err != nil {
+	r.Unclaim("s2")
+	if got4, _ := r.ClaimSession(ctx, 10); got4.SessionID != "s2" {
+		t.Fatalf("s2 unclaimed: want it back, got %+v", got4)
+	}
+	if _, err := r.Commit(ctx, &Batch{Done: []int64{got.Events[0].ID}, DoneEvents: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
 	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {

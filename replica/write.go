@@ -34,7 +34,7 @@ type CommitResult struct {
 // new records and appending their ops.
 func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 	var res CommitResult
-	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = CommitResult{}
 		ow := &opWriter{r: r, tx: tx}
 		for _, s := range b.Sessions {
@@ -143,7 +143,7 @@ func mustJSON(v any) []byte {
 // upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by
 // origin. started_at is the minimum ever seen whichever write wins, so it does not depend on
 // the order writes arrive in.
-func upsertSession(ctx context.Context, tx *sql.Tx, s Session) error {
+func upsertSession(ctx context.Context, tx *wtx, s Session) error {
 	var ended any
 	if s.EndedAt != 0 {
 		ended = s.EndedAt
@@ -166,7 +166,7 @@ func upsertSession(ctx context.Context, tx *sql.Tx, s Session) error {
 	return nil
 }
 
-func upsertDevice(ctx context.Context, tx *sql.Tx, d Device, hlc uint64, writer string) error {
+func upsertDevice(ctx context.Context, tx *wtx, d Device, hlc uint64, writer string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO devices(origin, name, hlc, writer) VALUES (?, ?, ?, ?)
 		ON CONFLICT(origin) DO UPDATE SET name = excluded.name, hlc = excluded.hlc, writer = excluded.writer
 		WHERE excluded.hlc > devices.hlc OR (excluded.hlc = devices.hlc AND excluded.writer > devices.writer)`,
@@ -177,7 +177,7 @@ func upsertDevice(ctx context.Context, tx *sql.Tx, d Device, hlc uint64, writer 
 	return nil
 }
 
-func insertPrompt(ctx context.Context, tx *sql.Tx, p Prompt) (bool, error) {
+func insertPrompt(ctx context.Context, tx *wtx, p Prompt) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID); err != nil || dead {
 		return false, err
 	}
@@ -190,7 +190,7 @@ func insertPrompt(ctx context.Context, tx *sql.Tx, p Prompt) (bool, error) {
 	return n == 1, nil
 }
 
-func insertObservation(ctx context.Context, tx *sql.Tx, o *Observation) (bool, error) {
+func insertObservation(ctx context.Context, tx *wtx, o *Observation) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, o.ID, o.SessionID); err != nil || dead {
 		return false, err
 	}
@@ -228,7 +228,7 @@ func insertObservation(ctx context.Context, tx *sql.Tx, o *Observation) (bool, e
 	return true, nil
 }
 
-func insertSummary(ctx context.Context, tx *sql.Tx, s Summary) (bool, error) {
+func insertSummary(ctx context.Context, tx *wtx, s Summary) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, s.ID, s.SessionID); err != nil || dead {
 		return false, err
 	}
@@ -253,7 +253,7 @@ func jsonList(v []string) string {
 
 // SetDeviceName records a device's human name (an LWW register that replicates).
 func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error {
-	return r.writeTx(ctx, func(tx *sql.Tx) error {
+	return r.writeTx(ctx, func(tx *wtx) error {
 		hlc := r.clock.Now()
 		d := Device{Origin: origin, Name: name}
 		if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
@@ -270,7 +270,7 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 // It returns how many of ids named something this replica knew.
 func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 	found := 0
-	err := r.writeTx(ctx, func(tx *sql.Tx) error {
+	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
 		found = 0
 		ow := &opWriter{r: r, tx: tx}
 		for _, id := range ids {
@@ -297,7 +297,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 	return found, r.purgeIndexes(ctx)
 }
 
-func recordExists(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+func recordExists(ctx context.Context, tx *wtx, id string) (bool, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM observations WHERE id = ?1) + (SELECT COUNT(*) FROM prompts WHERE id = ?1)
 		+ (SELECT COUNT(*) FROM summaries WHERE id = ?1) + (SELECT COUNT(*) FROM sessions WHERE id = ?1)`, id).Scan(&n)
@@ -308,7 +308,7 @@ func recordExists(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
 }
 
 // forgetTx tombstones id and purges it (and, for a session, everything in it).
-func forgetTx(ctx context.Context, tx *sql.Tx, id string, hlc uint64, origin string) error {
+func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string) error {
 	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO tombstones(id, hlc, origin) VALUES (?, ?, ?)", id, hlc, origin); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
@@ -334,10 +334,16 @@ func forgetTx(ctx context.Context, tx *sql.Tx, id string, hlc uint64, origin str
 // purgeIndexes rewrites the FTS indexes and checkpoints the WAL so forgotten text survives
 // in neither old index segments nor WAL frames.
 func (r *Replica) purgeIndexes(ctx context.Context) error {
-	for _, t := range []string{"observations_fts", "summaries_fts", "prompts_fts"} {
-		if _, err := r.w.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES ('optimize')"); err != nil {
-			return fmt.Errorf("purge %s: %w", t, err)
+	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
+		for _, t := range []string{"observations_fts", "summaries_fts", "prompts_fts"} {
+			if _, err := tx.Tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES ('optimize')"); err != nil {
+				return fmt.Errorf("purge %s: %w", t, err)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)

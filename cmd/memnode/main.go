@@ -51,6 +51,13 @@ func commandTable() map[string]command {
 		"context":   {"print the context a new session would get [--project P]", cmdContext},
 		"version":   {"print the version", cmdVersion},
 		"keys":      {"manage AI provider keys: keys set PROVIDER | list | delete PROVIDER", cmdKeys},
+		"search":    {"search memory: search QUERY [--project P --type T --obs-type a,b --since --until --limit --offset --order --device --json]", cmdSearch},
+		"timeline":  {"records around an anchor: timeline ID|S<session>|ISO-time|--query TEXT [--before N --after N]", cmdTimeline},
+		"get":       {"full records by ID: get ID... [--json]", cmdGet},
+		"forget":    {"forget records on every device: forget ID...", cmdForget},
+		"import":    {"import FILE.jsonl | import --from-claude-mem PATH", cmdImport},
+		"export":    {"export memory as JSONL: export [--project P] [--out FILE]", cmdExport},
+		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }

@@ -1,0 +1,142 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// txMode is the durability of one write transaction. Modes are applied per transaction on
+// the single writer connection.
+type txMode struct {
+	synchronous  string // FULL: fsync at commit; NORMAL: survives a crash, not power loss
+	secureDelete string // ON: zero deleted content everywhere; FAST: where it costs no I/O
+}
+
+var (
+	// modeDurable is for everything that appends ops: an op must never be lost after a peer
+	// may have seen it, or its seq could be reused for a different change.
+	modeDurable = txMode{synchronous: "FULL", secureDelete: "FAST"}
+	// modeForget also zeroes freed pages, so forgotten text is gone from the file.
+	modeForget = txMode{synchronous: "FULL", secureDelete: "ON"}
+)
+
+// wtx is a write transaction whose statements are prepared once per writer connection and
+// reused across transactions.
+type wtx struct {
+	*sql.Tx
+	r     *Replica
+	stmts map[string]*sql.Stmt
+	// misses are queries prepared on the transaction only; they join the replica's cache
+	// once the transaction has ended (the pool's one connection is held until then).
+	misses []string
+}
+
+func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if s, ok := t.stmts[q]; ok {
+		return s, nil
+	}
+	var s *sql.Stmt
+	if ps, ok := t.r.stmts.Load(q); ok {
+		s = t.Tx.StmtContext(ctx, ps.(*sql.Stmt))
+	} else {
+		var err error
+		if s, err = t.Tx.PrepareContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		t.misses = append(t.misses, q)
+	}
+	t.stmts[q] = s
+	return s, nil
+}
+
+// ExecContext runs q through the statement cache.
+func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// QueryRowContext runs q through the statement cache.
+func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	s, err := t.stmt(ctx, q)
+	if err != nil {
+		return t.Tx.QueryRowContext(ctx, q, args...) // reports the same error on Scan
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// cache prepares queries on the writer pool for later transactions. It must run while no
+// connection of the pool is held by the caller.
+func (r *Replica) cache(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		if _, ok := r.stmts.Load(q); ok {
+			continue
+		}
+		s, err := r.w.PrepareContext(ctx, q)
+		if err != nil {
+			continue // stays uncached; the transaction path prepares it again
+		}
+		if _, loaded := r.stmts.LoadOrStore(q, s); loaded {
+			s.Close()
+		}
+	}
+}
+
+// writeTx runs fn in one durable write transaction.
+func (r *Replica) writeTx(ctx context.Context, fn func(tx *wtx) error) error {
+	return r.writeTxMode(ctx, modeDurable, fn)
+}
+
+func (r *Replica) writeTxMode(ctx context.Context, m txMode, fn func(tx *wtx) error) error {
+	var misses []string
+	err := r.runTx(ctx, m, fn, &misses)
+	if len(misses) > 0 {
+		r.cache(context.Background(), misses)
+	}
+	return err
+}
+
+func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, misses *[]string) error {
+	conn, err := r.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	// Holding the only writer connection makes these fields ours until Close.
+	if r.connMode.synchronous != m.synchronous {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+m.synchronous); err != nil {
+			return fmt.Errorf("set synchronous: %w", err)
+		}
+		r.connMode.synchronous = m.synchronous
+	}
+	if r.connMode.secureDelete != m.secureDelete {
+		if _, err := conn.ExecContext(ctx, "PRAGMA secure_delete = "+m.secureDelete); err != nil {
+			return fmt.Errorf("set secure_delete: %w", err)
+		}
+		r.connMode.secureDelete = m.secureDelete
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	t := &wtx{Tx: tx, r: r, stmts: map[string]*sql.Stmt{}}
+	defer func() { *misses = t.misses }()
+	if err := fn(t); err != nil {
+		tx.Rollback()
+		r.wroteOps.Store(false)
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		r.wroteOps.Store(false)
+		return fmt.Errorf("commit: %w", err)
+	}
+	if r.wroteOps.Swap(false) {
+		if f := r.onWrite.Load(); f != nil {
+			(*f)()
+		}
+	}
+	return nil
+}

@@ -6,6 +6,7 @@ SHELL := bash
 GO      ?= go
 TAGS    := sqlite_fts5
 BIN     := bin/memnode
+HOOKBIN := bin/memnode-hook
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 # Packages whose code is concurrent: always tested under the race detector.
@@ -16,8 +17,9 @@ RACE_PKGS := ./replica/... ./node/... ./api/... ./hooks/... ./ai/... ./sync/... 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/memnode
+build: ## build bin/memnode and the lean hook binary bin/memnode-hook
 	$(GO) build -tags $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/memnode
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(HOOKBIN) ./cmd/memnode-hook
 
 run: build ## build and run the node in the foreground on its embedded defaults (~/.memnode)
 	./$(BIN) run

@@ -100,7 +100,7 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 
 func (s *Server) search(c *gin.Context) {
 	q := search.Query{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
-		Device: c.Query("device"), Order: c.Query("order")}
+		Device: c.Query("device"), Order: c.Query("order"), Mode: c.Query("mode")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}

@@ -80,6 +80,7 @@ func New(cfg Config) (*Server, error) {
 	g.GET("/observations/by-file", s.byFile)
 	g.GET("/status", s.status)
 	s.registerSearch(g)
+	s.registerSemantic(g)
 	s.registerPeers(g)
 	s.engine = e
 	return s, nil

@@ -146,6 +146,7 @@ func (c *Client) Search(ctx context.Context, q search.Query) (search.Results, er
 	set("obs_type", strings.Join(q.ObsTypes, ","))
 	set("device", q.Device)
 	set("order", q.Order)
+	set("mode", q.Mode)
 	if q.Since != 0 {
 		v.Set("since", strconv.FormatInt(q.Since, 10))
 	}

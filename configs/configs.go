@@ -69,6 +69,15 @@ type Settings struct {
 	GossipPort int `json:"gossip_port,omitempty"`
 	// MDNS announces and discovers group members on the LAN.
 	MDNS bool `json:"mdns,omitempty"`
+
+	// EmbedModel is the Hugging Face ID of the sentence-embedding model for hybrid search
+	// (installed by `memnode embed pull`); empty means embed.DefaultModel.
+	EmbedModel string `json:"embed_model,omitempty"`
+	// SemanticInject adds, at each prompt, the past observations most related to it
+	// (needs an embedding model).
+	SemanticInject bool `json:"semantic_inject,omitempty"`
+	// SemanticInjectLimit is how many observations semantic inject adds at most.
+	SemanticInjectLimit int `json:"semantic_inject_limit,omitempty"`
 }
 
 // Defaults for every setting.
@@ -79,6 +88,7 @@ const (
 	DefaultContextFullCount      = 5
 	DefaultContextSessions       = 3
 	DefaultWorkers               = 2
+	DefaultSemanticInjectLimit   = 5
 )
 
 // DefaultSkipTools are housekeeping tools whose calls carry no memory worth keeping.
@@ -94,6 +104,7 @@ func Default() Settings {
 		ContextFullCount:      DefaultContextFullCount,
 		ContextSessions:       DefaultContextSessions,
 		Workers:               DefaultWorkers,
+		SemanticInjectLimit:   DefaultSemanticInjectLimit,
 	}
 }
 
@@ -145,6 +156,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: sync_port and gossip_port must be -1 (any), 0 (default) or a port")
 	case s.AIDailyTokenBudget < 0 || s.AIMaxOutputTokens < 0:
 		return fmt.Errorf("settings: ai budgets must not be negative")
+	case s.SemanticInjectLimit < 0 || s.SemanticInjectLimit > 20:
+		return fmt.Errorf("settings: semantic_inject_limit must be 0..20")
 	}
 	for _, p := range s.AIProviders {
 		switch p {

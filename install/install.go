@@ -35,6 +35,16 @@ type Options struct {
 	HomeDir    string // for ScopeUser
 	ProjectDir string // for ScopeProject
 	Binary     string // absolute path of the memnode executable
+	// HookBinary runs the hooks (`<HookBinary> hook claude-code <event>`); empty means
+	// Binary. The CLI passes the lean memnode-hook binary when it sits beside memnode.
+	HookBinary string
+}
+
+func (o Options) hookBinary() string {
+	if o.HookBinary != "" {
+		return o.HookBinary
+	}
+	return o.Binary
 }
 
 func (o Options) validate() error {
@@ -47,6 +57,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: project directory %q is not absolute", ErrBadOption, o.ProjectDir)
 	case !filepath.IsAbs(o.Binary):
 		return fmt.Errorf("%w: memnode binary %q is not absolute", ErrBadOption, o.Binary)
+	case !filepath.IsAbs(o.hookBinary()):
+		return fmt.Errorf("%w: hook binary %q is not absolute", ErrBadOption, o.HookBinary)
 	}
 	return nil
 }
@@ -239,7 +251,7 @@ func InstallClaudeCode(opts Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installHooks(settings.doc, opts.Binary); err != nil {
+	if err := installHooks(settings.doc, opts.hookBinary()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 	}
 	if err := installMCP(mcp.doc, opts.Binary); err != nil {
@@ -260,7 +272,7 @@ func UninstallClaudeCode(opts Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := uninstallHooks(settings.doc, opts.Binary)
+	n, err := uninstallHooks(settings.doc, opts.hookBinary())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 	}
@@ -323,7 +335,8 @@ func hookCommand(binary, sub string) string {
 
 // ourSubcommand reports whether cmd is a hook command memnode installed, and which memnode
 // event it runs. Ours: `<binary> hook claude-code <event>` where binary is this binary or
-// any executable named memnode (a moved binary's stale entry is still ours).
+// any executable named memnode or memnode-hook (a moved binary's stale entry, or one written
+// before the lean hook binary was installed, is still ours and gets replaced).
 func ourSubcommand(cmd, binary string) (string, bool) {
 	cmd = strings.TrimSpace(cmd)
 	var exe, rest string
@@ -352,7 +365,7 @@ func ourSubcommand(cmd, binary string) (string, bool) {
 		exe, rest = binary, strings.TrimPrefix(cmd, shellQuote(binary)+" ")
 	}
 	base := filepath.Base(exe)
-	if exe != binary && base != "memnode" && base != "memnode.exe" {
+	if exe != binary && base != "memnode" && base != "memnode.exe" && base != "memnode-hook" && base != "memnode-hook.exe" {
 		return "", false
 	}
 	sub, ok := strings.CutPrefix(strings.TrimSpace(rest), "hook claude-code ")

@@ -113,6 +113,6 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
 		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
 		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),
-		Embeddings: "off (no model; search uses FTS only)", Sync: n.syncSummary(ctx),
+		Embeddings: n.embedStatus(), Sync: n.syncSummary(ctx),
 	}, nil
 }

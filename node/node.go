@@ -23,6 +23,7 @@ import (
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -43,6 +44,10 @@ type Config struct {
 	Location *time.Location
 	// OpenDelay postpones opening the database (tests of readiness use it).
 	OpenDelay time.Duration
+	// Embedder opens the embedding model for hybrid search (cmd: embed.OpenCybertron;
+	// tests: embed.NewHashing or a tiny random model). Nil, or an error wrapping
+	// embed.ErrNoModel, means FTS only. See embed.go.
+	Embedder func() (embed.Embedder, error)
 }
 
 // Node is the running daemon.
@@ -59,6 +64,7 @@ type Node struct {
 	syncErr atomic.Pointer[string]
 	ready   atomic.Bool
 	kick    chan struct{}
+	embedW  atomic.Pointer[embedWorker]
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	closeMu sync.Mutex
@@ -212,7 +218,8 @@ func (n *Node) openAndRun(ctx context.Context) error {
 	} else if replayed > 0 {
 		n.log.Info("replayed spooled events", "count", replayed)
 	}
-	n.search.Set(search.NewService(rep, search.Config{}))
+	svc := search.NewService(rep, search.Config{})
+	n.search.Set(svc)
 	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
 	// sync failure does not keep the node from serving.
 	if !n.cfg.Settings.SyncDisabled {
@@ -228,6 +235,7 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		}()
 	}
 	n.notify()
+	n.startEmbed(ctx, rep, svc)
 	return nil
 }
 

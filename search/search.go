@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Record kinds.
@@ -66,6 +67,9 @@ type Query struct {
 	Limit    int      `json:"limit,omitempty"`
 	Offset   int      `json:"offset,omitempty"`
 	Order    string   `json:"order,omitempty"` // relevance (default with text), newest, oldest
+	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
+	// embedded observations, else fts). See hybrid.go.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Normalize fills defaults and validates.
@@ -112,7 +116,7 @@ func (q *Query) Normalize() error {
 		}
 	}
 	q.ObsTypes = types
-	return nil
+	return normalizeMode(q)
 }
 
 // Hit is one row of the compact index: enough to decide whether to look closer.
@@ -126,7 +130,7 @@ type Hit struct {
 	SessionID string  `json:"session_id,omitempty"`
 	Origin    string  `json:"origin,omitempty"`
 	Device    string  `json:"device,omitempty"` // the origin's device name when known
-	Score     float64 `json:"score,omitempty"`  // bm25: lower is better
+	Score     float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
 	Anchor    bool    `json:"anchor,omitempty"` // timeline: the anchor item
 }
 
@@ -137,7 +141,9 @@ type Results struct {
 	// every term, so hits with any term follow), "recent" (no text), "none" (nothing
 	// searchable in the text).
 	Mode string `json:"mode"`
-	Hits []Hit  `json:"hits"`
+	// Ranking is the ranking used for a text query: fts, vector or hybrid.
+	Ranking string `json:"ranking,omitempty"`
+	Hits    []Hit  `json:"hits"`
 }
 
 // Config configures a Searcher.
@@ -157,6 +163,8 @@ type Searcher struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt // prepared once: parsing the FTS queries costs more than running them
+
+	vec atomic.Pointer[vectorsBox] // the optional vector side (hybrid.go)
 }
 
 // maxStmts bounds the statement cache; the query shapes are few (filters × kinds).
@@ -271,6 +279,14 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 		res.Hits = page(hits, q.Offset, q.Limit)
 		return res, nil
 	}
+	mode, vec, err := s.resolveMode(&q)
+	if err != nil {
+		return Results{}, err
+	}
+	if mode != ModeFTS {
+		return s.searchVectors(ctx, q, mode, vec)
+	}
+	res.Ranking = ModeFTS
 	e := Parse(q.Text)
 	if e.Empty() {
 		res.Mode = "none"

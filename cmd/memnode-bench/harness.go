@@ -337,6 +337,11 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 	}
 	st, err := timeRuns(ctx, warm, n, func(i int) *exec.Cmd {
 		c := h.cmd(ctx, dir, "hook", "claude-code", event)
+		// What `memnode install` puts in the IDE's settings: the lean memnode-hook beside
+		// the binary when it exists.
+		if lean := filepath.Join(filepath.Dir(h.bin), "memnode-hook"); fileExists(lean) {
+			c.Path, c.Args[0] = lean, lean
+		}
 		c.Stdin = bytes.NewReader(payloads[i])
 		return c
 	}, func(_ int, out []byte) error {
@@ -584,4 +589,9 @@ func loadAvg() string {
 	}
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }

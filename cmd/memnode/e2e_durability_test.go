@@ -196,7 +196,7 @@ func TestHooksWhenNodeUnstartable(t *testing.T) {
 	var codes []int
 	for i := 0; i < 4; i++ {
 		payload := fmt.Sprintf(`{"session_id":"s-off","cwd":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make offline-%d"},"tool_response":{"stdout":"ok"}}`, proj, i)
-		r := in.run([]byte(payload), "hook", "claude-code", "observation")
+		r := in.runLean([]byte(payload), "hook", "claude-code", "observation")
 		if r.took > 3*time.Second+2*time.Second {
 			t.Errorf("hook %d took %s, over its 3s budget", i, r.took)
 		}

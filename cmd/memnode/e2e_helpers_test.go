@@ -35,6 +35,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build memnode:", err)
 		os.Exit(1)
 	}
+	lean := exec.Command("go", "build", "-o", filepath.Join(dir, "memnode-hook"), "../memnode-hook")
+	lean.Env = append(os.Environ(), "CGO_ENABLED=0")
+	lean.Stdout, lean.Stderr = os.Stderr, os.Stderr
+	if err := lean.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build memnode-hook:", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -80,9 +87,20 @@ type result struct {
 // run runs `memnode args...` with stdin and returns its output and exit code.
 func (in *instance) run(stdin []byte, args ...string) result {
 	in.tb.Helper()
+	return in.runBin(memnodeBin, stdin, args...)
+}
+
+// runLean runs the lean memnode-hook binary (what `memnode install` puts in the IDE).
+func (in *instance) runLean(stdin []byte, args ...string) result {
+	in.tb.Helper()
+	return in.runBin(filepath.Join(filepath.Dir(memnodeBin), "memnode-hook"), stdin, args...)
+}
+
+func (in *instance) runBin(bin string, stdin []byte, args ...string) result {
+	in.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, memnodeBin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = in.env()
 	cmd.Dir = in.dataDir
 	cmd.Stdin = bytes.NewReader(stdin)

@@ -43,7 +43,7 @@ func replayFixture(t *testing.T, in *instance) string {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
-		r := in.run(rec.Payload, "hook", "claude-code", rec.Event)
+		r := in.runLean(rec.Payload, "hook", "claude-code", rec.Event)
 		if r.code != 0 {
 			t.Fatalf("hook %s: exit %d: %s", rec.Event, r.code, r.stderr)
 		}
@@ -143,4 +143,33 @@ func TestStoryReplay(t *testing.T) {
 	grepDataDir(t, in.dataDir, "SECRET-")
 	in.mustRun(nil, "stop")
 	grepDataDir(t, in.dataDir, "SECRET-")
+}
+
+// TestInstallUsesLeanHook: install writes the lean hook binary into Claude Code's settings
+// and registers the MCP server; uninstall takes both out again.
+func TestInstallUsesLeanHook(t *testing.T) {
+	in := newInstance(t) // HOME is the instance's data dir
+	out := in.mustRun(nil, "install", "claude-code")
+	if !strings.Contains(out, "settings.json") {
+		t.Fatalf("install output: %s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(in.dataDir, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := filepath.Join(filepath.Dir(memnodeBin), "memnode-hook")
+	for _, ev := range []string{"context", "session-init", "file-context", "observation", "summarize", "session-end"} {
+		if !strings.Contains(string(b), lean+" hook claude-code "+ev) {
+			t.Errorf("settings.json lacks the %s hook on %s:\n%s", ev, lean, b)
+		}
+	}
+	mcp, err := os.ReadFile(filepath.Join(in.dataDir, ".claude.json"))
+	if err != nil || !strings.Contains(string(mcp), `"mcp"`) {
+		t.Fatalf("MCP server not registered: %v\n%s", err, mcp)
+	}
+	in.mustRun(nil, "uninstall", "claude-code")
+	b, _ = os.ReadFile(filepath.Join(in.dataDir, ".claude", "settings.json"))
+	if strings.Contains(string(b), "memnode") {
+		t.Fatalf("uninstall left memnode entries:\n%s", b)
+	}
 }

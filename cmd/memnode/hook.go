@@ -4,68 +4,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/install"
 )
 
-// cmdHook is what the IDE runs: memnode hook <platform> <event>, payload on stdin. It always
-// prints one JSON object and exits 0, except when the node has been unreachable for too
-// many hooks in a row (exit 2, one stderr line).
+// cmdHook is what the IDE runs: memnode hook <platform> <event>, payload on stdin. The lean
+// memnode-hook binary runs the same hooks.Main faster (see cmd/memnode-hook).
 func cmdHook(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) != 2 {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode hook <platform> <event>")
-		fmt.Fprintln(env.Stdout, "{}")
-		return 0
-	}
-	s := env.Settings
-	port := s.Port
-	if port == 0 { // settings failed to load before the port was resolved
-		port = configs.DefaultPort(os.Getuid())
-	}
-	home, _ := os.UserHomeDir()
-	cfg := hooks.Config{
-		DataDir:           env.DataDir,
-		BaseURL:           fmt.Sprintf("http://127.0.0.1:%d", port),
-		Timeout:           time.Duration(s.HookTimeout),
-		FailLoudThreshold: s.HookFailLoudThreshold,
-		ExcludedProjects:  s.ExcludedProjects,
-		SkipTools:         s.SkipTools,
-		HomeDir:           home,
-		Start:             func(ctx context.Context) error { return startNode(ctx, env) },
-		Version:           version,
-	}
-	return hooks.Run(ctx, cfg, args[0], args[1], hookStdin(env.Stdin), env.Stdout, env.Stderr)
-}
-
-// hookStdin makes sure reading stdin cannot outlast the hook's budget: an interactive
-// terminal reads as empty, and a pipe is switched to non-blocking mode so that the hook's
-// read deadline applies (a blocking pipe that is never closed would hang the hook).
-func hookStdin(r io.Reader) io.Reader {
-	f, ok := r.(*os.File)
-	if !ok {
-		return r
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return r
-	}
-	switch {
-	case fi.Mode()&os.ModeCharDevice != 0:
-		return strings.NewReader("")
-	case fi.Mode()&os.ModeNamedPipe != 0:
-		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			return os.NewFile(f.Fd(), f.Name()) // pollable now, so SetReadDeadline works
-		}
-	}
-	return r
+	start := func(ctx context.Context) error { return startNode(ctx, env) }
+	return hooks.Main(ctx, env.DataDir, env.Settings, start, version, args, env.Stdin, env.Stdout, env.Stderr)
 }
 
 // installArgs parses `<platform> [--scope user|project]` into install options.
@@ -101,7 +52,12 @@ func installArgs(env *cliEnv, name string, args []string) (install.Options, erro
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	return install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd, Binary: exe}, nil
+	opts := install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd, Binary: exe}
+	// The lean hook binary starts ~3× faster; every tool call pays that start-up.
+	if lean := filepath.Join(filepath.Dir(exe), "memnode-hook"); isExecutable(lean) {
+		opts.HookBinary = lean
+	}
+	return opts, nil
 }
 
 func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
@@ -126,4 +82,9 @@ func runInstall(env *cliEnv, name string, args []string, do func(install.Options
 		return fail(env, "%s: %v", name, err)
 	}
 	return 0
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

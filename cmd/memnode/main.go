@@ -9,15 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/clienv"
 )
 
 // cliEnv is everything a command may read from the outside world. Commands never touch
@@ -115,66 +114,8 @@ func usage(w io.Writer, cmds map[string]command) {
 // newEnv resolves the data dir and settings. On a settings error it still returns a usable
 // env with defaults, so hooks can keep working.
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) (*cliEnv, error) {
-	env := &cliEnv{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, Settings: configs.Default()}
-	dir := getenv("MEMNODE_DATA_DIR")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return env, fmt.Errorf("find home directory (set MEMNODE_DATA_DIR): %w", err)
-		}
-		dir = filepath.Join(home, ".memnode")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return env, fmt.Errorf("data dir %q: %w", dir, err)
-	}
-	env.DataDir = abs
-	s, err := configs.Load(abs)
-	if err != nil {
-		return env, err
-	}
-	if p := getenv("MEMNODE_PORT"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n <= 0 || n > 65535 {
-			return env, fmt.Errorf("MEMNODE_PORT=%q is not a port number", p)
-		}
-		s.Port = n
-	}
-	if s.Port == 0 {
-		s.Port = configs.DefaultPort(os.Getuid())
-	}
-	for _, o := range []struct {
-		env string
-		dst *int
-	}{{"MEMNODE_SYNC_PORT", &s.SyncPort}, {"MEMNODE_GOSSIP_PORT", &s.GossipPort}} {
-		if v := getenv(o.env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < -1 || n > 65535 {
-				return env, fmt.Errorf("%s=%q is not a port number (-1 means any free port)", o.env, v)
-			}
-			*o.dst = n
-		}
-	}
-	if v := getenv("MEMNODE_SYNC_HOST"); v != "" {
-		s.SyncHost = v
-	}
-	if v := getenv("MEMNODE_DEVICE_NAME"); v != "" {
-		s.DeviceName = v
-	}
-	if s.SyncPort == 0 {
-		s.SyncPort = configs.DefaultSyncPort(os.Getuid())
-	}
-	if s.GossipPort == 0 {
-		s.GossipPort = configs.DefaultGossipPort(os.Getuid())
-	}
-	if s.SyncHost == "" {
-		s.SyncHost = "127.0.0.1"
-	}
-	if s.DeviceName == "" {
-		s.DeviceName, _ = os.Hostname()
-	}
-	env.Settings = s
-	return env, nil
+	dir, settings, err := clienv.Resolve(getenv)
+	return &cliEnv{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: getenv, DataDir: dir, Settings: settings}, err
 }
 
 // fail prints one clear line and returns exit code 1.

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// SemanticBackend serves semantic inject; a Backend that implements it gets
+// POST /api/context/semantic (the node does).
+type SemanticBackend interface {
+	// SemanticContext returns the context block of the observations of project most
+	// related to prompt, or "" (setting off, no model, nothing related).
+	SemanticContext(ctx context.Context, project, prompt string) (string, error)
+}
+
+// SemanticRequest is the body of POST /api/context/semantic.
+type SemanticRequest struct {
+	Prompt  string `json:"prompt"`
+	Project string `json:"project"`
+}
+
+// maxSemanticBytes bounds the request: a prompt longer than this adds nothing to its
+// embedding (models truncate at a few hundred tokens).
+const maxSemanticBytes = 256 << 10
+
+func (s *Server) registerSemantic(g *gin.RouterGroup) {
+	sb, ok := s.cfg.Backend.(SemanticBackend)
+	if !ok {
+		return
+	}
+	g.POST("/context/semantic", func(c *gin.Context) {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxSemanticBytes)
+		var req SemanticRequest
+		if err := c.ShouldBindJSON(&req); err != nil || strings.TrimSpace(req.Project) == "" {
+			badRequest(c, `body must be {"prompt": "…", "project": "…"}`)
+			return
+		}
+		text, err := sb.SemanticContext(c.Request.Context(), req.Project, req.Prompt)
+		if err != nil {
+			s.reply(c, nil, err)
+			return
+		}
+		c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(text))
+	})
+}

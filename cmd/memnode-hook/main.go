@@ -1,0 +1,82 @@
+// Command memnode-hook is the lean twin of `memnode hook`: the same hooks.Main, linked
+// without the daemon's dependencies (libp2p, SQLite, gin, cybertron), so the process an IDE
+// starts for every tool call starts in a few milliseconds. `memnode install` points the IDE
+// at it when it sits beside the memnode binary.
+//
+// Usage: memnode-hook hook <platform> <event>   (payload on stdin)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/internal/clienv"
+)
+
+// version is set by the linker (-X main.version=…).
+var version = "dev"
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
+		fmt.Println("memnode-hook", version)
+		return
+	}
+	if len(args) == 0 || args[0] != "hook" {
+		fmt.Fprintln(os.Stderr, "usage: memnode-hook hook <platform> <event>")
+		os.Exit(2)
+	}
+	dataDir, settings, err := clienv.Resolve(os.Getenv)
+	if err != nil {
+		// A hook must never break the IDE over a bad settings file: defaults, one line.
+		fmt.Fprintln(os.Stderr, "memnode:", err)
+	}
+	start := func(ctx context.Context) error { return startNode(ctx) }
+	os.Exit(hooks.Main(context.Background(), dataDir, settings, start, version, args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// startNode runs `memnode start` (idempotent; returns when the node is ready). The memnode
+// binary beside this one is preferred, then PATH. Its output is discarded: the hook's
+// stdout belongs to the IDE.
+func startNode(ctx context.Context) error {
+	bin := "memnode"
+	if exe, err := os.Executable(); err == nil {
+		if sib := filepath.Join(filepath.Dir(exe), "memnode"); isExecutable(sib) {
+			bin = sib
+		}
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return fmt.Errorf("find memnode to start the node: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, path, "start")
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(out) > 0 {
+			return fmt.Errorf("memnode start: %s", firstLine(out))
+		}
+		return fmt.Errorf("memnode start: %w", err)
+	}
+	return nil
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+func firstLine(b []byte) string {
+	for i, c := range b {
+		if c == '\n' {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,66 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memnode/memnode/configs"
+)
+
+// Main is the whole `hook <platform> <event>` command, shared by the memnode CLI and the lean
+// memnode-hook binary: args are what follows "hook". It always prints one JSON object and
+// exits 0, except when the node has been unreachable for too many hooks in a row (exit 2,
+// one stderr line).
+func Main(ctx context.Context, dataDir string, s configs.Settings, start func(context.Context) error, version string,
+	args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "memnode: usage: memnode hook <platform> <event>")
+		fmt.Fprintln(stdout, "{}")
+		return 0
+	}
+	port := s.Port
+	if port == 0 { // settings failed to load before the port was resolved
+		port = configs.DefaultPort(os.Getuid())
+	}
+	home, _ := os.UserHomeDir()
+	cfg := Config{
+		DataDir:           dataDir,
+		BaseURL:           fmt.Sprintf("http://127.0.0.1:%d", port),
+		Timeout:           time.Duration(s.HookTimeout),
+		FailLoudThreshold: s.HookFailLoudThreshold,
+		ExcludedProjects:  s.ExcludedProjects,
+		SkipTools:         s.SkipTools,
+		HomeDir:           home,
+		Start:             start,
+		Version:           version,
+	}
+	return Run(ctx, cfg, args[0], args[1], hookStdin(stdin), stdout, stderr)
+}
+
+// hookStdin makes sure reading stdin cannot outlast the hook's budget: an interactive
+// terminal reads as empty, and a pipe is switched to non-blocking mode so that the hook's
+// read deadline applies (a blocking pipe that is never closed would hang the hook).
+func hookStdin(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok {
+		return r
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return r
+	}
+	switch {
+	case fi.Mode()&os.ModeCharDevice != 0:
+		return strings.NewReader("")
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
+			return os.NewFile(f.Fd(), f.Name()) // pollable now, so SetReadDeadline works
+		}
+	}
+	return r
+}

@@ -192,6 +192,15 @@ func (ClaudeCode) Format(event string, res Result) ([]byte, error) {
 			"hookEventName":     "SessionStart",
 			"additionalContext": res.AdditionalContext,
 		}}
+	case EventSessionInit:
+		if res.AdditionalContext == "" {
+			v = map[string]any{"continue": true, "suppressOutput": true}
+			break
+		}
+		v = map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName":     "UserPromptSubmit",
+			"additionalContext": res.AdditionalContext,
+		}}
 	case EventFileContext:
 		v = map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":      "PreToolUse",

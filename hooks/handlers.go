@@ -82,7 +82,10 @@ func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) 
 	default:
 		ev.Prompt = mediaPrompt
 	}
-	return Result{}, h.send(ctx, ev)
+	if err := h.send(ctx, ev); err != nil {
+		return Result{}, err
+	}
+	return semanticContext(ctx, h, ev.Prompt, project), nil
 }
 
 // handleObservation records one tool call.

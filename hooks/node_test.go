@@ -29,6 +29,8 @@ type fakeNode struct {
 	byFile  map[string][]FileObservation
 	// eventStatus, when set, is the status /api/events answers with.
 	eventStatus int
+	// semantic is what POST /api/context/semantic answers.
+	semantic string
 }
 
 func newFakeNode(tb testing.TB) *fakeNode {
@@ -74,6 +76,13 @@ func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, n.context)
+	case r.Method == http.MethodPost && r.URL.Path == "/api/context/semantic":
+		var req struct{ Prompt, Project string }
+		if err := json.Unmarshal(body, &req); err != nil || req.Project == "" {
+			http.Error(w, `{"error":"bad request"}`, http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, n.semantic)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/observations/by-file":
 		_ = json.NewEncoder(w).Encode(FileObservations{Observations: n.byFile[r.URL.Query().Get("path")]})
 	default:

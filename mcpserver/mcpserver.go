@@ -126,10 +126,11 @@ type SearchArgs struct {
 	Limit   int    `json:"limit,omitempty" jsonschema:"rows to return, 1-200 (default 20)"`
 	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
 	Order   string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
+	Mode    string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default when embeddings are on: keywords and meaning), fts (exact words only) or vector (meaning only)"`
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArgs) (*mcp.CallToolResult, any, error) {
-	q := search.Query{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order}
+	q := search.Query{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
 	if a.ObsType != "" {
 		q.ObsTypes = strings.Split(a.ObsType, ",")
 	}

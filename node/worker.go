@@ -17,10 +17,10 @@ var errNotReady = errors.New("node not ready")
 // claimBatch bounds how many events of one session one worker takes at a time; it is also
 // the largest batch of tool calls a compressor sees in one call (providers split it further
 // by size).
-const claimBatch = 128
+const claimBatch = 256
 
 // linger is how long a worker lets a shallow queue fill before claiming.
-const linger = 5 * time.Millisecond
+const linger = 50 * time.Millisecond
 
 type stats struct {
 	ingested     atomic.Int64

@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,6 +39,13 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: bad --log-level %q", *level)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr, log)
+		if err != nil {
+			return fail(env, "run: %v", err)
+		}
+		defer stop()
+	}
 	comp, err := buildCompressor(env, log)
 	if err != nil {
 		return fail(env, "run: %v", err)

@@ -149,6 +149,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&q.Limit, "limit", search.DefaultLimit, "rows to show")
 	fs.IntVar(&q.Offset, "offset", 0, "rows to skip")
 	fs.StringVar(&q.Order, "order", "relevance", "relevance, newest or oldest")
+	fs.StringVar(&q.Mode, "mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseMixed(fs, args)
 	if err != nil {

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/node"
+)
+
+// modelsDir is where `memnode embed pull` installs models and the node loads them.
+func modelsDir(env *cliEnv) string { return filepath.Join(env.DataDir, "models") }
+
+// embedModel is the configured model ID (setting embed_model), or the default.
+func embedModel(env *cliEnv) string {
+	if m := strings.TrimSpace(env.Settings.EmbedModel); m != "" {
+		return m
+	}
+	return embed.DefaultModel
+}
+
+// buildEmbedder is node.Config.Embedder for the daemon: the configured model from
+// <data dir>/models. A missing model yields embed.ErrNoModel, which the node reports as
+// "off — no model" and looks for again, so a model pulled while it runs is picked up.
+func buildEmbedder(env *cliEnv) func() (embed.Embedder, error) {
+	cfg := embed.CybertronConfig{ModelsDir: modelsDir(env), Model: embedModel(env)}
+	return func() (embed.Embedder, error) {
+		c, err := embed.OpenCybertron(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+func cmdEmbed(ctx context.Context, env *cliEnv, args []string) int {
+	usage := "usage: memnode embed pull [MODEL] [--force] | embed status"
+	if len(args) == 0 {
+		fmt.Fprintln(env.Stderr, "memnode: "+usage)
+		return 2
+	}
+	switch args[0] {
+	case "pull":
+		return cmdEmbedPull(ctx, env, args[1:])
+	case "status":
+		return cmdEmbedStatus(ctx, env, args[1:])
+	}
+	fmt.Fprintf(env.Stderr, "memnode: embed: unknown subcommand %q (%s)\n", args[0], usage)
+	return 2
+}
+
+// cmdEmbedPull downloads and converts a model. Everything it prints goes to stderr:
+// cybertron's own output is captured by embed.Pull, and stdout stays empty so that no
+// byte of it can ever be mistaken for protocol output.
+func cmdEmbedPull(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "embed pull [MODEL]")
+	force := fs.Bool("force", false, "download again even when the model is installed")
+	verbose := fs.Bool("verbose", false, "show the converter's output")
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 1 {
+		fmt.Fprintln(env.Stderr, "memnode: usage: memnode embed pull [MODEL] [--force]")
+		return 2
+	}
+	model := embedModel(env)
+	if len(pos) == 1 {
+		model = pos[0]
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	bar := &progressBar{w: env.Stderr}
+	dir, err := embed.Pull(ctx, embed.PullConfig{
+		ModelsDir:   modelsDir(env),
+		Model:       model,
+		HubURL:      env.Getenv("HF_ENDPOINT"),
+		AccessToken: env.Getenv("HF_TOKEN"),
+		Force:       *force,
+		Progress:    bar.update,
+		Logger:      logger,
+	})
+	bar.finish()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fail(env, "embed pull: interrupted; nothing was installed")
+		}
+		return fail(env, "embed pull: %v (nothing was installed)", err)
+	}
+	fmt.Fprintf(env.Stderr, "model %s installed in %s\n", model, dir)
+	if model != embedModel(env) {
+		fmt.Fprintf(env.Stderr, "note: the node uses %s; set \"embed_model\": %q in %s to use this one\n",
+			embedModel(env), model, filepath.Join(env.DataDir, "settings.json"))
+	} else {
+		fmt.Fprintln(env.Stderr, "a running node picks it up within seconds and embeds your observations in the background ('memnode status' shows progress)")
+	}
+	return 0
+}
+
+// progressBar draws embed.Pull's progress on one terminal line.
+type progressBar struct {
+	w     io.Writer
+	phase string
+	file  string
+	drawn bool
+}
+
+func (p *progressBar) update(pr embed.Progress) {
+	if pr.Phase != p.phase || pr.File != p.file {
+		p.finish()
+		p.phase, p.file = pr.Phase, pr.File
+	}
+	switch pr.Phase {
+	case "download":
+		const width = 30
+		line := fmt.Sprintf("downloading %-22s %s", pr.File, mib(pr.Done))
+		if pr.Total > 0 {
+			fill := int(int64(width) * pr.Done / pr.Total)
+			line = fmt.Sprintf("downloading %-22s [%s%s] %3d%% %s / %s", pr.File, strings.Repeat("=", fill),
+				strings.Repeat(" ", width-fill), 100*pr.Done/pr.Total, mib(pr.Done), mib(pr.Total))
+		}
+		fmt.Fprintf(p.w, "\r%s", line)
+		p.drawn = true
+	case "convert":
+		fmt.Fprint(p.w, "converting to cybertron's format…")
+		p.drawn = true
+	case "verify":
+		fmt.Fprint(p.w, "verifying the converted model…")
+		p.drawn = true
+	}
+}
+
+func (p *progressBar) finish() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "embed status")
+	if _, err := parseMixed(fs, args); err != nil {
+		return 2
+	}
+	model := embedModel(env)
+	cfg := embed.CybertronConfig{ModelsDir: modelsDir(env), Model: model}
+	fmt.Fprintf(env.Stdout, "model:       %s\n", model)
+	fmt.Fprintf(env.Stdout, "directory:   %s\n", cfg.ModelDir())
+	if _, _, err := embed.VerifyModelDir(cfg.ModelDir()); err != nil {
+		fmt.Fprintln(env.Stdout, "installed:   no ('memnode embed pull' installs it; search uses FTS only until then)")
+	} else {
+		fmt.Fprintln(env.Stdout, "installed:   yes")
+	}
+	if h, ok := health(ctx, env); ok && ourNode(h, env) && h.Ready {
+		var st node.Status
+		if err := apiGet(ctx, env, "/api/status", &st); err == nil {
+			fmt.Fprintf(env.Stdout, "node:        %s\n", st.Embeddings)
+			return 0
+		}
+	}
+	fmt.Fprintln(env.Stdout, "node:        not running")
+	return 0
+}

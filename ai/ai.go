@@ -6,6 +6,7 @@ package ai
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -31,6 +32,26 @@ const (
 	TypeDiscovery = "discovery"
 	TypeDecision  = "decision"
 )
+
+// TypeEmoji marks observation types in compact rows (claude-mem's legend).
+func TypeEmoji(t string) string {
+	switch strings.ToLower(t) {
+	case "bugfix":
+		return "🔴"
+	case "feature":
+		return "🟣"
+	case "refactor":
+		return "🔄"
+	case "change":
+		return "✅"
+	case "discovery":
+		return "🔵"
+	case "decision":
+		return "⚖️"
+	default:
+		return "•"
+	}
+}
 
 // Observation is the structured memory of one or more tool calls.
 type Observation struct {

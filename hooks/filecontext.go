@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/memnode/memnode/ai"
+
 	"cmp"
 	"context"
 	"encoding/json"
@@ -164,25 +166,6 @@ func displayPath(abs, cwd string) string {
 	return abs
 }
 
-// typeEmoji follows claude-mem's observation types.
-func typeEmoji(t string) string {
-	switch strings.ToLower(t) {
-	case "bugfix":
-		return "🔴"
-	case "feature":
-		return "🟣"
-	case "refactor":
-		return "🔄"
-	case "change":
-		return "✅"
-	case "discovery":
-		return "🔵"
-	case "decision":
-		return "⚖️"
-	}
-	return "•"
-}
-
 // formatFileTimeline renders observations in time order, grouped by day, in now's zone:
 //
 //	### Nov 28, 2026
@@ -202,7 +185,7 @@ func formatFileTimeline(obs []FileObservation, shown string, now time.Time) stri
 		}
 		clock := strings.TrimSuffix(t.Format("3:04pm"), "m")
 		title := strings.Join(strings.Fields(o.Title), " ")
-		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, typeEmoji(o.Type), title)
+		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, ai.TypeEmoji(o.Type), title)
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,29 +59,8 @@ func writeFileAtomic(name string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(name), err)
 	}
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
-	f, err := os.CreateTemp(dir, filepath.Base(name)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(name), err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, name)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(name), werr)
-	}
-	syncDir(dir)
-	return nil
+	return atomicfile.Write(name, b, 0o600)
 }

@@ -37,26 +37,6 @@ type Input struct {
 	LocalOrigin string
 }
 
-// TypeEmoji marks observation types in compact rows (claude-mem's legend).
-func TypeEmoji(t string) string {
-	switch t {
-	case "bugfix":
-		return "🔴"
-	case "feature":
-		return "🟣"
-	case "refactor":
-		return "🔄"
-	case "change":
-		return "✅"
-	case "discovery":
-		return "🔵"
-	case "decision":
-		return "⚖️"
-	default:
-		return "•"
-	}
-}
-
 // Render returns the context block, or "" when the project has no memory yet.
 func Render(in Input, lim Limits) string {
 	if len(in.Observations) == 0 && len(in.Summaries) == 0 {
@@ -104,7 +84,7 @@ func Render(in Input, lim Limits) string {
 				day = d
 				fmt.Fprintf(&b, "\n### %s\n", d)
 			}
-			line := fmt.Sprintf("%s %s %s %s%s\n", o.ID, t.Format("15:04"), TypeEmoji(o.Type), o.Title, in.device(o.Origin))
+			line := fmt.Sprintf("%s %s %s %s%s\n", o.ID, t.Format("15:04"), ai.TypeEmoji(o.Type), o.Title, in.device(o.Origin))
 			b.WriteString(line)
 			readTokens += ai.EstimateTokens(line)
 			if i < lim.Full {

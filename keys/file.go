@@ -1,6 +1,8 @@
 package keys
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -156,36 +158,8 @@ func (f *encFile) del(p string) error {
 // writeFileAtomic writes b with mode 0600 via a temp file, fsync and rename, so a crash
 // leaves either the old or the new file, never a torn one.
 func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, b, 0o600)
 }

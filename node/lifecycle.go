@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -78,38 +80,6 @@ func ProcessIsNode(pid int) bool {
 	return len(args) > 0 && strings.Contains(filepath.Base(args[0]), "memnode")
 }
 
-// WriteFileAtomic writes data to path via a temp file, fsync and rename.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
 // loadOrCreateSecret returns the hex secret in file name, creating it (0600) if missing.
 func loadOrCreateSecret(dataDir, name string, nbytes int) (string, error) {
 	path := filepath.Join(dataDir, name)
@@ -126,7 +96,7 @@ func loadOrCreateSecret(dataDir, name string, nbytes int) (string, error) {
 		return "", err
 	}
 	s := hex.EncodeToString(buf)
-	if err := WriteFileAtomic(path, []byte(s+"\n"), 0o600); err != nil {
+	if err := atomicfile.Write(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w", name, err)
 	}
 	return s, nil

@@ -8,6 +8,8 @@
 package node
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+
 	"context"
 	"errors"
 	"fmt"
@@ -150,7 +152,7 @@ func (n *Node) Start(ctx context.Context) error {
 	p, _ := strconv.Atoi(port)
 	exe, _ := os.Executable()
 	pid := PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
-	if err := WriteFileAtomic(filepath.Join(n.cfg.DataDir, PIDFile), mustJSON(pid), 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(n.cfg.DataDir, PIDFile), mustJSON(pid), 0o600); err != nil {
 		srv.Close(ctx)
 		return fail(fmt.Errorf("write pid file: %w", err))
 	}

@@ -1,10 +1,12 @@
 package sync
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+	"path/filepath"
+
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -56,37 +58,8 @@ var ErrBadIdentity = errors.New("identity is not an Ed25519 key")
 // writeFileAtomic writes data to path with mode 0600 so that a crash leaves either the old
 // file or the new one, never a torn one.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // make the rename durable where the platform allows it
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, 0o600)
 }

@@ -1,13 +1,14 @@
 package llm
 
 import (
+	"github.com/memnode/memnode/internal/atomicfile"
+
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -125,30 +126,7 @@ func (f *FileBudgetStore) Add(_ context.Context, day string, tokens int64) (int6
 }
 
 func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, b, perm)
 }
 
 // Budget is a hard daily token cap shared by every provider of a Chain. Reserve before

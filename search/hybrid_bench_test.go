@@ -1,0 +1,148 @@
+package search_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/search"
+)
+
+const benchDim = 384 // all-MiniLM-L6-v2's dimension
+
+var benchVecIdx sync.Map // n → *embed.Index
+
+// benchIndex holds one random unit vector per observation of the bench replica: the
+// scan cost depends on the count and dimension only, not on what the vectors mean.
+func benchIndex(b *testing.B, r *replica.Replica, n int) *embed.Index {
+	b.Helper()
+	if x, ok := benchVecIdx.Load(n); ok {
+		return x.(*embed.Index)
+	}
+	rows, err := r.ReadDB().Query("SELECT id FROM observations")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	rng := rand.New(rand.NewPCG(uint64(n), 3))
+	idx := embed.NewIndex(benchDim)
+	v := make([]float32, benchDim)
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			b.Fatal(err)
+		}
+		var sum float64
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+			sum += float64(v[i]) * float64(v[i])
+		}
+		inv := float32(1 / math.Sqrt(sum))
+		for i := range v {
+			v[i] *= inv
+		}
+		if err := idx.Add(id, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchVecIdx.Store(n, idx)
+	return idx
+}
+
+// benchVectors is the node's vector side without its query cache, so every query pays
+// its embedding.
+type benchVectors struct {
+	emb embed.Embedder
+	idx *embed.Index
+}
+
+func (v benchVectors) Nearest(ctx context.Context, text string, k int) ([]embed.Scored, error) {
+	q, err := v.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return v.idx.Search(q[0], k), nil
+}
+
+func (v benchVectors) Len() int { return v.idx.Len() }
+
+func benchModeSearch(b *testing.B, n int, mode string, emb embed.Embedder) {
+	r := benchReplica(b, n)
+	idx := benchIndex(b, r, n)
+	s := search.New(r.ReadDB(), search.Config{})
+	s.SetVectors(benchVectors{emb, idx})
+	ctx := context.Background()
+	durs := make([]time.Duration, 0, b.N)
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := search.Query{Text: benchQueries[i%len(benchQueries)], Mode: mode}
+		if i%5 == 4 {
+			q.Project = "billing-api"
+		}
+		t0 := time.Now()
+		res, err := s.Search(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Ranking != mode {
+			b.Fatalf("ranking %q, want %q", res.Ranking, mode)
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	pct := func(p float64) float64 {
+		return float64(durs[min(len(durs)-1, int(float64(len(durs))*p))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkHybridSearch100k: real FTS5 over 100k observations fused with an exact kNN
+// scan of 100k 384-dim vectors. The query is embedded by the hashing embedder (µs), so
+// the figure is the search itself; see BenchmarkHybridSearch100kMiniLMQuery for the
+// cost with a real-sized query encoder.
+func BenchmarkHybridSearch100k(b *testing.B) {
+	benchModeSearch(b, 100_000, search.ModeHybrid, embed.NewHashing(benchDim, nil))
+}
+
+// BenchmarkHybridSearch10k is the same at 10k observations.
+func BenchmarkHybridSearch10k(b *testing.B) {
+	benchModeSearch(b, 10_000, search.ModeHybrid, embed.NewHashing(benchDim, nil))
+}
+
+// BenchmarkVectorModeSearch100k is --mode vector through the search path (kNN scan plus
+// hydrating the hits from SQLite).
+func BenchmarkVectorModeSearch100k(b *testing.B) {
+	benchModeSearch(b, 100_000, search.ModeVector, embed.NewHashing(benchDim, nil))
+}
+
+// BenchmarkHybridSearch100kMiniLMQuery adds the per-request query embedding with a
+// MiniLM-sized model (random weights, all-MiniLM-L6-v2's shape). The node caches the
+// embeddings of recent queries, so a repeated query does not pay it again.
+func BenchmarkHybridSearch100kMiniLMQuery(b *testing.B) {
+	dir, err := os.MkdirTemp("", "memnode-minilm-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := embed.WriteRandomModel(filepath.Join(dir, "bench", "minilm"), embed.MiniLMSizedSpec()); err != nil {
+		b.Fatal(err)
+	}
+	c, err := embed.OpenCybertron(embed.CybertronConfig{ModelsDir: dir, Model: "bench/minilm"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchModeSearch(b, 100_000, search.ModeHybrid, c)
+}

@@ -3,20 +3,14 @@ package main
 import (
 	"net/url"
 	"os"
-	"path/filepath"
+
+	"github.com/memnode/memnode/hooks"
 )
 
-// projectName is the name of the git root of dir, or dir's base name.
-// TODO(lead): replace with hooks.ProjectName once exported, to keep one definition.
+// projectName is the project of dir, named exactly as the hooks name it.
 func projectName(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return filepath.Base(d)
-		}
-		if filepath.Dir(d) == d {
-			return filepath.Base(dir)
-		}
-	}
+	home, _ := os.UserHomeDir()
+	return hooks.ProjectName(dir, home)
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }

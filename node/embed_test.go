@@ -190,3 +190,60 @@ func TestEmbeddingWithRandomCybertronModel(t *testing.T) {
 		t.Fatalf("vector search = %+v %v; want all 4 notes ranked", res, err)
 	}
 }
+
+// closeTracker records that the node closed its embedder.
+type closeTracker struct {
+	*embed.Hashing
+	closed chan struct{}
+}
+
+func (c closeTracker) Close() error { close(c.closed); return nil }
+
+// TestEmbeddingConcurrentWritesSearchesAndForget runs searches while the worker embeds
+// new notes and rebuilds its index after forgets (go test -race), then checks Close
+// stops the worker and closes the model.
+func TestEmbeddingConcurrentWritesSearchesAndForget(t *testing.T) {
+	ctx := context.Background()
+	tr := closeTracker{embed.NewHashing(32, nil), make(chan struct{})}
+	n := startEmbedNode(t, t.TempDir(), func() (embed.Embedder, error) { return tr, nil }, false)
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(done)
+		for i := 0; i < 200; i++ {
+			if _, err := n.search.Search(ctx, search.Query{Text: fmt.Sprintf("note %d worker", i%40)}); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	var ids []string
+	for i := 0; i < 40; i++ {
+		res, err := n.search.SaveNote(ctx, search.Note{Text: fmt.Sprintf("note %d about the worker pool and channel %d", i, i*7), Project: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+		if i%10 == 9 {
+			if _, err := n.search.Forget(ctx, []string{ids[i-1]}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	<-done
+	select {
+	case err := <-errc:
+		t.Fatal(err)
+	default:
+	}
+	waitEmbedded(t, n, "hashing-32", 36)
+	testutil.WaitFor(t, "the index to match the table", 20*time.Second, func() bool { return n.embedW.Load().Len() == 36 })
+	if err := n.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-tr.closed:
+	default:
+		t.Fatal("Close returned without closing the embedder")
+	}
+}

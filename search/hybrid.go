@@ -217,7 +217,10 @@ func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (m
 	}
 	args = append(args, fargs...)
 	cols := "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
-	query := "SELECT " + cols + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE t.id IN (" +
+	// CROSS JOIN fixes the loop order: look the IDs up by the unique index first, then
+	// filter. Left to itself SQLite may walk a filter's index (a whole project) instead.
+	query := "SELECT " + cols + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
+		" LEFT JOIN devices d ON d.origin = t.origin WHERE c.id IN (" +
 		strings.TrimSuffix(strings.Repeat("?,", hydrateChunk), ",") + ")" + where
 	hits, err := s.scanHits(ctx, k, query, args)
 	if err != nil {

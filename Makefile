@@ -4,7 +4,8 @@ SHELL := bash
 .DEFAULT_GOAL := help
 
 GO      ?= go
-TAGS    := sqlite_fts5
+# nomsgpack drops gin's msgpack binding (ugorji/go, ~6 MB of binary we never use).
+TAGS    := sqlite_fts5,nomsgpack
 BIN     := bin/memnode
 HOOKBIN := bin/memnode-hook
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -37,6 +38,7 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	@echo "== search latency at 10k / 100k observations, import speed"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Search10k$$|Search100k$$' -benchtime 3000x -timeout 30m ./search/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench Import -benchtime 3x ./importer/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench 'HybridSearch|VectorModeSearch' -benchtime 300x -timeout 30m ./search/
 	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	@echo "== embeddings: encode speed, vector and hybrid search"

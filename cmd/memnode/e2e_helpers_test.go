@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	memnodeBin = filepath.Join(dir, "memnode")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", memnodeBin, ".")
+	build := exec.Command("go", "build", "-tags", "sqlite_fts5,nomsgpack", "-o", memnodeBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build memnode:", err)

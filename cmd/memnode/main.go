@@ -57,6 +57,7 @@ func commandTable() map[string]command {
 		"import":    {"import FILE.jsonl | import --from-claude-mem PATH", cmdImport},
 		"export":    {"export memory as JSONL: export [--project P] [--out FILE]", cmdExport},
 		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},
+		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }
@@ -108,7 +109,8 @@ func usage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nenvironment: MEMNODE_DATA_DIR (default ~/.memnode), MEMNODE_PORT, MEMNODE_SYNC_HOST,")
-	fmt.Fprintln(w, "  MEMNODE_SYNC_PORT, MEMNODE_GOSSIP_PORT, MEMNODE_DEVICE_NAME, MEMNODE_<PROVIDER>_API_KEY")
+	fmt.Fprintln(w, "  MEMNODE_SYNC_PORT, MEMNODE_GOSSIP_PORT, MEMNODE_DEVICE_NAME, MEMNODE_<PROVIDER>_API_KEY,")
+	fmt.Fprintln(w, "  HF_ENDPOINT, HF_TOKEN (memnode embed pull)")
 }
 
 // newEnv resolves the data dir and settings. On a settings error it still returns a usable

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/gin-gonic/gin"
+	"github.com/nlpodyssey/spago/ag"
 
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/clienv"
@@ -69,6 +70,10 @@ func main() {
 	// gin's mode is process-wide; release mode keeps its banner and route dump off stdout
 	// (stdout of `memnode mcp` and of hooks carries protocol only).
 	gin.SetMode(gin.ReleaseMode)
+	// spago runs each tensor operator in its own goroutine by default; for one sentence at
+	// a time synchronous execution is ~15% cheaper (embed benchmarks: ~98 vs ~111 CPU-ms
+	// for a MiniLM-sized encode). Process-wide, hence set here.
+	ag.SetForceSyncExecution(true)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

@@ -54,7 +54,7 @@ func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {
 func sampleRecords(t *testing.T) []importer.Record {
 	t.Helper()
 	ctx := context.Background()
-	cm, err := importer.OpenClaudeMem(ctx, "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
+	cm, err := importer.OpenClaudeMem(ctx, "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
-const sampleDB = "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
+const sampleDB = "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
 
 func openReplica(tb testing.TB, origin string) *replica.Replica {
 	tb.Helper()

@@ -26,7 +26,7 @@ func session(t *testing.T) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rep.Close() })
-	cm, err := importer.OpenClaudeMem(ctx, "../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
+	cm, err := importer.OpenClaudeMem(ctx, "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
 	if err != nil {
 		t.Fatal(err)
 	}

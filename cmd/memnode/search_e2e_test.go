@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const claudeMemSample = "../../../shared/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
+const claudeMemSample = "../../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
 
 // requireSearchCommands skips while the search commands are not in the command table.
 func requireSearchCommands(t *testing.T, in *instance) {

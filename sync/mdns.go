@@ -1,5 +1,3 @@
-//go:build memnode_mdns
-
 package sync
 
 import (

@@ -202,11 +202,6 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		return err
 	}
 	n.rep.Store(rep)
-	if k, err := rep.ResetClaimed(ctx); err != nil {
-		return err
-	} else if k > 0 {
-		n.log.Info("recovered events claimed by a previous run", "count", k)
-	}
 	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
 		for _, ev := range evs {
 			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, api.ErrInvalid) {

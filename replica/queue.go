@@ -96,47 +96,49 @@ func (r *Replica) drainClosed() {
 func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 	ctx := context.Background()
 	dups := make([]bool, len(batch))
-	mode := modeDurable
-	if !r.cfg.FsyncAcks {
-		// Survives a crash at once and power loss at the next durable commit (a worker's,
-		// milliseconds later): one fsync per acknowledgement caps ingest at the disk's sync
-		// rate. FsyncAcks restores per-ack fsync.
-		mode = txMode{synchronous: "NORMAL", secureDelete: "FAST"}
+	tx, err := r.q.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
-		seen, err := tx.Prepare("SELECT 1 FROM seen_events WHERE event_id = ?")
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	defer ins.Close()
+	for i, req := range batch {
+		ev := req.ev
+		seen, err := r.seen(ctx, ev.EventID)
 		if err != nil {
-			return fmt.Errorf("enqueue: %w", err)
+			return nil, fmt.Errorf("enqueue: %w", err)
 		}
-		defer seen.Close()
-		ins, err := tx.Prepare(`INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
-			VALUES (?, ?, ?, ?, ?, ?)`)
+		if seen {
+			dups[i] = true
+			continue
+		}
+		res, err := ins.ExecContext(ctx, ev.EventID, ev.Kind, ev.SessionID, ev.Project, ev.Payload, ev.CreatedAt)
 		if err != nil {
-			return fmt.Errorf("enqueue: %w", err)
+			return nil, fmt.Errorf("enqueue: %w", err)
 		}
-		defer ins.Close()
-		for i, req := range batch {
-			ev := req.ev
-			var one int
-			err := tx.QueryRowContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?", ev.EventID).Scan(&one)
-			if err == nil {
-				dups[i] = true
-				continue
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("enqueue: %w", err)
-			}
-			res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
-				VALUES (?, ?, ?, ?, ?, ?)`, ev.EventID, ev.Kind, ev.SessionID, ev.Project, ev.Payload, ev.CreatedAt)
-			if err != nil {
-				return fmt.Errorf("enqueue: %w", err)
-			}
-			n, _ := res.RowsAffected()
-			dups[i] = n == 0
-		}
-		return nil
-	})
-	return dups, err
+		n, _ := res.RowsAffected()
+		dups[i] = n == 0
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return dups, nil
+}
+
+// seen reports whether an event was already turned into records (memnode.db). Reads start a
+// fresh snapshot, so a worker commit that returned is always visible.
+func (r *Replica) seen(ctx context.Context, eventID string) (bool, error) {
+	var one int
+	err := r.r.QueryRowContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?", eventID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Claim is a session's events taken by one worker. The claim lives in memory only: a
@@ -155,7 +157,7 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	// after its Commit returned, so a session seen unclaimed here has no processed rows left.
 	r.claimMu.Lock()
 	defer r.claimMu.Unlock()
-	rows, err := r.w.QueryContext(ctx, "SELECT session_id FROM pending ORDER BY id LIMIT 1024")
+	rows, err := r.q.QueryContext(ctx, "SELECT session_id FROM pending ORDER BY id LIMIT 1024")
 	if err != nil {
 		return Claim{}, fmt.Errorf("claim: %w", err)
 	}
@@ -178,7 +180,7 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	if sid == "" {
 		return Claim{}, nil
 	}
-	rows, err = r.w.QueryContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts
+	rows, err = r.q.QueryContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts
 		FROM pending WHERE session_id = ? ORDER BY id LIMIT ?`, sid, max)
 	if err != nil {
 		return Claim{}, fmt.Errorf("claim: %w", err)
@@ -195,10 +197,48 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	if err := rows.Err(); err != nil {
 		return Claim{}, fmt.Errorf("claim: %w", err)
 	}
+	rows.Close()
+	// An event stored by a commit whose queue cleanup did not happen (a crash in between)
+	// is dropped here instead of being processed twice.
+	kept := c.Events[:0]
+	var stale []int64
+	for _, ev := range c.Events {
+		done, err := r.seen(ctx, ev.EventID)
+		if err != nil {
+			return Claim{}, fmt.Errorf("claim: %w", err)
+		}
+		if done {
+			stale = append(stale, ev.ID)
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	c.Events = kept
+	if err := r.deletePending(ctx, stale); err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
 	if len(c.Events) > 0 {
 		r.claimed[sid] = true
 	}
 	return c, nil
+}
+
+// deletePending removes queue rows whose events are stored.
+func (r *Replica) deletePending(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	tx, err := r.q.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ?", id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // Unclaim releases a session claimed by ClaimSession.
@@ -211,30 +251,24 @@ func (r *Replica) Unclaim(sessionID string) {
 // Release records a failed attempt on claimed events (they stay queued and are retried);
 // the caller still calls Unclaim.
 func (r *Replica) Release(ctx context.Context, ids []int64) error {
-	return r.writeTx(ctx, func(tx *wtx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", id); err != nil {
-				return fmt.Errorf("release: %w", err)
-			}
-		}
-		return nil
-	})
-}
-
-// ResetClaimed returns events claimed on disk by an older version (which marked claims in
-// the table) to the queue. Claims are in memory now; the call is kept for old databases.
-func (r *Replica) ResetClaimed(ctx context.Context) (int64, error) {
-	res, err := r.w.ExecContext(ctx, "UPDATE pending SET state = 0 WHERE state = 1")
+	tx, err := r.q.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("reset claims: %w", err)
+		return fmt.Errorf("release: %w", err)
 	}
-	return res.RowsAffected()
+	defer tx.Rollback()
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", id); err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+	}
+	return tx.Commit()
 }
 
-// QueueDepth returns how many events wait (pending or claimed).
+
+// QueueDepth returns how many events wait (queued or being processed).
 func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
 	var n int
-	err := r.r.QueryRowContext(ctx, "SELECT COUNT(*) FROM pending").Scan(&n)
+	err := r.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM pending").Scan(&n)
 	return n, err
 }
 

@@ -176,10 +176,13 @@ type Counts struct {
 func (r *Replica) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
 	err := r.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM prompts),
-		(SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM summaries), (SELECT COUNT(*) FROM pending),
+		(SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM summaries),
 		(SELECT COUNT(*) FROM ops), (SELECT COUNT(*) FROM tombstones)`).
-		Scan(&c.Sessions, &c.Prompts, &c.Observations, &c.Summaries, &c.Pending, &c.Ops, &c.Tombstones)
+		Scan(&c.Sessions, &c.Prompts, &c.Observations, &c.Summaries, &c.Ops, &c.Tombstones)
 	if err != nil {
+		return c, fmt.Errorf("counts: %w", err)
+	}
+	if c.Pending, err = r.QueueDepth(ctx); err != nil {
 		return c, fmt.Errorf("counts: %w", err)
 	}
 	return c, nil

@@ -53,6 +53,7 @@ type Replica struct {
 	cfg   Config
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only pool
+	q     *sql.DB // the queue database, its own file and writer (queue.go)
 	clock clock
 	log   *slog.Logger
 	enq   chan enqueueReq
@@ -133,6 +134,11 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
+	if rep.q, err = openQueue(ctx, QueuePath(cfg.Path), cfg.FsyncAcks); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
 	rep.wg.Add(1)
 	go rep.commitLoop()
 	return rep, nil
@@ -155,7 +161,7 @@ func (r *Replica) Close() error {
 	r.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
 	// Leave a small WAL behind: checkpoint what we can.
 	_, _ = r.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
-	return errors.Join(r.r.Close(), r.w.Close())
+	return errors.Join(r.r.Close(), r.w.Close(), r.q.Close())
 }
 
 func (r *Replica) migrate(ctx context.Context) error {
@@ -210,6 +216,49 @@ func (r *Replica) migrate(ctx context.Context) error {
 		r.log.Info("schema migrated", "version", v)
 	}
 	return nil
+}
+
+// QueuePath is the queue database that goes with the replica at path.
+func QueuePath(path string) string { return strings.TrimSuffix(path, ".db") + ".queue.db" }
+
+// queueSchema is the whole queue database: it holds nothing but events waiting to become
+// records, so it needs no migrations — a table it lacks is created.
+const queueSchema = `
+CREATE TABLE IF NOT EXISTS pending (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id   TEXT NOT NULL UNIQUE,
+    kind       TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    project    TEXT NOT NULL,
+    payload    BLOB NOT NULL,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pending_session ON pending(session_id, id);`
+
+// openQueue opens the queue database. It is a separate SQLite file, with its own writer,
+// so that acknowledging an event never waits for a worker's durable commit of records.
+// NORMAL sync: an acknowledged event survives a crash at once; fsyncAcks adds power loss.
+func openQueue(ctx context.Context, path string, fsyncAcks bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL")
+	if fsyncAcks {
+		q.Set("_synchronous", "FULL")
+	}
+	q.Set("_busy_timeout", "10000")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open queue: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxLifetime(0)
+	if _, err := db.ExecContext(ctx, queueSchema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open queue: %w", err)
+	}
+	return db, nil
 }
 
 // SchemaVersion returns the applied schema version.

@@ -153,3 +153,35 @@ func TestQueueClaimOrderAndRecovery(t *testing.T) {
 		t.Fatal("an event already stored must be a duplicate when replayed")
 	}
 }
+
+// TestQueueRowOutlivingItsCommitIsDropped covers a crash between a worker's commit and the
+// removal of its queue rows: the event must not be processed twice.
+func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	if _, err := r.Enqueue(ctx, PendingEvent{EventID: "e1", Kind: "observation", SessionID: "s1", Project: "p", Payload: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ClaimSession(ctx, 10)
+	if err != nil || len(c.Events) != 1 {
+		t.Fatalf("claim: %+v %v", c, err)
+	}
+	// The records commit (with the event ID) but the queue cleanup never runs.
+	if _, err := r.Commit(ctx, &Batch{DoneEvents: []string{"e1"}}); err != nil {
+		t.Fatal(err)
+	}
+	r.Unclaim("s1")
+	if n, _ := r.QueueDepth(ctx); n != 1 {
+		t.Fatalf("queue depth = %d, want the leftover row", n)
+	}
+	c, err = r.ClaimSession(ctx, 10)
+	if err != nil || len(c.Events) != 0 {
+		t.Fatalf("a stored event was handed out again: %+v %v", c, err)
+	}
+	if n, _ := r.QueueDepth(ctx); n != 0 {
+		t.Fatalf("queue depth = %d, want the leftover dropped", n)
+	}
+	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "e1", SessionID: "s1", Payload: []byte("{}")}); !dup {
+		t.Fatal("a replay of a stored event must be a duplicate")
+	}
+}

@@ -8,8 +8,9 @@ import (
 	"fmt"
 )
 
-// Batch is a set of local changes committed atomically, together with their ops and the
-// removal of the queue rows they came from: an event is either still queued or fully stored.
+// Batch is a set of local changes committed atomically with their ops and the IDs of the
+// events they came from; the queue rows go right after. An event is stored exactly once:
+// a queue row that outlives its commit (a crash in between) is recognised and dropped.
 type Batch struct {
 	Sessions     []Session // created or changed (status, ended_at)
 	States       []SessionState
@@ -116,11 +117,6 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			}
 			res.Summaries = append(res.Summaries, s)
 		}
-		for _, id := range b.Done {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ?", id); err != nil {
-				return fmt.Errorf("complete queue row: %w", err)
-			}
-		}
 		now := r.cfg.Now().UnixMilli()
 		for _, ev := range b.DoneEvents {
 			if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO seen_events(event_id, at) VALUES (?, ?)", ev, now); err != nil {
@@ -129,7 +125,15 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 		}
 		return nil
 	})
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	// The records and their event IDs are durable; the queue rows go now. A crash in
+	// between leaves rows that ClaimSession recognises (seen_events) and drops.
+	if err := r.deletePending(ctx, b.Done); err != nil {
+		return res, fmt.Errorf("complete queue rows: %w", err)
+	}
+	return res, nil
 }
 
 func mustJSON(v any) []byte {

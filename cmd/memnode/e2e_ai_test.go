@@ -115,7 +115,7 @@ func TestKill9WithSlowProvider(t *testing.T) {
 	}
 	in.start()
 	waitFor(t, "the queue to drain after restart", 120*time.Second, func() bool {
-		return in.count(db, "SELECT COUNT(*) FROM pending") == 0
+		return in.queued() == 0
 	})
 	if n := in.count(db, "SELECT COUNT(*) FROM observations WHERE project = 'slowai'"); n != total {
 		t.Fatalf("observations = %d, want exactly %d (killed at %d)", n, total, before)

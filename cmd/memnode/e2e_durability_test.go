@@ -135,7 +135,7 @@ func TestKill9DuringBurst(t *testing.T) {
 	in.start()
 	db := in.db()
 	waitFor(t, "queue drained", 60*time.Second, func() bool {
-		return in.count(db, "SELECT COUNT(*) FROM pending") == 0
+		return in.queued() == 0
 	})
 	// Spooled hook events are replayed on start; a node a hook restarted may already have
 	// drained them. Either way all hook events must be stored exactly once.

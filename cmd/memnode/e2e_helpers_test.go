@@ -155,6 +155,17 @@ func (in *instance) db() *sql.DB {
 	return db
 }
 
+// queued is how many events wait in the node's queue database.
+func (in *instance) queued() int {
+	in.tb.Helper()
+	q, err := sql.Open("sqlite3", "file:"+filepath.Join(in.dataDir, "memnode.queue.db")+"?mode=ro&_busy_timeout=5000")
+	if err != nil {
+		in.tb.Fatal(err)
+	}
+	defer q.Close()
+	return in.count(q, "SELECT COUNT(*) FROM pending")
+}
+
 func (in *instance) count(db *sql.DB, q string, args ...any) int {
 	in.tb.Helper()
 	var n int

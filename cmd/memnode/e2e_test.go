@@ -121,7 +121,7 @@ func TestStoryReplay(t *testing.T) {
 	proj := replayFixture(t, in)
 	db := in.db()
 	waitFor(t, "the queue to drain", 30*time.Second, func() bool {
-		return in.count(db, "SELECT COUNT(*) FROM pending") == 0 && in.count(db, "SELECT COUNT(*) FROM summaries") == 1
+		return in.queued() == 0 && in.count(db, "SELECT COUNT(*) FROM summaries") == 1
 	})
 	// The private-only prompt and the protocol message are not stored; the real prompt is.
 	if n := in.count(db, "SELECT COUNT(*) FROM prompts"); n != 1 {

@@ -129,21 +129,6 @@ CREATE TABLE version_vector (
     seq    INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Durable queue of hook events waiting to be compressed. state 0 = pending, 1 = claimed.
-CREATE TABLE pending (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
-    event_id   TEXT NOT NULL UNIQUE,
-    kind       TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    project    TEXT NOT NULL,
-    payload    BLOB NOT NULL,
-    state      INTEGER NOT NULL DEFAULT 0,
-    attempts   INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL
-);
-CREATE INDEX pending_state ON pending(state, id);
-CREATE INDEX pending_session ON pending(session_id, id);
-
 -- Event IDs already turned into records, so a replayed spool entry is stored once.
 CREATE TABLE seen_events (
     event_id TEXT PRIMARY KEY,

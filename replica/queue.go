@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // PendingEvent is one hook event in the durable queue.
@@ -107,13 +108,17 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	defer ins.Close()
+	ids := make([]string, len(batch))
+	for i, req := range batch {
+		ids[i] = req.ev.EventID
+	}
+	seen, err := r.seenAny(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
 	for i, req := range batch {
 		ev := req.ev
-		seen, err := r.seen(ctx, ev.EventID)
-		if err != nil {
-			return nil, fmt.Errorf("enqueue: %w", err)
-		}
-		if seen {
+		if seen[ev.EventID] {
 			dups[i] = true
 			continue
 		}
@@ -130,15 +135,36 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 	return dups, nil
 }
 
-// seen reports whether an event was already turned into records (memnode.db). Reads start a
-// fresh snapshot, so a worker commit that returned is always visible.
-func (r *Replica) seen(ctx context.Context, eventID string) (bool, error) {
-	var one int
-	err := r.r.QueryRowContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?", eventID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+// seenAny returns which of ids were already turned into records (memnode.db), in one query.
+// Reads start a fresh snapshot, so a worker commit that returned is always visible.
+func (r *Replica) seenAny(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)] // well under SQLite's variable limit
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		rows, err := r.r.QueryContext(ctx, "SELECT event_id FROM seen_events WHERE event_id IN ("+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+")", args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return err == nil, err
+	return out, nil
 }
 
 // Claim is a session's events taken by one worker. The claim lives in memory only: a
@@ -200,14 +226,18 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	rows.Close()
 	// An event stored by a commit whose queue cleanup did not happen (a crash in between)
 	// is dropped here instead of being processed twice.
+	ids := make([]string, len(c.Events))
+	for i, ev := range c.Events {
+		ids[i] = ev.EventID
+	}
+	seen, err := r.seenAny(ctx, ids)
+	if err != nil {
+		return Claim{}, fmt.Errorf("claim: %w", err)
+	}
 	kept := c.Events[:0]
 	var stale []int64
 	for _, ev := range c.Events {
-		done, err := r.seen(ctx, ev.EventID)
-		if err != nil {
-			return Claim{}, fmt.Errorf("claim: %w", err)
-		}
-		if done {
+		if seen[ev.EventID] {
 			stale = append(stale, ev.ID)
 			continue
 		}
@@ -263,7 +293,6 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 	}
 	return tx.Commit()
 }
-
 
 // QueueDepth returns how many events wait (queued or being processed).
 func (r *Replica) QueueDepth(ctx context.Context) (int, error) {

@@ -253,7 +253,15 @@ func openQueue(ctx context.Context, path string, fsyncAcks bool) (*sql.DB, error
 		return nil, fmt.Errorf("open queue: %w", err)
 	}
 	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	// Every row is inserted and soon deleted: checkpoint (and its syncs) rarely, and keep
+	// the WAL file from growing past what one checkpoint leaves.
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 16384; PRAGMA journal_size_limit = 67108864"); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open queue: %w", err)
+	}
 	if _, err := db.ExecContext(ctx, queueSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open queue: %w", err)

@@ -34,7 +34,7 @@ func (n *Node) startSync(ctx context.Context, rep *replica.Replica) {
 		GossipBindAddr: host,
 		GossipPort:     gport,
 		Store:          rep,
-		Logger:         n.log.With("component", "sync"),
+		Logger:         n.log,
 		Version:        n.cfg.Version,
 		MDNS:           s.MDNS,
 	})

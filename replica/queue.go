@@ -97,29 +97,25 @@ func (r *Replica) drainClosed() {
 func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 	ctx := context.Background()
 	dups := make([]bool, len(batch))
+	for i, req := range batch {
+		var one int
+		err := r.stmtSeen.QueryRowContext(ctx, req.ev.EventID).Scan(&one)
+		switch {
+		case err == nil:
+			dups[i] = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("enqueue: %w", err)
+		}
+	}
 	tx, err := r.q.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
 	defer tx.Rollback()
-	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, fmt.Errorf("enqueue: %w", err)
-	}
-	defer ins.Close()
-	ids := make([]string, len(batch))
-	for i, req := range batch {
-		ids[i] = req.ev.EventID
-	}
-	seen, err := r.seenAny(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("enqueue: %w", err)
-	}
+	ins := tx.StmtContext(ctx, r.stmtEnqueue)
 	for i, req := range batch {
 		ev := req.ev
-		if seen[ev.EventID] {
-			dups[i] = true
+		if dups[i] {
 			continue
 		}
 		res, err := ins.ExecContext(ctx, ev.EventID, ev.Kind, ev.SessionID, ev.Project, ev.Payload, ev.CreatedAt)

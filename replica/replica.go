@@ -50,13 +50,15 @@ type Config struct {
 
 // Replica is one device's database. Safe for concurrent use.
 type Replica struct {
-	cfg   Config
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // read-only pool
-	q     *sql.DB // the queue database, its own file and writer (queue.go)
-	clock clock
-	log   *slog.Logger
-	enq   chan enqueueReq
+	cfg Config
+	w   *sql.DB // the single writer connection
+	r   *sql.DB // read-only pool
+	q   *sql.DB // the queue database, its own file and writer (queue.go)
+	// Statements of the enqueue hot path, prepared once.
+	stmtSeen, stmtEnqueue *sql.Stmt
+	clock                 clock
+	log                   *slog.Logger
+	enq                   chan enqueueReq
 	// onWrite is called after a transaction that appended local ops commits (sync pushes).
 	onWrite  atomic.Pointer[func()]
 	wroteOps atomic.Bool
@@ -139,6 +141,16 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
+	if rep.stmtSeen, err = r.PrepareContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?"); err == nil {
+		rep.stmtEnqueue, err = rep.q.PrepareContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
+			VALUES (?, ?, ?, ?, ?, ?)`)
+	}
+	if err != nil {
+		w.Close()
+		r.Close()
+		rep.q.Close()
+		return nil, fmt.Errorf("open replica: prepare: %w", err)
+	}
 	rep.wg.Add(1)
 	go rep.commitLoop()
 	return rep, nil
@@ -159,6 +171,8 @@ func (r *Replica) Close() error {
 	r.mu.Unlock()
 	r.wg.Wait()
 	r.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
+	r.stmtSeen.Close()
+	r.stmtEnqueue.Close()
 	// Leave a small WAL behind: checkpoint what we can.
 	_, _ = r.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	return errors.Join(r.r.Close(), r.w.Close(), r.q.Close())

@@ -29,10 +29,16 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 	if err != nil {
 		return "", err
 	}
+	names, err := rep.DeviceNames(ctx)
+	if err != nil {
+		return "", err
+	}
 	return inject.Render(inject.Input{
 		Project: project, Now: n.cfg.Now(), Location: n.cfg.Location,
 		Observations: obs, Summaries: sums, TotalObservations: total, TotalDiscoveryTokens: disc,
 		LocalOrigin: rep.Origin(),
+		// Records from other devices carry their device's name: "[desktop]".
+		DeviceName: func(origin string) string { return names[origin] },
 	}, inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}), nil
 }
 

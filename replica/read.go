@@ -194,3 +194,21 @@ func (r *Replica) ProjectStats(ctx context.Context, project string) (observation
 		Scan(&observations, &discoveryTokens)
 	return observations, discoveryTokens, err
 }
+
+// DeviceNames maps every known origin to its device name.
+func (r *Replica) DeviceNames(ctx context.Context) (map[string]string, error) {
+	rows, err := r.r.QueryContext(ctx, "SELECT origin, name FROM devices")
+	if err != nil {
+		return nil, fmt.Errorf("device names: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var o, n string
+		if err := rows.Scan(&o, &n); err != nil {
+			return nil, fmt.Errorf("device names: %w", err)
+		}
+		out[o] = n
+	}
+	return out, rows.Err()
+}

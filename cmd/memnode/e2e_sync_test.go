@@ -364,6 +364,12 @@ func TestSyncThreeNodes(t *testing.T) {
 		}
 	}
 	step("   every node finds every record")
+	// All three write to a project named syncproj: B's session-start context shows A's and
+	// C's observations tagged with their device, its own untagged.
+	if ctx := b.mustRun(nil, "context", "--project", "syncproj"); !strings.Contains(ctx, "["+a.name+"]") ||
+		!strings.Contains(ctx, "["+c.name+"]") || strings.Contains(ctx, "["+b.name+"]") {
+		t.Errorf("B's context should tag A's and C's records with their device names:\n%s", ctx)
+	}
 
 	// 3. Forget on B removes A's record on all three, op payloads included.
 	step("3. forget A's record on B")

@@ -61,7 +61,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 	forgets := 0
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res, forgets = ImportResult{}, 0
-		ow := &opWriter{r: r, tx: tx}
+		ow := tx.ops()
 		stamp := func(origin *string, hlc *uint64) {
 			if *origin == "" {
 				*origin = r.cfg.Origin

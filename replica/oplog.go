@@ -39,10 +39,11 @@ type forgetPayload struct {
 
 // opWriter appends local ops inside one transaction.
 type opWriter struct {
-	r       *Replica
-	tx      *wtx
-	nextSeq uint64
-	loaded  bool
+	r        *Replica
+	tx       *wtx
+	nextSeq  uint64
+	loaded   bool
+	appended bool // ops appended since the last flush
 }
 
 func (w *opWriter) append(ctx context.Context, kind, recordID, project string, hlc uint64, payload []byte) error {
@@ -62,12 +63,23 @@ func (w *opWriter) append(ctx context.Context, kind, recordID, project string, h
 		w.r.cfg.Origin, w.nextSeq, hlc, kind, recordID, payload); err != nil {
 		return fmt.Errorf("append op: %w", err)
 	}
+	w.nextSeq++
+	w.appended = true
+	w.r.wroteOps.Store(true)
+	return nil
+}
+
+// flush records the last seq appended in the version vector. runTx calls it before every
+// commit, so the vector and the op-log can never disagree.
+func (w *opWriter) flush(ctx context.Context) error {
+	if !w.appended {
+		return nil
+	}
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO version_vector(origin, seq) VALUES (?, ?)
-		ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq`, w.r.cfg.Origin, w.nextSeq); err != nil {
+		ON CONFLICT(origin) DO UPDATE SET seq = excluded.seq`, w.r.cfg.Origin, w.nextSeq-1); err != nil {
 		return fmt.Errorf("advance own seq: %w", err)
 	}
-	w.nextSeq++
-	w.r.wroteOps.Store(true)
+	w.appended = false
 	return nil
 }
 

@@ -30,6 +30,15 @@ type wtx struct {
 	// misses are queries prepared on the transaction only; they join the replica's cache
 	// once the transaction has ended (the pool's one connection is held until then).
 	misses []string
+	ow     *opWriter
+}
+
+// ops returns the transaction's op writer; its version-vector update is flushed at commit.
+func (t *wtx) ops() *opWriter {
+	if t.ow == nil {
+		t.ow = &opWriter{r: t.r, tx: t}
+	}
+	return t.ow
 }
 
 func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
@@ -124,7 +133,11 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	}
 	t := &wtx{Tx: tx, r: r, stmts: map[string]*sql.Stmt{}}
 	defer func() { *misses = t.misses }()
-	if err := fn(t); err != nil {
+	err = fn(t)
+	if err == nil && t.ow != nil {
+		err = t.ow.flush(ctx)
+	}
+	if err != nil {
 		tx.Rollback()
 		r.wroteOps.Store(false)
 		return err

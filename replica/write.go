@@ -37,7 +37,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 	var res CommitResult
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = CommitResult{}
-		ow := &opWriter{r: r, tx: tx}
+		ow := tx.ops()
 		for _, s := range b.Sessions {
 			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
 				return err
@@ -263,7 +263,7 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 		if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
 			return err
 		}
-		ow := &opWriter{r: r, tx: tx}
+		ow := tx.ops()
 		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, mustJSON(d))
 	})
 }
@@ -276,7 +276,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 	found := 0
 	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
 		found = 0
-		ow := &opWriter{r: r, tx: tx}
+		ow := tx.ops()
 		for _, id := range ids {
 			known, err := recordExists(ctx, tx, id)
 			if err != nil {

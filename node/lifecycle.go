@@ -53,6 +53,18 @@ func lock(dataDir string) (*os.File, error) {
 	return f, nil
 }
 
+// Held reports whether a running node holds the data dir's lock.
+func Held(dataDir string) bool {
+	f, err := lock(dataDir)
+	if errors.Is(err, ErrAlreadyRunning) {
+		return true
+	}
+	if err == nil {
+		f.Close() // closing the descriptor releases the flock
+	}
+	return false
+}
+
 // ReadPIDFile returns the pid file's content.
 func ReadPIDFile(dataDir string) (PIDInfo, error) {
 	var p PIDInfo

@@ -138,10 +138,10 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 		}
 		select {
 		case err := <-exited:
-			// A concurrent start may have won the data dir: then its node becomes ready.
-			if h, ok := health(ctx, env); ok && ourNode(h, env) {
-				exited = nil
-				_ = h
+			// Several hooks may start the node at once: one child wins the data dir's lock,
+			// the others exit. While the winner holds the lock, wait for it to be ready.
+			exited = nil
+			if node.Held(env.DataDir) {
 				continue
 			}
 			return fmt.Errorf("node exited during start (%v); see %s", err, filepath.Join(env.DataDir, node.LogDir, "memnode.log"))

@@ -275,3 +275,34 @@ func TestAPINeedsToken(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentStarts: hooks firing together while the node is down all start it; exactly
+// one node runs and every start returns once it is ready.
+func TestConcurrentStarts(t *testing.T) {
+	in := newInstance(t)
+	var wg sync.WaitGroup
+	results := make([]result, 5)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = in.run(nil, "start")
+		}(i)
+	}
+	wg.Wait()
+	pids := map[string]bool{}
+	for i, r := range results {
+		if r.code != 0 {
+			t.Fatalf("start %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		f := strings.Fields(r.stdout)
+		for j, w := range f {
+			if w == "(pid" && j+1 < len(f) {
+				pids[strings.TrimRight(f[j+1], ")")] = true
+			}
+		}
+	}
+	if len(pids) != 1 {
+		t.Fatalf("starts reported pids %v, want exactly one node", pids)
+	}
+}

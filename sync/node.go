@@ -135,11 +135,14 @@ var (
 
 // Node is one device's sync endpoint: libp2p host, memberlist, pairing and anti-entropy.
 type Node struct {
-	cfg  Config
-	log  *slog.Logger
-	priv crypto.PrivKey
-	self peer.ID
-	path string // group.json
+	// gossipDown is set once memberlist was shut down without leaving (tests simulate a
+	// crash that way); memberlist panics on Leave after Shutdown.
+	gossipDown atomic.Bool
+	cfg        Config
+	log        *slog.Logger
+	priv       crypto.PrivKey
+	self       peer.ID
+	path       string // group.json
 
 	host host.Host
 	ml   *memberlist.Memberlist
@@ -384,7 +387,7 @@ func (n *Node) shutdownTransports() error {
 	if n.mdns != nil {
 		errs = append(errs, n.mdns.Close())
 	}
-	if n.ml != nil {
+	if n.ml != nil && !n.gossipDown.Load() {
 		if err := n.ml.Leave(time.Second); err != nil {
 			n.log.Debug("leave gossip", "err", err)
 		}

@@ -139,7 +139,7 @@ CREATE TABLE seen_events (
 CREATE VIRTUAL TABLE observations_fts USING fts5(
     title, subtitle, narrative, facts, concepts,
     content='observations', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER observations_ai AFTER INSERT ON observations BEGIN
     INSERT INTO observations_fts(rowid, title, subtitle, narrative, facts, concepts)
@@ -159,7 +159,7 @@ END;
 CREATE VIRTUAL TABLE summaries_fts USING fts5(
     request, investigated, learned, completed, next_steps, notes,
     content='summaries', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER summaries_ai AFTER INSERT ON summaries BEGIN
     INSERT INTO summaries_fts(rowid, request, investigated, learned, completed, next_steps, notes)
@@ -172,7 +172,7 @@ END;
 
 CREATE VIRTUAL TABLE prompts_fts USING fts5(
     text, content='prompts', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER prompts_ai AFTER INSERT ON prompts BEGIN
     INSERT INTO prompts_fts(rowid, text) VALUES (new.rowid, new.text);

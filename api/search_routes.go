@@ -85,11 +85,7 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 	if v == "" {
 		return true
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		*dst = n
-		return true
-	}
-	t, ok := search.ParseTime(v)
+	t, ok := search.ParseTimeFilter(v)
 	if !ok {
 		badRequest(c, name+" must be epoch milliseconds or an ISO date/time")
 		return false

@@ -126,7 +126,6 @@ type hook struct {
 	// reached and missed record whether the node answered / failed to answer during this
 	// invocation; they drive the consecutive-failure counter.
 	reached, missed bool
-	spooledTo       string
 }
 
 // run returns the stdout JSON and the exit code.

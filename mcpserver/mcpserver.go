@@ -136,12 +136,12 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArg
 	}
 	var ok bool
 	if a.Since != "" {
-		if q.Since, ok = search.ParseTime(a.Since); !ok {
+		if q.Since, ok = search.ParseTimeFilter(a.Since); !ok {
 			return nil, nil, fmt.Errorf("since %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Since)
 		}
 	}
 	if a.Until != "" {
-		if q.Until, ok = search.ParseTime(a.Until); !ok {
+		if q.Until, ok = search.ParseTimeFilter(a.Until); !ok {
 			return nil, nil, fmt.Errorf("until %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Until)
 		}
 	}

@@ -19,11 +19,10 @@ var ErrProtocol = errors.New("sync protocol violation")
 
 // conn is one side of a session stream, counting bytes for the traffic stats.
 type conn struct {
-	n  *Node
-	s  network.Stream
-	r  *bufio.Reader
-	w  *bufio.Writer
-	in int64
+	n *Node
+	s network.Stream
+	r *bufio.Reader
+	w *bufio.Writer
 }
 
 func (n *Node) newConn(s network.Stream) *conn {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/clienv"
@@ -45,10 +44,8 @@ func main() {
 // stdout belongs to the IDE.
 func startNode(ctx context.Context) error {
 	bin := "memnode"
-	if exe, err := os.Executable(); err == nil {
-		if sib := filepath.Join(filepath.Dir(exe), "memnode"); isExecutable(sib) {
-			bin = sib
-		}
+	if sib, ok := clienv.Sibling("memnode"); ok {
+		bin = sib
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
@@ -65,11 +62,6 @@ func startNode(ctx context.Context) error {
 		return fmt.Errorf("memnode start: %w", err)
 	}
 	return nil
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 func firstLine(b []byte) string {

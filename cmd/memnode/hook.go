@@ -10,6 +10,7 @@ import (
 
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/internal/clienv"
 )
 
 // cmdHook is what the IDE runs: memnode hook <platform> <event>, payload on stdin. The lean
@@ -54,7 +55,7 @@ func installArgs(env *cliEnv, name string, args []string) (install.Options, erro
 	}
 	opts := install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd, Binary: exe}
 	// The lean hook binary starts ~3× faster; every tool call pays that start-up.
-	if lean := filepath.Join(filepath.Dir(exe), "memnode-hook"); isExecutable(lean) {
+	if lean, ok := clienv.Sibling("memnode-hook"); ok {
 		opts.HookBinary = lean
 	}
 	return opts, nil
@@ -82,9 +83,4 @@ func runInstall(env *cliEnv, name string, args []string, do func(install.Options
 		return fail(env, "%s: %v", name, err)
 	}
 	return 0
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

@@ -148,5 +148,3 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
-var errNotImplemented = errors.New("not implemented")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -127,10 +126,7 @@ func timeFlag(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return n, nil
-	}
-	if t, ok := search.ParseTime(v); ok {
+	if t, ok := search.ParseTimeFilter(v); ok {
 		return t, nil
 	}
 	return 0, fmt.Errorf("--%s %q: want an ISO date/time (2026-10-01, 2026-10-01T09:00:00Z) or epoch ms", name, v)

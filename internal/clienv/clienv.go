@@ -79,3 +79,18 @@ func fillDefaults(s *configs.Settings) {
 		s.DeviceName, _ = os.Hostname()
 	}
 }
+
+// Sibling returns the executable called name in the directory of the running binary, if
+// there is one: memnode and memnode-hook are installed side by side and find each other so.
+func Sibling(name string) (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	p := filepath.Join(filepath.Dir(exe), name)
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "", false
+	}
+	return p, true
+}

@@ -126,6 +126,9 @@ func (w *embedWorker) run(ctx context.Context) {
 	tick := time.NewTicker(embedTick)
 	defer tick.Stop()
 	for {
+		// The tick finds records this node did not commit itself (synced, imported);
+		// nothing to scan when no transaction committed since the last step.
+		gen := w.rep.Generation()
 		more, err := w.step(ctx, e)
 		if ctx.Err() != nil {
 			return
@@ -137,17 +140,22 @@ func (w *embedWorker) run(ctx context.Context) {
 		if more {
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.kick:
-		case <-tick.C:
+		for idle := true; idle; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.kick:
+				idle = false
+			case <-tick.C:
+				idle = w.rep.Generation() == gen
+			}
 		}
 	}
 }
 
 // openModel opens the embedder, retrying while no model is installed.
 func (w *embedWorker) openModel(ctx context.Context) (embed.Embedder, bool) {
+	lastErr := ""
 	for {
 		e, err := w.open()
 		if err == nil {
@@ -156,7 +164,10 @@ func (w *embedWorker) openModel(ctx context.Context) (embed.Embedder, bool) {
 		if errors.Is(err, embed.ErrNoModel) {
 			w.setStatus(embedOffNoModel)
 		} else {
-			w.log.Warn("embedding model failed to load; search uses FTS only", "err", err)
+			if err.Error() != lastErr { // once per distinct failure, not every retry
+				w.log.Warn("embedding model failed to load; search uses FTS only", "err", err)
+				lastErr = err.Error()
+			}
 			w.setStatus("off — model failed to load: " + err.Error())
 		}
 		select {

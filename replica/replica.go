@@ -62,8 +62,9 @@ type Replica struct {
 	// onWrite is called after a transaction that appended local ops commits (sync pushes).
 	onWrite  atomic.Pointer[func()]
 	wroteOps atomic.Bool
-	stmts    sync.Map // query → *sql.Stmt on the writer connection
-	connMode txMode   // pragmas in force on the writer connection (guarded by holding it)
+	gen      atomic.Uint64 // committed write transactions, see Generation
+	stmts    sync.Map      // query → *sql.Stmt on the writer connection
+	connMode txMode        // pragmas in force on the writer connection (guarded by holding it)
 	claimMu  sync.Mutex
 	claimed  map[string]bool // sessions whose events a worker is processing
 	mu       sync.Mutex      // guards closed
@@ -300,6 +301,11 @@ func (r *Replica) loadClock(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Generation counts committed write transactions on memnode.db — local commits, applied
+// ops, imports, forgets. Background work that derives data from the records (embeddings)
+// compares it to skip rescans when nothing changed.
+func (r *Replica) Generation() uint64 { return r.gen.Load() }
 
 // SetOnLocalWrite registers f to be called (quickly, without blocking) after every commit
 // that appended local ops; sync uses it to push soon.

@@ -146,6 +146,7 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 		r.wroteOps.Store(false)
 		return fmt.Errorf("commit: %w", err)
 	}
+	r.gen.Add(1)
 	if r.wroteOps.Swap(false) {
 		if f := r.onWrite.Load(); f != nil {
 			(*f)()

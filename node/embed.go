@@ -75,6 +75,9 @@ func (n *Node) startEmbed(ctx context.Context, rep *replica.Replica, svc *search
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
+		if err := lowerPriority(); err != nil {
+			n.log.Debug("embedding worker keeps normal CPU priority", "err", err)
+		}
 		w.run(ctx)
 	}()
 }

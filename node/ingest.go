@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/hooks"
@@ -61,6 +62,7 @@ func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, er
 		return hooks.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	n.stats.ingested.Add(1)
+	n.lastEnqueue.Store(time.Now().UnixNano())
 	n.notify()
 	if dup {
 		return hooks.EventReply{OK: true, Status: "duplicate"}, nil

@@ -50,6 +50,10 @@ type Config struct {
 	// tests: embed.NewHashing or a tiny random model). Nil, or an error wrapping
 	// embed.ErrNoModel, means FTS only. See embed.go.
 	Embedder func() (embed.Embedder, error)
+	// Linger, MaxDefer and DeferCap decide when queue workers run while hook events keep
+	// arriving (see settle in worker.go); zero means the defaults there.
+	Linger, MaxDefer time.Duration
+	DeferCap         int
 }
 
 // Node is the running daemon.
@@ -66,12 +70,15 @@ type Node struct {
 	syncErr atomic.Pointer[string]
 	ready   atomic.Bool
 	kick    chan struct{}
-	embedW  atomic.Pointer[embedWorker]
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	closeMu sync.Mutex
-	closed  bool
-	stats   stats
+	// lastEnqueue is when a hook event was last queued (UnixNano): workers hold back while
+	// events keep arriving (see settle).
+	lastEnqueue atomic.Int64
+	embedW      atomic.Pointer[embedWorker]
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	closeMu     sync.Mutex
+	closed      bool
+	stats       stats
 }
 
 // New checks the config and prepares the data dir; it starts nothing.
@@ -90,6 +97,15 @@ func New(cfg Config) (*Node, error) {
 	}
 	if cfg.Compressor == nil {
 		cfg.Compressor = ai.NewOffline()
+	}
+	if cfg.Linger <= 0 {
+		cfg.Linger = linger
+	}
+	if cfg.MaxDefer <= 0 {
+		cfg.MaxDefer = maxDefer
+	}
+	if cfg.DeferCap <= 0 {
+		cfg.DeferCap = deferCap
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
@@ -202,19 +218,7 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		return err
 	}
 	n.rep.Store(rep)
-	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
-		for _, ev := range evs {
-			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, api.ErrInvalid) {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		n.log.Error("spool replay failed; it will be retried at next start", "err", err)
-	} else if replayed > 0 {
-		n.log.Info("replayed spooled events", "count", replayed)
-	}
+	n.replaySpool(ctx)
 	svc := search.NewService(rep, search.Config{})
 	n.search.Set(svc)
 	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
@@ -233,7 +237,45 @@ func (n *Node) openAndRun(ctx context.Context) error {
 	}
 	n.notify()
 	n.startEmbed(ctx, rep, svc)
+	// A hook that could not reach the node (while it was starting, say) spools its event;
+	// the spool is read at start and then again every spoolRescan.
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		t := time.NewTicker(spoolRescan)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				n.replaySpool(ctx)
+			}
+		}
+	}()
 	return nil
+}
+
+// spoolRescan is how often the node looks for events hooks spooled while it was running.
+const spoolRescan = 2 * time.Second
+
+// replaySpool ingests the events hooks spooled; what fails stays spooled for the next try.
+func (n *Node) replaySpool(ctx context.Context) {
+	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
+		for _, ev := range evs {
+			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, api.ErrInvalid) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Error("spool replay failed; it will be retried", "err", err)
+		}
+	} else if replayed > 0 {
+		n.log.Info("replayed spooled events", "count", replayed)
+	}
 }
 
 // Close stops the node in order; it is idempotent.

@@ -19,8 +19,18 @@ var errNotReady = errors.New("node not ready")
 // by size).
 const claimBatch = 256
 
-// linger is how long a worker lets a shallow queue fill before claiming.
+// linger is how long the queue must have been quiet (no new hook event) before a worker
+// claims: events arriving together are compressed and committed together.
 const linger = 50 * time.Millisecond
+
+// While hook events keep arriving, workers hold back — a hook's acknowledgement is what
+// the IDE waits for, compression is not — but never longer than maxDefer at a time, and
+// not at all once deferCap events wait: a sustained flood is processed flat out.
+const (
+	settleCheck = 25 * time.Millisecond // how often a waiting worker looks again
+	maxDefer    = 5 * time.Second
+	deferCap    = 20000
+)
 
 type stats struct {
 	ingested     atomic.Int64
@@ -33,21 +43,18 @@ type stats struct {
 // worker claims one session's events at a time, turns them into records and commits them
 // together with the removal of the queue rows: an event is either still queued or stored.
 func (n *Node) worker(ctx context.Context) {
+	if err := lowerPriority(); err != nil {
+		n.log.Debug("worker keeps normal CPU priority", "err", err)
+	}
 	idle := time.NewTicker(500 * time.Millisecond)
 	defer idle.Stop()
 	backoff := time.Duration(0)
-	full := false
 	for {
-		if !full {
-			// A shallow queue: give events a moment to gather so one commit (one fsync)
-			// carries many of them.
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(linger):
-			}
-		}
 		rep := n.rep.Load()
+		// Before every claim, also in a backlog: hooks arriving now come first.
+		if err := n.settle(ctx, rep); err != nil {
+			return
+		}
 		c, err := rep.ClaimSession(ctx, claimBatch)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -55,7 +62,6 @@ func (n *Node) worker(ctx context.Context) {
 			}
 			n.log.Error("claim failed", "err", err)
 		}
-		full = len(c.Events) == claimBatch
 		if len(c.Events) > 0 {
 			n.notify() // there may be more work for the other workers
 			err := n.process(ctx, rep, c.Events)
@@ -91,6 +97,27 @@ func (n *Node) worker(ctx context.Context) {
 			return
 		case <-n.kick:
 		case <-idle.C:
+		}
+	}
+}
+
+// settle waits until no hook event has arrived for linger, so a burst is acknowledged
+// first and compressed after, in large batches (one commit, one fsync for many events).
+// It returns early once it has waited MaxDefer or DeferCap events wait (Config).
+func (n *Node) settle(ctx context.Context, rep *replica.Replica) error {
+	start := time.Now()
+	for {
+		quiet := time.Since(time.Unix(0, n.lastEnqueue.Load()))
+		if quiet >= n.cfg.Linger || time.Since(start) >= n.cfg.MaxDefer {
+			return nil
+		}
+		if depth, err := rep.QueueDepth(ctx); err == nil && depth >= n.cfg.DeferCap {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(n.cfg.Linger-quiet, n.cfg.MaxDefer-time.Since(start), settleCheck)):
 		}
 	}
 }

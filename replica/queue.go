@@ -113,6 +113,7 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 	}
 	defer tx.Rollback()
 	ins := tx.StmtContext(ctx, r.stmtEnqueue)
+	var inserted int64
 	for i, req := range batch {
 		ev := req.ev
 		if dups[i] {
@@ -124,10 +125,12 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 		}
 		n, _ := res.RowsAffected()
 		dups[i] = n == 0
+		inserted += n
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
+	r.pending.Add(inserted)
 	return dups, nil
 }
 
@@ -142,8 +145,7 @@ func (r *Replica) seenAny(ctx context.Context, ids []string) (map[string]bool, e
 		for i, id := range chunk {
 			args[i] = id
 		}
-		rows, err := r.r.QueryContext(ctx, "SELECT event_id FROM seen_events WHERE event_id IN ("+
-			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+")", args...)
+		rows, err := r.r.QueryContext(ctx, "SELECT event_id FROM seen_events WHERE event_id IN ("+placeholders(len(chunk))+")", args...)
 		if err != nil {
 			return nil, err
 		}
@@ -249,23 +251,44 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	return c, nil
 }
 
-// deletePending removes queue rows whose events are stored.
+// deletePending removes queue rows whose events are stored: one transaction, one
+// statement per 500 rows (well under SQLite's variable limit). It runs to its end even if
+// ctx is cancelled — the records are already committed, and a cancellable context would
+// make go-sqlite3 watch every statement on a goroutine of its own.
 func (r *Replica) deletePending(ctx context.Context, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	tx, err := r.q.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ?", id); err != nil {
+	var deleted int64
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 500)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id IN ("+placeholders(len(chunk))+")", args...)
+		if err != nil {
 			return err
 		}
+		n, _ := res.RowsAffected()
+		deleted += n
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	r.pending.Add(-deleted)
+	return nil
 }
+
+// placeholders returns "?,?,…,?" with n marks.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // Unclaim releases a session claimed by ClaimSession.
 func (r *Replica) Unclaim(sessionID string) {
@@ -292,9 +315,7 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 
 // QueueDepth returns how many events wait (queued or being processed).
 func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
-	var n int
-	err := r.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM pending").Scan(&n)
-	return n, err
+	return int(r.pending.Load()), ctx.Err()
 }
 
 // SessionState returns the local processing state of a session; ok is false when the session

@@ -86,7 +86,7 @@ func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths 
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(paths)), ",")
+	ph := placeholders(len(paths))
 	args := make([]any, 0, len(paths)+2)
 	for _, p := range paths {
 		args = append(args, p)

@@ -59,6 +59,9 @@ type Replica struct {
 	clock                 clock
 	log                   *slog.Logger
 	enq                   chan enqueueReq
+	// pending counts the queue's rows: read at open, then kept by the queue's only writer
+	// paths (insertPending, deletePending), so QueueDepth costs nothing.
+	pending atomic.Int64
 	// onWrite is called after a transaction that appended local ops commits (sync pushes).
 	onWrite  atomic.Pointer[func()]
 	wroteOps atomic.Bool
@@ -142,7 +145,13 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
-	if rep.stmtSeen, err = r.PrepareContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?"); err == nil {
+	var depth int64
+	err = rep.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM pending").Scan(&depth)
+	rep.pending.Store(depth)
+	if err == nil {
+		rep.stmtSeen, err = r.PrepareContext(ctx, "SELECT 1 FROM seen_events WHERE event_id = ?")
+	}
+	if err == nil {
 		rep.stmtEnqueue, err = rep.q.PrepareContext(ctx, `INSERT OR IGNORE INTO pending(event_id, kind, session_id, project, payload, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`)
 	}

@@ -25,6 +25,9 @@ var (
 // reused across transactions.
 type wtx struct {
 	*sql.Tx
+	// ctx is the transaction's context without its cancellation: once begun, a write
+	// transaction runs to its end (see runTx), whatever context a statement is given.
+	ctx   context.Context
 	r     *Replica
 	stmts map[string]*sql.Stmt
 	// misses are queries prepared on the transaction only; they join the replica's cache
@@ -41,7 +44,8 @@ func (t *wtx) ops() *opWriter {
 	return t.ow
 }
 
-func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+func (t *wtx) stmt(q string) (*sql.Stmt, error) {
+	ctx := t.ctx
 	if s, ok := t.stmts[q]; ok {
 		return s, nil
 	}
@@ -59,22 +63,27 @@ func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return s, nil
 }
 
-// ExecContext runs q through the statement cache.
-func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	s, err := t.stmt(ctx, q)
+// ExecContext runs q through the statement cache, in the transaction's context.
+func (t *wtx) ExecContext(_ context.Context, q string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(q)
 	if err != nil {
 		return nil, err
 	}
-	return s.ExecContext(ctx, args...)
+	return s.ExecContext(t.ctx, args...)
 }
 
-// QueryRowContext runs q through the statement cache.
-func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	s, err := t.stmt(ctx, q)
+// QueryRowContext runs q through the statement cache, in the transaction's context.
+func (t *wtx) QueryRowContext(_ context.Context, q string, args ...any) *sql.Row {
+	s, err := t.stmt(q)
 	if err != nil {
-		return t.Tx.QueryRowContext(ctx, q, args...) // reports the same error on Scan
+		return t.Tx.QueryRowContext(t.ctx, q, args...) // reports the same error on Scan
 	}
-	return s.QueryRowContext(ctx, args...)
+	return s.QueryRowContext(t.ctx, args...)
+}
+
+// QueryContext runs q in the transaction's context.
+func (t *wtx) QueryContext(_ context.Context, q string, args ...any) (*sql.Rows, error) {
+	return t.Tx.QueryContext(t.ctx, q, args...)
 }
 
 // cache prepares queries on the writer pool for later transactions. It must run while no
@@ -114,6 +123,10 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer conn.Close()
+	// Once the writer is ours the transaction runs to its end: cancelling it could only roll
+	// back work already done, and with a cancellable context go-sqlite3 runs every statement
+	// on a goroutine of its own to watch the context.
+	ctx = context.WithoutCancel(ctx)
 	// Holding the only writer connection makes these fields ours until Close.
 	if r.connMode.synchronous != m.synchronous {
 		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+m.synchronous); err != nil {
@@ -131,7 +144,7 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	t := &wtx{Tx: tx, r: r, stmts: map[string]*sql.Stmt{}}
+	t := &wtx{Tx: tx, ctx: ctx, r: r, stmts: map[string]*sql.Stmt{}}
 	defer func() { *misses = t.misses }()
 	err = fn(t)
 	if err == nil && t.ow != nil {

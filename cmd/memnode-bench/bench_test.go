@@ -157,7 +157,7 @@ func TestBenchTiny(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Bin, cfg.Fixture = bin, "../../testdata/fixtures/claude-code/session.jsonl"
 	cfg.HookRuns, cfg.Warmup, cfg.Events, cfg.Conc, cfg.ContextObs, cfg.ContextRuns = 4, 1, 60, 3, 40, 5
-	cfg.Settle, cfg.Timeout = 0, 3*time.Minute
+	cfg.Settle, cfg.IdleLong, cfg.Timeout = 0, 0, 3*time.Minute
 	var logb bytes.Buffer
 	cfg.Log = &logb
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)

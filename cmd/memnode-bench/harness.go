@@ -170,6 +170,16 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	if res.RSS.Idle, err = procMem(h.pid); err != nil {
 		return err
 	}
+	if cfg.IdleLong > 0 {
+		h.logf("idle: reading RSS again %s after start", cfg.IdleLong)
+		if err := pause(ctx, cfg.IdleLong-time.Since(t0)); err != nil {
+			return err
+		}
+		res.IdleLongS = time.Since(t0).Seconds()
+		if res.RSS.IdleLong, err = procMem(h.pid); err != nil {
+			return err
+		}
+	}
 
 	h.logf("process floor: /bin/true and memnode version, %d runs each", cfg.HookRuns)
 	if res.Floor.True, err = timeRuns(ctx, cfg.Warmup, cfg.HookRuns, func(int) *exec.Cmd {

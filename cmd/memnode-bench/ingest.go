@@ -66,7 +66,9 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	for i := range bodies {
 		bodies[i] = mustJSON(observationEvent(gen, fmt.Sprintf("%x-%d", nonce, i), sessions[i%conc], project, cwd, i))
 	}
-	before, err := h.status(ctx)
+	// Events of earlier phases may still wait in the queue (workers hold back while hook
+	// events arrive): let them be processed first so they are not counted here.
+	before, err := h.drain(ctx, time.Minute)
 	if err != nil {
 		return r, err
 	}
@@ -137,17 +139,8 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	}
 	r.QueueAtEnd = st.Queue
 	// Generous but bounded: even at 50 events/s the drain finishes inside it.
-	deadline := time.Now().Add(time.Minute + time.Duration(n)*20*time.Millisecond)
-	for st.Queue > 0 {
-		if time.Now().After(deadline) {
-			return r, fmt.Errorf("ingest %s: queue still holds %d events after %s", project, st.Queue, time.Since(tEnd).Round(time.Second))
-		}
-		if err := pause(ctx, drainPoll); err != nil {
-			return r, err
-		}
-		if st, err = h.status(ctx); err != nil {
-			return r, err
-		}
+	if st, err = h.drain(ctx, time.Minute+time.Duration(n)*20*time.Millisecond); err != nil {
+		return r, fmt.Errorf("ingest %s: %w", project, err)
 	}
 	done := time.Now()
 	r.DrainAfterS = done.Sub(tEnd).Seconds()
@@ -155,6 +148,23 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	r.Observations = st.Counts.Observations - before.Counts.Observations
 	r.ObsPerS = float64(r.Observations) / r.TotalS
 	return r, nil
+}
+
+// drain polls /api/status until the queue is empty and returns that status.
+func (h *harness) drain(ctx context.Context, limit time.Duration) (nodeStatus, error) {
+	t0 := time.Now()
+	for {
+		st, err := h.status(ctx)
+		if err != nil || st.Queue == 0 {
+			return st, err
+		}
+		if time.Since(t0) > limit {
+			return st, fmt.Errorf("queue still holds %d events after %s", st.Queue, limit.Round(time.Second))
+		}
+		if err := pause(ctx, drainPoll); err != nil {
+			return st, err
+		}
+	}
 }
 
 // observationEvent is a Bash tool call like the anchor's load generator sends to

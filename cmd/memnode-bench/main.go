@@ -30,6 +30,7 @@ type config struct {
 	ContextObs  int           // observation events in the context project
 	ContextRuns int           // timed GET /api/context requests
 	Settle      time.Duration // pause before each RSS reading (the anchor waits 2 s)
+	IdleLong    time.Duration // read the idle RSS again this long after start; 0 skips it
 	Timeout     time.Duration // watchdog for the memnode measurements
 
 	Anchor        string        // path of claude-mem-anchor.sh; empty: no live anchor run
@@ -45,7 +46,7 @@ func defaultConfig() config {
 	return config{
 		Bin: "bin/memnode", Fixture: "testdata/fixtures/claude-code/session.jsonl",
 		HookRuns: 200, Warmup: 10, Events: 20000, Conc: 4, ContextObs: 10000, ContextRuns: 200,
-		Settle: 2 * time.Second, Timeout: 10 * time.Minute, AnchorTimeout: 11 * time.Minute,
+		Settle: 2 * time.Second, IdleLong: 30 * time.Second, Timeout: 10 * time.Minute, AnchorTimeout: 11 * time.Minute,
 	}
 }
 
@@ -76,6 +77,7 @@ func main() {
 	fs.IntVar(&cfg.ContextObs, "context-obs", cfg.ContextObs, "observation events ingested into the context project")
 	fs.IntVar(&cfg.ContextRuns, "context-runs", cfg.ContextRuns, "timed GET /api/context requests")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "pause before each RSS reading")
+	fs.DurationVar(&cfg.IdleLong, "idle-long", cfg.IdleLong, "read the idle RSS again this long after start (0: skip)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "watchdog for the memnode measurements")
 	fs.StringVar(&cfg.Anchor, "anchor", "", "run this claude-mem-anchor.sh afterwards and compare (installs claude-mem from npm; minutes)")
 	fs.StringVar(&cfg.AnchorDir, "anchor-dir", "", "work dir for -anchor (default: a temp dir; reuse one with SKIP_INSTALL=1 in the env)")

@@ -75,6 +75,7 @@ type Results struct {
 	PayloadSource string  `json:"payload_source"`
 	NodePID       int     `json:"node_pid"`
 	StartMs       float64 `json:"start_ms"`
+	IdleLongS     float64 `json:"idle_long_s,omitempty"` // when the second idle RSS was read
 	Floor         struct {
 		True    Stats `json:"true_ms"`
 		Version Stats `json:"memnode_version_ms"`
@@ -91,6 +92,7 @@ type Results struct {
 	Ingest        IngestResult `json:"ingest"`
 	RSS           struct {
 		Idle         mem `json:"idle"`
+		IdleLong     mem `json:"idle_long"` // after -idle-long of idleness; zero when skipped
 		AfterContext mem `json:"after_context"`
 		AfterIngest  mem `json:"after_ingest"` // its HWM is the run's peak
 	} `json:"memory"`
@@ -147,6 +149,11 @@ func (r *Results) rows() []Row {
 		{Key: "rss_after_10k_mib", Label: fmt.Sprintf("node RSS after %d obs + context", r.ContextIngest.Observations), Value: mib(r.RSS.AfterContext.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterContext)},
 		{Key: "rss_after_ingest_mib", Label: fmt.Sprintf("node RSS after all (%d obs)", r.FinalObservations), Value: mib(r.RSS.AfterIngest.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterIngest)},
 		{Key: "rss_peak_mib", Label: "node peak RSS (VmHWM)", Value: mib(r.RSS.AfterIngest.HWM), Unit: "MiB", Detail: fmt.Sprintf("%d kB", r.RSS.AfterIngest.HWM)},
+	}
+	if r.RSS.IdleLong.RSS > 0 {
+		i := slices.IndexFunc(rows, func(x Row) bool { return x.Key == "rss_idle_mib" })
+		rows = slices.Insert(rows, i+1, Row{Key: "rss_idle_long_mib", Label: fmt.Sprintf("node RSS idle, %.0f s after start", r.IdleLongS),
+			Value: mib(r.RSS.IdleLong.RSS), Unit: "MiB", Detail: memDetail(r.RSS.IdleLong)})
 	}
 	ref := recorded()
 	for i := range rows {

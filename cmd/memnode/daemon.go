@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/node"
 )
 
@@ -62,6 +63,7 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: %v", err)
 	}
 	log.Info("memnode listening", "addr", n.Addr(), "data_dir", env.DataDir, "version", version)
+	go releaseStartupPages(ctx, n, log)
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -296,4 +298,24 @@ func cmdContext(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprint(env.Stdout, text)
 	return 0
+}
+
+// releaseStartupPages unmaps the executable pages start-up touched once the node is
+// ready (internal/exepages): most of them are never run again, and left mapped they
+// would count as the idle daemon's memory and be kept from reclaim.
+func releaseStartupPages(ctx context.Context, n *node.Node, log *slog.Logger) {
+	if n.WaitReady(ctx) != nil {
+		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Second):
+	}
+	st, err := exepages.Release()
+	if err != nil {
+		log.Warn("could not release start-up pages", "err", err)
+		return
+	}
+	log.Debug("released start-up pages of the executable", "mappings", st.Mappings, "bytes", st.Bytes)
 }

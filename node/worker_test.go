@@ -1,0 +1,111 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/internal/testutil"
+)
+
+// startDeferNode starts a node whose workers use the given deferral settings.
+func startDeferNode(t *testing.T, lingerFor, maxDeferFor time.Duration, capAt int) *Node {
+	t.Helper()
+	s := configs.Default()
+	s.Port = 0
+	s.SyncDisabled = true
+	n, err := New(Config{DataDir: t.TempDir(), Settings: s, Linger: lingerFor, MaxDefer: maxDeferFor, DeferCap: capAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close(context.Background()) })
+	if err := n.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func bashEvent(i int) hooks.Event {
+	return hooks.Event{Kind: hooks.KindObservation, SessionID: fmt.Sprintf("s%d", i%3), Project: "p", ToolName: "Bash",
+		ToolInput:    json.RawMessage(fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)),
+		ToolResponse: json.RawMessage(fmt.Sprintf(`{"stdout":"ok  pkg%d 0.%ds"}`, i, i%10)), At: time.Now()}
+}
+
+func observations(t *testing.T, n *Node) int {
+	t.Helper()
+	c, err := n.Replica().Counts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Observations
+}
+
+// While hook events keep arriving, workers leave them queued (acknowledging hooks gets the
+// CPU); once the stream stops, everything is processed.
+func TestWorkersWaitForABurstToEnd(t *testing.T) {
+	n := startDeferNode(t, time.Second, time.Hour, 1<<30)
+	ctx := context.Background()
+	const burst = 200
+	for i := range burst {
+		if rep, err := n.Ingest(ctx, bashEvent(i)); err != nil || rep.Status != "queued" {
+			t.Fatalf("ingest %d: %+v %v", i, rep, err)
+		}
+	}
+	if got := observations(t, n); got != 0 {
+		t.Fatalf("%d observations made while the burst was still arriving, want 0", got)
+	}
+	testutil.WaitFor(t, "the burst to be processed after it ended", 20*time.Second, func() bool {
+		return observations(t, n) == burst
+	})
+	if d, _ := n.Replica().QueueDepth(ctx); d != 0 {
+		t.Fatalf("queue depth %d after processing, want 0", d)
+	}
+}
+
+// A stream that never pauses is still processed: after MaxDefer a worker stops waiting.
+func TestWorkersStopWaitingAfterMaxDefer(t *testing.T) {
+	n := startDeferNode(t, time.Hour, 100*time.Millisecond, 1<<30)
+	streamUntilProcessed(t, n)
+}
+
+// A stream that never pauses is still processed: once DeferCap events wait, workers run.
+func TestWorkersStopWaitingAtDeferCap(t *testing.T) {
+	n := startDeferNode(t, time.Hour, time.Hour, 50)
+	streamUntilProcessed(t, n)
+}
+
+// streamUntilProcessed ingests events without pause until the first observation appears.
+func streamUntilProcessed(t *testing.T, n *Node) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; observations(t, n) == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("no observation after %d events streamed for 20 s: workers never stopped waiting", i)
+		}
+		if _, err := n.Ingest(ctx, bashEvent(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An event a hook spools while the node runs (it could not reach it for a moment) is
+// replayed without waiting for the next start.
+func TestSpoolWrittenWhileRunningIsReplayed(t *testing.T) {
+	n := startDeferNode(t, 0, 0, 0)
+	ev := bashEvent(7)
+	ev.EventID = "spooled-while-running"
+	if err := hooks.AppendSpool(n.cfg.DataDir, ev); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "the spooled event to be stored", 20*time.Second, func() bool {
+		return observations(t, n) == 1
+	})
+}

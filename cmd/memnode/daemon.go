@@ -317,5 +317,5 @@ func releaseStartupPages(ctx context.Context, n *node.Node, log *slog.Logger) {
 		log.Warn("could not release start-up pages", "err", err)
 		return
 	}
-	log.Debug("released start-up pages of the executable", "mappings", st.Mappings, "bytes", st.Bytes)
+	log.Info("released start-up pages of the executable", "mappings", st.Mappings, "mib", st.Bytes>>20)
 }

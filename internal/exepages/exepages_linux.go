@@ -134,7 +134,12 @@ func madvise(addr, length uintptr, advice int) error {
 
 // release applies steps 1 and 2 of Release to one mapping.
 func release(r addrRange) error {
-	for _, advice := range []int{unix.MADV_NOHUGEPAGE, unix.MADV_RANDOM, unix.MADV_DONTNEED} {
+	// A kernel built without transparent huge pages refuses MADV_NOHUGEPAGE (EINVAL);
+	// there is nothing to turn off then.
+	if err := madvise(r.start, r.end-r.start, unix.MADV_NOHUGEPAGE); err != nil && err != syscall.EINVAL {
+		return err
+	}
+	for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_DONTNEED} {
 		if err := madvise(r.start, r.end-r.start, advice); err != nil {
 			return err
 		}
@@ -143,12 +148,17 @@ func release(r addrRange) error {
 }
 
 // evict is step 3 of Release: the executable's clean pages that no process maps leave the
-// page cache (POSIX_FADV_DONTNEED); mapped and dirty pages are left alone.
+// page cache (POSIX_FADV_DONTNEED); mapped pages are left alone.
 func evict() error {
 	f, err := os.Open("/proc/self/exe")
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	// A just-built executable's pages are dirty until written back, and dirty pages are not
+	// dropped: write them back first (Linux allows this on a read-only descriptor).
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return err
+	}
 	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

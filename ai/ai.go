@@ -36,17 +36,17 @@ const (
 // TypeEmoji marks observation types in compact rows (claude-mem's legend).
 func TypeEmoji(t string) string {
 	switch strings.ToLower(t) {
-	case "bugfix":
+	case TypeBugfix:
 		return "🔴"
-	case "feature":
+	case TypeFeature:
 		return "🟣"
-	case "refactor":
+	case TypeRefactor:
 		return "🔄"
-	case "change":
+	case TypeChange:
 		return "✅"
-	case "discovery":
+	case TypeDiscovery:
 		return "🔵"
-	case "decision":
+	case TypeDecision:
 		return "⚖️"
 	default:
 		return "•"

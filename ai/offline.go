@@ -372,23 +372,19 @@ func rawStringHead(raw json.RawMessage, n int) (string, bool) {
 		return rawString(raw)
 	}
 	head := raw[:n]
-	// An escape is at most 6 bytes (\uXXXX): cut before a backslash in the last 6 bytes.
+	// An escape is at most 6 bytes (\uXXXX): cut before a backslash in the last 6 bytes,
+	// at the start of its run, since in "\\\\" only every other backslash starts an escape.
 	tail := max(1, len(head)-6)
-	if k := bytesLastIndex(head[tail:], '\\'); k >= 0 {
-		head = head[:tail+k]
+	if k := bytes.LastIndexByte(head[tail:], '\\'); k >= 0 {
+		k += tail
+		for k > 1 && head[k-1] == '\\' {
+			k--
+		}
+		head = head[:k]
 	}
 	var s string
 	if json.Unmarshal(append(head[:len(head):len(head)], '"'), &s) != nil {
 		return "", false
 	}
 	return s, true
-}
-
-func bytesLastIndex(b []byte, c byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
 }

@@ -167,7 +167,7 @@ func passLine(l string) bool {
 		countBefore(l, " passing") > 0 || strings.HasPrefix(l, "Tests:") || strings.HasPrefix(l, "OK")
 }
 
-// goFileLine matches compiler and test assertion lines like "x_test.go:42: want 401".
+// fileLine matches compiler and test assertion lines like "x_test.go:42: want 401".
 func fileLine(l string) bool {
 	i := strings.Index(l, ":")
 	if i <= 0 || i+1 >= len(l) || !isDigit(l[i+1]) {

@@ -446,9 +446,9 @@ type editDiff struct {
 	outcomes       []string // "returns 401 \"token expired\""
 	newIdents      []string // salient identifiers new in the edit, best first
 	pairs          [][2]string
-	comments       []string // new comment-only lines, without their markers
-	fixComment     bool     // a new comment says fix/bug/workaround
-	errNowChecked  bool     // an ignored error (_) is now bound and used
+	comment        string // the first new comment-only line, without its markers
+	fixComment     bool   // a new comment says fix/bug/workaround
+	errNowChecked  bool   // an ignored error (_) is now bound and used
 }
 
 // splitCodeLines returns the trimmed, non-trivial lines of s (at most maxDiffLines).
@@ -492,20 +492,18 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 		newCounts[ln]++
 	}
 	hash := l == langPython || l == langRuby || l == langShell || l == langYAML || l == langTOML
+	commentLines := 0
 	for _, ln := range newLines {
 		if counts[ln] > 0 {
 			counts[ln]--
 			continue
 		}
 		if c, ok := commentLine(ln, hash); ok {
-			if c != "" && len(d.comments) < 3 {
-				d.comments = append(d.comments, clip(c, 180))
+			commentLines++
+			if d.comment == "" {
+				d.comment = clip(c, 180)
 			}
-			lc := strings.ToLower(c)
-			if strings.Contains(lc, "fix") || strings.Contains(lc, "bug") ||
-				strings.Contains(lc, "workaround") || strings.Contains(lc, "regression") {
-				d.fixComment = true
-			}
+			d.fixComment = d.fixComment || saysFix(c)
 			continue
 		}
 		d.addedLines = append(d.addedLines, ln)
@@ -517,7 +515,7 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 		}
 		d.removedLines = append(d.removedLines, ln)
 	}
-	d.added, d.removed = len(d.addedLines)+len(d.comments), len(d.removedLines)
+	d.added, d.removed = len(d.addedLines)+commentLines, len(d.removedLines)
 
 	oldIdents := map[string]bool{}
 	var lx lexed
@@ -544,12 +542,8 @@ func analyzeEdit(oldS, newS string, l lang) editDiff {
 	for _, ln := range d.addedLines {
 		lx = lexed{idents: lx.idents[:0]}
 		lexLine(ln, hash, &lx)
-		if lx.comment != "" {
-			lc := strings.ToLower(lx.comment)
-			if strings.Contains(lc, "fix") || strings.Contains(lc, "bug") ||
-				strings.Contains(lc, "workaround") || strings.Contains(lc, "regression") {
-				d.fixComment = true
-			}
+		if lx.comment != "" && saysFix(lx.comment) {
+			d.fixComment = true
 		}
 		if name, ok := declName(ln); ok {
 			d.addedDecls = appendUnique(d.addedDecls, name)
@@ -641,6 +635,13 @@ func commentLine(ln string, hash bool) (string, bool) {
 		return strings.TrimSpace(strings.TrimLeft(ln, "# ")), true
 	}
 	return "", false
+}
+
+// saysFix reports whether a comment speaks of a fix.
+func saysFix(comment string) bool {
+	lc := strings.ToLower(comment)
+	return strings.Contains(lc, "fix") || strings.Contains(lc, "bug") ||
+		strings.Contains(lc, "workaround") || strings.Contains(lc, "regression")
 }
 
 // condition reports a line that adds a check, without its keyword punctuation.

@@ -276,11 +276,11 @@ func (b *builder) editFile() bool {
 	if len(d.pairs) > 0 {
 		s2 = "`" + clip(d.pairs[0][0], 80) + "` became `" + clip(d.pairs[0][1], 80) + "`"
 	}
-	if len(d.comments) > 0 {
+	if d.comment != "" {
 		if s2 != "" {
 			s2 += ". "
 		}
-		s2 += "New comment: " + clip(d.comments[0], 120)
+		s2 += "New comment: " + clip(d.comment, 120)
 	}
 	if len(d.outcomes) > 0 && !strings.Contains(what, d.outcomes[0]) && !strings.Contains(what, strings.TrimPrefix(d.outcomes[0], "returns ")) {
 		if s2 != "" {
@@ -347,8 +347,10 @@ func (d *editDiff) headline() string {
 		return "use " + d.newIdents[0]
 	case d.added == 0 && d.removed > 0:
 		return "remove `" + clip(d.removedLines[0], 40) + "`"
-	case d.added > 0 && d.removed == 0:
+	case len(d.addedLines) > 0 && d.removed == 0:
 		return "add `" + clip(d.addedLines[0], 40) + "`"
+	case d.comment != "" && d.removed == 0: // only comments were added
+		return "add comment `" + clip(d.comment, 40) + "`"
 	case d.added > 0:
 		return "update " + plural(d.added, "line", "lines")
 	}
@@ -372,11 +374,8 @@ func (d *editDiff) facts(b *builder, headline string) {
 	for _, o := range d.outcomes {
 		b.fact(o)
 	}
-	for i, c := range d.comments {
-		if i == 1 {
-			break
-		}
-		b.fact("comment: " + c)
+	if d.comment != "" {
+		b.fact("comment: " + d.comment)
 	}
 	var uses []string
 	for _, id := range d.newIdents {

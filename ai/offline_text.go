@@ -497,17 +497,13 @@ func plural(n int, one, many string) string {
 // capitalize upper-cases the first letter of s when its first word is a plain
 // lower-case word (not a file name, path or identifier like "jwt/v5" or "refresh.go").
 func capitalize(s string) string {
-	if s == "" {
+	if s == "" || !isLower(s[0]) {
 		return s
 	}
-	for i := 0; i < len(s) && s[i] != ' '; i++ {
-		if !isLower(s[i]) && !(i > 0 && (s[i] == ',' || s[i] == ':' || s[i] == '\'')) {
+	for i := 1; i < len(s) && s[i] != ' '; i++ {
+		if !isLower(s[i]) && s[i] != ',' && s[i] != ':' && s[i] != '\'' {
 			return s
 		}
 	}
-	r, sz := utf8.DecodeRuneInString(s)
-	if unicode.IsLower(r) {
-		return string(unicode.ToUpper(r)) + s[sz:]
-	}
-	return s
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -229,6 +229,13 @@ func TestOfflineEdit(t *testing.T) {
 			m{"file_path": cwd + "/pkg/q/queue.go", "old_string": "q.items = q.items[1:]", "new_string": "// fix: avoid holding a reference to the popped item\nq.items[0] = nil\nq.items = q.items[1:]"}, nil),
 			obsWant{typ: TypeBugfix, title: "Edit pkg/q/queue.go: add `q.items[0] = nil`",
 				factsHave: []string{"adds `q.items[0] = nil`", "comment: fix: avoid holding a reference to the popped item"}}},
+		{"comment-only edit", call(t, "Edit", "",
+			m{"file_path": cwd + "/pkg/q/queue.go", "old_string": "q.items = q.items[1:]", "new_string": "// the head is dropped, not copied\nq.items = q.items[1:]"}, nil),
+			obsWant{typ: TypeChange, title: "Edit pkg/q/queue.go: add comment `the head is dropped, not copied`",
+				subtitleHas: "+1 −0", factsHave: []string{"comment: the head is dropped, not copied"}}},
+		{"every added comment line is counted", call(t, "Edit", "",
+			m{"file_path": cwd + "/pkg/q/queue.go", "old_string": "x := 1", "new_string": "// one\n// two\n// three\n// four\n// five\nx := 1\ny := 2"}, nil),
+			obsWant{subtitleHas: "+6 −0", factsHave: []string{"comment: one"}}},
 		{"multiedit", call(t, "MultiEdit", "",
 			m{"file_path": cwd + "/internal/auth/refresh.go", "edits": []m{
 				{"old_string": "claims, _ := parse(tok)", "new_string": "claims, err := parse(tok)\nif err != nil {\n\treturn nil, err\n}"},
@@ -510,5 +517,21 @@ func TestOfflineBatchSkipsWorthlessCalls(t *testing.T) {
 	failed := observeAll(t, []ToolCall{call(t, "Bash", "", m{"command": "cd nowhere"}, m{"stdout": "", "stderr": "cd: no such file or directory: nowhere", "exit_code": 1})})
 	if len(failed) != 1 || !strings.Contains(strings.Join(failed[0].Facts, " "), "exit 1") {
 		t.Fatalf("failed cd: %s", dump(t, failed))
+	}
+}
+
+// rawStringHead decodes any prefix of a long JSON string, wherever the cut falls relative
+// to its escapes.
+func TestRawStringHeadCutsBetweenEscapes(t *testing.T) {
+	full := `C:\\dir\\file "quoted" \\\\server é <b>` + "\t\u2028 " + strings.Repeat("z", 40) // <, >, U+2028 marshal as \uXXXX
+	raw, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 2; n < len(raw); n++ {
+		got, ok := rawStringHead(raw, n)
+		if !ok || !strings.HasPrefix(full, strings.TrimRight(got, "\uFFFD")) {
+			t.Fatalf("rawStringHead(%s, %d) = %q, %v", raw, n, got, ok)
+		}
 	}
 }

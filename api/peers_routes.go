@@ -109,10 +109,11 @@ func (s *Server) peersRemove(c *gin.Context) {
 	s.peersReply(c, m, err)
 }
 
-// peersReply maps sync's sentinel errors to statuses. The error texts never contain a code
-// or a key (sync guarantees it), so they are safe to return to the local CLI.
+// peersReply maps sync's sentinel errors to statuses; anything else goes to reply. The
+// error texts never contain a code or a key (sync guarantees it), so they are safe to
+// return to the local CLI.
 func (s *Server) peersReply(c *gin.Context, v any, err error) {
-	status := http.StatusOK
+	var status int
 	switch {
 	case err == nil:
 	case errors.Is(err, memsync.ErrInviteMalformed), errors.Is(err, memsync.ErrInviteExpired), errors.Is(err, memsync.ErrRemoveSelf):
@@ -127,14 +128,10 @@ func (s *Server) peersReply(c *gin.Context, v any, err error) {
 		status = http.StatusBadGateway
 	case errors.Is(err, memsync.ErrNotStarted), errors.Is(err, memsync.ErrClosed):
 		status = http.StatusServiceUnavailable
-	default:
-		s.log.Error("peers request failed", "path", c.FullPath(), "err", err)
-		c.JSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
+	}
+	if status == 0 {
+		s.reply(c, v, err)
 		return
 	}
-	if err != nil {
-		c.JSON(status, gin.H{"error": err.Error()})
-		return
-	}
-	c.JSON(status, v)
+	c.JSON(status, gin.H{"error": err.Error()})
 }

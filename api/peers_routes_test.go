@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -57,7 +56,6 @@ var _ Backend = readyBackend{}
 // behind the real routes.
 func peerServer(t *testing.T, name string, logs *lockedBuf) (*httptest.Server, *memsync.Node) {
 	t.Helper()
-	gin.SetMode(gin.ReleaseMode)
 	dir := t.TempDir()
 	_, id, err := memsync.LoadOrCreateIdentity(filepath.Join(dir, "identity.key"))
 	if err != nil {
@@ -129,19 +127,13 @@ func TestPeersRoutesInviteJoinStatusRemove(t *testing.T) {
 		t.Fatalf("second join of a device already in a group: %d %q", st, e.Error)
 	}
 	var st memsync.Status
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitFor(t, "status to show desktop alive", 10*time.Second, func() bool {
+		st = memsync.Status{}
 		if code := call(t, a, "GET", "/api/peers", "", &st); code != 200 {
 			t.Fatalf("status: %d", code)
 		}
-		if len(st.Devices) == 2 && st.Devices[1].State == memsync.StateAlive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status never showed desktop alive: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval
-	}
+		return len(st.Devices) == 2 && st.Devices[1].State == memsync.StateAlive
+	})
 	if st.Devices[0].Name != "laptop" || !st.Devices[0].Self || st.Devices[1].Name != "desktop" || st.Devices[1].PeerID != nb.ID().String() {
 		t.Fatalf("status: %+v", st)
 	}
@@ -164,7 +156,6 @@ func TestPeersRoutesInviteJoinStatusRemove(t *testing.T) {
 }
 
 func TestPeersRoutesOffWithoutSync(t *testing.T) {
-	gin.SetMode(gin.ReleaseMode)
 	s, err := New(Config{Token: "tok", Backend: readyBackend{}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/hooks"
@@ -36,7 +34,6 @@ func (coreStub) Status(context.Context) (any, error) { return map[string]string{
 // searchNode serves the search routes over a real replica on httptest.
 func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {
 	t.Helper()
-	gin.SetMode(gin.ReleaseMode)
 	rep, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/embed"
@@ -48,7 +46,6 @@ func post(t *testing.T, url, body string) (int, string) {
 }
 
 func TestSemanticContextRoute(t *testing.T) {
-	gin.SetMode(gin.ReleaseMode)
 	stub := &semanticStub{}
 	srv, err := api.New(api.Config{Token: "tok", Backend: stub})
 	if err != nil {
@@ -78,7 +75,6 @@ func TestSemanticContextRoute(t *testing.T) {
 
 // TestSearchModeParam: ?mode= reaches the search service through the client.
 func TestSearchModeParam(t *testing.T) {
-	gin.SetMode(gin.ReleaseMode)
 	ctx := context.Background()
 	rep, err := replica.Open(ctx, replica.Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
 	if err != nil {

@@ -117,15 +117,29 @@ func (c *Client) getJSON(ctx context.Context, route string, q url.Values, out an
 }
 
 func (c *Client) postJSON(ctx context.Context, route string, in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", route, err)
+	return c.Call(ctx, http.MethodPost, route, in, out)
+}
+
+// Call sends in (nil: no body) as JSON to route and decodes the answer into out (nil:
+// the answer is discarded), for routes the typed methods do not cover.
+func (c *Client) Call(ctx context.Context, method, route string, in, out any) error {
+	var body io.Reader
+	ctype := ""
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode %s: %w", route, err)
+		}
+		body, ctype = bytes.NewReader(b), "application/json"
 	}
-	resp, err := c.do(ctx, http.MethodPost, route, nil, bytes.NewReader(b), "application/json")
+	resp, err := c.do(ctx, method, route, nil, body, ctype)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("decode %s: %w", route, err)
 	}

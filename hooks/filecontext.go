@@ -1,8 +1,6 @@
 package hooks
 
 import (
-	"github.com/memnode/memnode/ai"
-
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/privacy"
 )
 
@@ -35,7 +34,7 @@ func handleFileContext(ctx context.Context, h *hook, in *Input) (Result, error) 
 	if len(in.FilePaths) == 0 {
 		return Result{}, nil
 	}
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}

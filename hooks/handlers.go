@@ -36,7 +36,7 @@ const maxContextBytes = 256 << 10
 // handleContext records the session start (which also starts the node when needed) and
 // injects the node's context block. No node, no context: the session starts anyway.
 func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}
@@ -69,7 +69,7 @@ func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) 
 	if in.ProtocolOnly || (in.Prompt != "" && privacy.IsProtocolOnly(in.Prompt)) {
 		return Result{}, nil
 	}
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}
@@ -93,7 +93,7 @@ func handleObservation(ctx context.Context, h *hook, in *Input) (Result, error) 
 	if in.ToolName == "" || h.skipTool(in.ToolName) {
 		return Result{}, nil
 	}
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}
@@ -112,7 +112,7 @@ func handleSummarize(ctx context.Context, h *hook, in *Input) (Result, error) {
 	if in.StopHookActive || in.AgentID != "" || in.SessionID == "" {
 		return Result{}, nil
 	}
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}
@@ -138,7 +138,7 @@ func handleSummarize(ctx context.Context, h *hook, in *Input) (Result, error) {
 
 // handleSessionEnd records the end of a session.
 func handleSessionEnd(ctx context.Context, h *hook, in *Input) (Result, error) {
-	project := projectName(in.Cwd, h.cfg.HomeDir)
+	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
 		return Result{}, nil
 	}

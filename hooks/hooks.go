@@ -287,14 +287,11 @@ func (h *hook) skipTool(tool string) bool {
 	return false
 }
 
-// projectName is the base name of the git root above cwd (a .git dir or file, so worktrees
-// and submodules count), else the base name of cwd.
-// ProjectName is the project a working directory belongs to: the name of its git root, or
-// the directory's own name. home is never a project (a dotfiles repo in $HOME would
-// otherwise name every project).
-func ProjectName(cwd, home string) string { return projectName(cwd, home) }
-
-func projectName(cwd, home string) string {
+// ProjectName is the project a working directory belongs to: the base name of the git root
+// above cwd (a .git dir or file, so worktrees and submodules count), else the base name of
+// cwd. home is never a project (a dotfiles repo in $HOME would otherwise name every
+// project).
+func ProjectName(cwd, home string) string {
 	if cwd == "" {
 		return "unknown"
 	}

@@ -13,9 +13,10 @@ import (
 )
 
 // Main is the whole `hook <platform> <event>` command, shared by the memnode CLI and the lean
-// memnode-hook binary: args are what follows "hook". It always prints one JSON object and
-// exits 0, except when the node has been unreachable for too many hooks in a row (exit 2,
-// one stderr line).
+// memnode-hook binary: args are what follows "hook", s the settings as clienv.Resolve gives
+// them (the port always set, even after a settings error). It always prints one JSON object
+// and exits 0, except when the node has been unreachable for too many hooks in a row (exit
+// 2, one stderr line).
 func Main(ctx context.Context, dataDir string, s configs.Settings, start func(context.Context) error, version string,
 	args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
@@ -23,14 +24,10 @@ func Main(ctx context.Context, dataDir string, s configs.Settings, start func(co
 		fmt.Fprintln(stdout, "{}")
 		return 0
 	}
-	port := s.Port
-	if port == 0 { // settings failed to load before the port was resolved
-		port = configs.DefaultPort(os.Getuid())
-	}
 	home, _ := os.UserHomeDir()
 	cfg := Config{
 		DataDir:           dataDir,
-		BaseURL:           fmt.Sprintf("http://127.0.0.1:%d", port),
+		BaseURL:           fmt.Sprintf("http://127.0.0.1:%d", s.Port),
 		Timeout:           time.Duration(s.HookTimeout),
 		FailLoudThreshold: s.HookFailLoudThreshold,
 		ExcludedProjects:  s.ExcludedProjects,

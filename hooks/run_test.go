@@ -466,8 +466,8 @@ func TestProjectName(t *testing.T) {
 	}
 	cases := map[string]string{repo: "shop", sub: "shop", worktree: "wt-shop", plain: "play", "": "unknown"}
 	for cwd, want := range cases {
-		if got := projectName(cwd, home); got != want {
-			t.Errorf("projectName(%q) = %q, want %q", cwd, got, want)
+		if got := ProjectName(cwd, home); got != want {
+			t.Errorf("ProjectName(%q) = %q, want %q", cwd, got, want)
 		}
 	}
 }

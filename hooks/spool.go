@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // The spool is DataDir/spool/events.jsonl: one Event per line, appended by hooks while the
@@ -80,7 +82,7 @@ func AppendSpool(dataDir string, ev Event) error {
 		return fmt.Errorf("sync spool: %w", err)
 	}
 	if created {
-		syncDir(dir)
+		atomicfile.SyncDir(dir)
 	}
 	return f.Close()
 }
@@ -135,7 +137,7 @@ func DrainSpool(dataDir string, fn func([]Event) error) (int, error) {
 		}
 	}
 	if len(files) > 0 {
-		syncDir(dir)
+		atomicfile.SyncDir(dir)
 	}
 	return total, nil
 }
@@ -157,7 +159,7 @@ func rotateSpool(dir string) error {
 	if err := os.Rename(live, target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("rotate spool: %w", err)
 	}
-	syncDir(dir)
+	atomicfile.SyncDir(dir)
 	return nil
 }
 
@@ -202,12 +204,4 @@ func drainFile(name string, fn func([]Event) error) (int, error) {
 		}
 	}
 	return total, flush()
-}
-
-// syncDir makes a create/rename/remove in dir durable; failure only weakens durability.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
 }

@@ -1,8 +1,6 @@
 package hooks
 
 import (
-	"github.com/memnode/memnode/internal/atomicfile"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // failureState is DataDir/state/hook-failures.json: consecutive hooks that could not reach

@@ -94,8 +94,6 @@ func recordID(r importer.Record) string {
 }
 
 func TestOpenClaudeMemRejectsOtherFiles(t *testing.T) {
-	r := openReplica(t, "a")
-	_ = r
 	path := filepath.Join(t.TempDir(), "memnode.db")
 	r2, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: "b"})
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // Scopes of an installation.
@@ -206,39 +208,13 @@ func (f *file) commit(detail string, create bool) (Change, error) {
 	return ch, nil
 }
 
-// writeAtomic replaces name with data (temp file, fsync, rename), with the given mode.
+// writeAtomic replaces name with data, with the given mode, creating its directory.
 func writeAtomic(name string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	tmpName := tmp.Name()
-	werr := tmp.Chmod(mode)
-	if werr == nil {
-		_, werr = tmp.Write(data)
-	}
-	if werr == nil {
-		werr = tmp.Sync()
-	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmpName, name)
-	}
-	if werr != nil {
-		_ = os.Remove(tmpName)
-		return fmt.Errorf("write %s: %w", name, werr)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+	return atomicfile.Write(name, data, mode)
 }
 
 // InstallClaudeCode adds memnode's hooks to Claude Code's settings and registers the MCP

@@ -304,6 +304,36 @@ func TestReinstallAfterBinaryMoved(t *testing.T) {
 	}
 }
 
+func TestInstallLeanHookBinary(t *testing.T) {
+	o := userOpts(t)
+	if _, err := InstallClaudeCode(o); err != nil {
+		t.Fatal(err)
+	}
+	// An upgrade that brings memnode-hook replaces the hooks that ran memnode itself.
+	o.HookBinary = "/opt/memnode/bin/memnode-hook"
+	if _, err := InstallClaudeCode(o); err != nil {
+		t.Fatal(err)
+	}
+	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	for ev, groups := range s["hooks"].(map[string]any) {
+		gs := groups.([]any)
+		cmd := gs[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"].(string)
+		if len(gs) != 1 || !strings.HasPrefix(cmd, o.HookBinary+" hook claude-code ") {
+			t.Errorf("%s = %v", ev, gs)
+		}
+	}
+	c := readJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
+	if got := c["mcpServers"].(map[string]any)["memnode"].(map[string]any)["command"]; got != bin {
+		t.Errorf("mcp command = %v, want %s", got, bin)
+	}
+	if _, err := UninstallClaudeCode(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.HomeDir, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatalf("settings left after uninstall: %v", err)
+	}
+}
+
 func TestSymlinkedSettingsStaysALink(t *testing.T) {
 	o := userOpts(t)
 	dotfiles := filepath.Join(t.TempDir(), "settings.json")
@@ -334,6 +364,7 @@ func TestOurSubcommand(t *testing.T) {
 		{bin + " hook claude-code observation", "observation", true},
 		{"/usr/bin/memnode hook claude-code context", "context", true},
 		{"'/a b/memnode' hook claude-code summarize", "summarize", true},
+		{"/usr/bin/memnode-hook hook claude-code context", "context", true},
 		{"/usr/bin/other hook claude-code context", "", false},
 		{bin + " hook cursor context", "", false},
 		{"node bun-runner.js worker-service.cjs hook claude-code observation", "", false},
@@ -352,6 +383,7 @@ func TestBadOptions(t *testing.T) {
 		{Scope: "global", HomeDir: "/h", Binary: bin},
 		{Scope: ScopeUser, HomeDir: "rel", Binary: bin},
 		{Scope: ScopeProject, ProjectDir: "/p", Binary: "memnode"},
+		{Scope: ScopeUser, HomeDir: "/h", Binary: bin, HookBinary: "memnode-hook"},
 	} {
 		if _, err := InstallClaudeCode(o); !errors.Is(err, ErrBadOption) {
 			t.Errorf("%+v: err = %v", o, err)

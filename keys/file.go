@@ -1,8 +1,6 @@
 package keys
 
 import (
-	"github.com/memnode/memnode/internal/atomicfile"
-
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -15,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/crypto/scrypt"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // encFile keeps all keys in one AES-256-GCM sealed JSON map; the AES key is derived from the

@@ -214,11 +214,11 @@ func (s *Server) get(ctx context.Context, _ *mcp.CallToolRequest, a GetArgs) (*m
 	if err != nil {
 		return nil, nil, err
 	}
-	var b strings.Builder
-	_ = search.WriteRecords(&b, recs)
 	if len(recs.Items) == 0 {
 		return text("None of these IDs names a record (never stored, or forgotten)."), nil, nil
 	}
+	var b strings.Builder
+	_ = search.WriteRecords(&b, recs)
 	return text(b.String()), nil, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/replica"
@@ -17,22 +16,9 @@ import (
 
 func startEmbedNode(tb testing.TB, dir string, open func() (embed.Embedder, error), semantic bool) *Node {
 	tb.Helper()
-	s := configs.Default()
-	s.Port = 0
-	s.SyncDisabled = true
+	s := testSettings()
 	s.SemanticInject = semantic
-	n, err := New(Config{DataDir: dir, Settings: s, Embedder: open})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { n.Close(context.Background()) })
-	if err := n.WaitReady(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	return n
+	return readyNode(tb, Config{DataDir: dir, Settings: s, Embedder: open})
 }
 
 func hashingEmbedder(dim int) func() (embed.Embedder, error) {

@@ -17,7 +17,25 @@ func startTestNode(tb testing.TB, delay time.Duration) *Node {
 	tb.Helper()
 	s := configs.Default()
 	s.Port = 0 // any free port on 127.0.0.1
-	n, err := New(Config{DataDir: tb.TempDir(), Settings: s, OpenDelay: delay})
+	return startNode(tb, Config{Settings: s, OpenDelay: delay})
+}
+
+// testSettings are the defaults on any free port of 127.0.0.1, with device sync off.
+func testSettings() configs.Settings {
+	s := configs.Default()
+	s.Port = 0
+	s.SyncDisabled = true
+	return s
+}
+
+// startNode starts a node (in a temp data dir when cfg.DataDir is empty) and closes it
+// when the test ends. It does not wait for readiness; readyNode does.
+func startNode(tb testing.TB, cfg Config) *Node {
+	tb.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = tb.TempDir()
+	}
+	n, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -25,6 +43,16 @@ func startTestNode(tb testing.TB, delay time.Duration) *Node {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { n.Close(context.Background()) })
+	return n
+}
+
+// readyNode is startNode, then waits until the node is ready.
+func readyNode(tb testing.TB, cfg Config) *Node {
+	tb.Helper()
+	n := startNode(tb, cfg)
+	if err := n.WaitReady(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
 	return n
 }
 

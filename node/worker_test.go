@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/testutil"
 )
@@ -15,21 +14,7 @@ import (
 // startDeferNode starts a node whose workers use the given deferral settings.
 func startDeferNode(t *testing.T, lingerFor, maxDeferFor time.Duration, capAt int) *Node {
 	t.Helper()
-	s := configs.Default()
-	s.Port = 0
-	s.SyncDisabled = true
-	n, err := New(Config{DataDir: t.TempDir(), Settings: s, Linger: lingerFor, MaxDefer: maxDeferFor, DeferCap: capAt})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close(context.Background()) })
-	if err := n.WaitReady(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return readyNode(t, Config{Settings: testSettings(), Linger: lingerFor, MaxDefer: maxDeferFor, DeferCap: capAt})
 }
 
 func bashEvent(i int) hooks.Event {

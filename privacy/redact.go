@@ -33,14 +33,13 @@ type pattern struct {
 	hint   uint32
 	anchor string
 	re     *regexp.Regexp
-	marker string
 }
 
 func newPatterns(kind string, hint uint32, expr string, anchors ...string) []pattern {
 	re := regexp.MustCompile(`^(?:` + expr + `)`)
 	ps := make([]pattern, len(anchors))
 	for i, a := range anchors {
-		ps[i] = pattern{kind: kind, hint: hint, anchor: a, re: re, marker: markerPrefix + kind + "]"}
+		ps[i] = pattern{kind: kind, hint: hint, anchor: a, re: re}
 	}
 	return ps
 }
@@ -90,15 +89,50 @@ func Redact(s string) string {
 	return out
 }
 
-const jwtMarker = markerPrefix + "jwt]"
+// Kinds found by the hand-written scanners; the token patterns carry their own.
+const (
+	kindPrivateKey     = "private-key"
+	kindJWT            = "jwt"
+	kindURLCredentials = "url-credentials"
+	kindSecret         = "secret"
+	kindAuthorization  = "authorization"
+	kindAWSSecret      = "aws-secret-access-key"
+)
+
+// A splice builds s with ranges replaced by [REDACTED:kind] markers. Every detector
+// scans in its own way but shares this output: nothing is allocated until the first
+// replacement, so text without that secret comes back as s itself.
+type splice struct {
+	s    string
+	out  []byte
+	last int // s[last:] is not copied to out yet
+}
+
+// replace puts the marker of kind in place of s[start:end]; ranges come in order.
+func (sp *splice) replace(start, end int, kind string) {
+	if sp.out == nil {
+		sp.out = make([]byte, 0, len(sp.s)+32)
+	}
+	sp.out = append(sp.out, sp.s[sp.last:start]...)
+	sp.out = append(sp.out, markerPrefix...)
+	sp.out = append(sp.out, kind...)
+	sp.out = append(sp.out, ']')
+	sp.last = end
+}
+
+func (sp *splice) String() string {
+	if sp.out == nil {
+		return sp.s
+	}
+	return string(append(sp.out, sp.s[sp.last:]...))
+}
 
 // redactJWT replaces "eyJ…" + "." + 5 or more + "." + any, in base64url. It is a scanner
 // because a failed match can only be known at the end of a long run ("eyJa-eyJa-…"
 // without a dot); resuming after that point keeps it linear, which a regexp anchored at
 // each "eyJ" would not be.
 func redactJWT(s string) string {
-	var out []byte
-	last := 0
+	sp := splice{s: s}
 	for i := 0; ; {
 		k := strings.Index(s[i:], "eyJ")
 		if k < 0 {
@@ -120,18 +154,10 @@ func redactJWT(s string) string {
 			continue
 		}
 		end := base64URLRun(s, e2+1)
-		if out == nil {
-			out = make([]byte, 0, len(s))
-		}
-		out = append(out, s[last:pos]...)
-		out = append(out, jwtMarker...)
-		last = end
+		sp.replace(pos, end, kindJWT)
 		i = end
 	}
-	if out == nil {
-		return s
-	}
-	return string(append(out, s[last:]...))
+	return sp.String()
 }
 
 func base64URLRun(s string, i int) int {
@@ -141,14 +167,11 @@ func base64URLRun(s string, i int) int {
 	return i
 }
 
-const pemMarker = markerPrefix + "private-key]"
-
 // redactPEM replaces every "-----BEGIN … PRIVATE KEY-----" block up to its matching
 // "-----END … PRIVATE KEY-----" line, or to the end of s when that never comes. It is a
 // scanner rather than a lazy regular expression because RE2 takes ~250 ns a byte on it.
 func redactPEM(s string) string {
-	var out []byte
-	last := 0
+	sp := splice{s: s}
 	for i := 0; ; {
 		k := strings.Index(s[i:], "-----BEGIN")
 		if k < 0 {
@@ -172,18 +195,10 @@ func redactPEM(s string) string {
 			}
 			j += k + len("-----END")
 		}
-		if out == nil {
-			out = make([]byte, 0, len(s))
-		}
-		out = append(out, s[last:start]...)
-		out = append(out, pemMarker...)
-		last = end
+		sp.replace(start, end, kindPrivateKey)
 		i = end
 	}
-	if out == nil {
-		return s
-	}
-	return string(append(out, s[last:]...))
+	return sp.String()
 }
 
 // pemPrivateLabel checks that s[i:] is "[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----" and returns
@@ -202,8 +217,7 @@ func pemPrivateLabel(s string, i int) (int, bool) {
 }
 
 func (p *pattern) replace(s string) string {
-	var out []byte
-	last := 0
+	sp := splice{s: s}
 	for i := 0; ; {
 		k := strings.Index(s[i:], p.anchor)
 		if k < 0 {
@@ -218,26 +232,15 @@ func (p *pattern) replace(s string) string {
 		if m == nil {
 			continue
 		}
-		if out == nil {
-			out = make([]byte, 0, len(s))
-		}
-		out = append(out, s[last:pos]...)
-		out = append(out, p.marker...)
-		last = pos + m[1]
-		i = last
+		i = pos + m[1]
+		sp.replace(pos, i, p.kind)
 	}
-	if out == nil {
-		return s
-	}
-	return string(append(out, s[last:]...))
+	return sp.String()
 }
-
-const urlCredentialsMarker = markerPrefix + "url-credentials]"
 
 // redactURLCredentials replaces the "user:password" of every "scheme://user:password@".
 func redactURLCredentials(s string) string {
-	var out []byte
-	last := 0
+	sp := splice{s: s}
 	for i := 0; ; {
 		k := strings.Index(s[i:], "://")
 		if k < 0 {
@@ -263,18 +266,10 @@ func redactURLCredentials(s string) string {
 		if at == colon+1 || at >= len(s) || s[at] != '@' {
 			continue
 		}
-		if out == nil {
-			out = make([]byte, 0, len(s))
-		}
-		out = append(out, s[last:start]...)
-		out = append(out, urlCredentialsMarker...)
-		last = at
+		sp.replace(start, at, kindURLCredentials)
 		i = at
 	}
-	if out == nil {
-		return s
-	}
-	return string(append(out, s[last:]...))
+	return sp.String()
 }
 
 func isSchemeByte(c byte) bool {
@@ -356,9 +351,8 @@ func scanHints(s string) uint32 {
 // redactAssignments replaces the value of every "key=value", "key: value", "export key=value",
 // "key": "value" … whose key names a secret.
 func redactAssignments(s string) string {
-	var out []byte
+	sp := splice{s: s}
 	var as assignScanner
-	last := 0
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c != '=' && c != ':' {
 			continue
@@ -367,27 +361,11 @@ func redactAssignments(s string) string {
 		if !ok {
 			continue
 		}
-		if out == nil {
-			out = make([]byte, 0, len(s)+32)
-		}
-		out = append(out, s[last:a.start]...)
-		out = append(out, markerPrefix...)
-		out = append(out, a.kind...)
-		out = append(out, ']')
-		last = a.end
+		sp.replace(a.start, a.end, a.kind)
 		i = a.end - 1
 	}
-	if out == nil {
-		return s
-	}
-	return string(append(out, s[last:]...))
+	return sp.String()
 }
-
-const (
-	kindSecret        = "secret"
-	kindAuthorization = "authorization"
-	kindAWSSecret     = "aws-secret-access-key"
-)
 
 // An assignment is a value to redact: s[start:end], of the given kind.
 type assignment struct {

@@ -59,7 +59,11 @@ func ImportID(createdAtMs int64, key string) string {
 func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, error) {
 	var res ImportResult
 	forgets := 0
-	err := r.writeTx(ctx, func(tx *wtx) error {
+	mode := modeDurable
+	if len(b.Tombstones) > 0 {
+		mode = modeForget // forgotten content is overwritten, as by Forget and ApplyOps
+	}
+	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		res, forgets = ImportResult{}, 0
 		ow := tx.ops()
 		stamp := func(origin *string, hlc *uint64) {

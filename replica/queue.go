@@ -127,10 +127,13 @@ func (r *Replica) insertPending(batch []enqueueReq) ([]bool, error) {
 		dups[i] = n == 0
 		inserted += n
 	}
+	// Counted before the rows become visible, so a worker that claims and deletes them
+	// right after the commit can never take the depth below zero.
+	r.pending.Add(inserted)
 	if err := tx.Commit(); err != nil {
+		r.pending.Add(-inserted)
 		return nil, fmt.Errorf("enqueue: %w", err)
 	}
-	r.pending.Add(inserted)
 	return dups, nil
 }
 

@@ -1,7 +1,9 @@
 package replica
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -183,5 +185,63 @@ func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
 	}
 	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "e1", SessionID: "s1", Payload: []byte("{}")}); !dup {
 		t.Fatal("a replay of a stored event must be a duplicate")
+	}
+}
+
+// TestForgottenTextLeavesTheFile: whichever way a record is forgotten (Forget, a tombstone
+// in an import, a forget op from another device), its text is overwritten in the database
+// file, not only unlinked.
+func TestForgottenTextLeavesTheFile(t *testing.T) {
+	ctx := context.Background()
+	for name, forget := range map[string]func(t *testing.T, r *Replica, id string) error{
+		"forget": func(_ *testing.T, r *Replica, id string) error {
+			_, err := r.Forget(ctx, []string{id})
+			return err
+		},
+		"import": func(_ *testing.T, r *Replica, id string) error {
+			_, err := r.Import(ctx, &ImportBatch{Tombstones: []string{id}})
+			return err
+		},
+		"apply": func(t *testing.T, r *Replica, id string) error {
+			other := openTest(t, "dev-b")
+			ops, _ := r.OpsSince(ctx, "dev-a", 0, 100)
+			if _, err := other.ApplyOps(ctx, ops); err != nil {
+				return err
+			}
+			if _, err := other.Forget(ctx, []string{id}); err != nil {
+				return err
+			}
+			forgets, _ := other.OpsSince(ctx, "dev-b", 0, 100)
+			_, err := r.ApplyOps(ctx, forgets)
+			return err
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "memnode.db")
+			r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			secret := "wombat-" + name + "-secret"
+			// Longer than a page: the text lands on overflow pages, which a plain delete
+			// only moves to the freelist.
+			res, err := r.Commit(ctx, &Batch{Observations: []Observation{{SessionID: "s1", Project: "p", Type: "change",
+				Title: "t", Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
+			if err != nil || len(res.Observations) != 1 {
+				t.Fatalf("commit: %v", err)
+			}
+			if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+				t.Fatal(err)
+			}
+			if err := forget(t, r, res.Observations[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{path, path + "-wal"} {
+				if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secret)) {
+					t.Errorf("%s still holds the forgotten text", filepath.Base(p))
+				}
+			}
+		})
 	}
 }

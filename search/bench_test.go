@@ -178,8 +178,14 @@ func benchSearch(b *testing.B, n int) {
 		durs = append(durs, time.Since(t0))
 	}
 	b.StopTimer()
-	// CPU time per query does not grow when other processes compete for the cores, unlike
-	// the wall-clock percentiles.
+	reportLatency(b, durs, cpu0)
+}
+
+// reportLatency reports the CPU time per query and the p50/p99 of durs. CPU time per
+// query does not grow when other processes compete for the cores, unlike the wall-clock
+// percentiles.
+func reportLatency(b *testing.B, durs []time.Duration, cpu0 time.Duration) {
+	b.Helper()
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
 	pct := func(p float64) float64 {

@@ -216,10 +216,9 @@ func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (m
 		args = append(args, "") // no record has an empty ID
 	}
 	args = append(args, fargs...)
-	cols := "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
 	// CROSS JOIN fixes the loop order: look the IDs up by the unique index first, then
 	// filter. Left to itself SQLite may walk a filter's index (a whole project) instead.
-	query := "SELECT " + cols + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
+	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
 		" LEFT JOIN devices d ON d.origin = t.origin WHERE c.id IN (" +
 		strings.TrimSuffix(strings.Repeat("?,", hydrateChunk), ",") + ")" + where
 	hits, err := s.scanHits(ctx, k, query, args)

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -57,28 +56,13 @@ func benchIndex(b *testing.B, r *replica.Replica, n int) *embed.Index {
 	return idx
 }
 
-// benchVectors is the node's vector side without its query cache, so every query pays
-// its embedding.
-type benchVectors struct {
-	emb embed.Embedder
-	idx *embed.Index
-}
-
-func (v benchVectors) Nearest(ctx context.Context, text string, k int) ([]embed.Scored, error) {
-	q, err := v.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	return v.idx.Search(q[0], k), nil
-}
-
-func (v benchVectors) Len() int { return v.idx.Len() }
-
 func benchModeSearch(b *testing.B, n int, mode string, emb embed.Embedder) {
 	r := benchReplica(b, n)
 	idx := benchIndex(b, r, n)
 	s := search.New(r.ReadDB(), search.Config{})
-	s.SetVectors(benchVectors{emb, idx})
+	// memVectors (hybrid_test.go) has no query cache, unlike the node's: every query pays
+	// its embedding.
+	s.SetVectors(&memVectors{emb: emb, idx: idx})
 	ctx := context.Background()
 	durs := make([]time.Duration, 0, b.N)
 	cpu0 := cpuTime()
@@ -99,13 +83,7 @@ func benchModeSearch(b *testing.B, n int, mode string, emb embed.Embedder) {
 		durs = append(durs, time.Since(t0))
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
-	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
-	pct := func(p float64) float64 {
-		return float64(durs[min(len(durs)-1, int(float64(len(durs))*p))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
+	reportLatency(b, durs, cpu0)
 }
 
 // BenchmarkHybridSearch100k: real FTS5 over 100k observations fused with an exact kNN

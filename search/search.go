@@ -176,33 +176,35 @@ func (s *Searcher) query(ctx context.Context, q string, args ...any) (*sql.Rows,
 	if err != nil {
 		return nil, err
 	}
+	if st == nil {
+		return s.db.QueryContext(ctx, q, args...)
+	}
 	return st.QueryContext(ctx, args...)
 }
 
 func (s *Searcher) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return s.db.QueryRowContext(ctx, q, args...) // reports the same error on Scan
+	if err != nil || st == nil {
+		return s.db.QueryRowContext(ctx, q, args...) // on error: reports the same error on Scan
 	}
 	return st.QueryRowContext(ctx, args...)
 }
 
+// stmt returns the cached statement for q, preparing it on first use, or nil once the
+// cache is full: the rare shapes beyond it run unprepared. Nothing is evicted, since
+// another goroutine may be about to run a statement taken from the cache.
 func (s *Searcher) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.stmts[q]; ok {
 		return st, nil
 	}
+	if len(s.stmts) >= maxStmts {
+		return nil, nil
+	}
 	st, err := s.db.PrepareContext(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	if len(s.stmts) >= maxStmts {
-		for k, old := range s.stmts {
-			old.Close()
-			delete(s.stmts, k)
-			break
-		}
 	}
 	s.stmts[q] = st
 	return st, nil
@@ -235,6 +237,12 @@ func New(db *sql.DB, cfg Config) *Searcher {
 type kindSpec struct {
 	kind, table, fts, weights string
 	typeExpr, titleExpr       string
+}
+
+// hitCols is the select list scanHits reads (before the score), with t the kind's table
+// and d its LEFT JOINed devices row.
+func (k kindSpec) hitCols() string {
+	return "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
 }
 
 var kinds = map[string]kindSpec{
@@ -439,7 +447,7 @@ func (s *Searcher) count(ctx context.Context, k kindSpec, fq *ftsQuery, term str
 
 func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
 	where, args := filters(k, q)
-	cols := "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
+	cols := k.hitCols()
 	dir := "DESC"
 	if q.Order == OrderOldest {
 		dir = "ASC"
@@ -454,7 +462,6 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 	// almost no information (bm25's IDF goes to zero) yet costs a scan of its whole
 	// doclist to weigh, so it only filters.
 	terms, match := fq.terms, fq.match
-	known := map[string]int{}
 	if fq.lastBoth != "" {
 		c, err := s.count(ctx, k, fq, fq.lastPlain)
 		if err != nil {
@@ -472,17 +479,13 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 				}
 				terms[i] = t
 			}
-			known[fq.lastPlain] = c
 		}
 	}
 	var rare []string
 	for _, t := range terms {
-		c, ok := known[t]
-		if !ok {
-			var err error
-			if c, err = s.count(ctx, k, fq, t); err != nil {
-				return nil, err
-			}
+		c, err := s.count(ctx, k, fq, t) // the last word's count is cached from above
+		if err != nil {
+			return nil, err
 		}
 		if c == 0 && fq.and {
 			return nil, nil // a term found nowhere: no row has every term
@@ -491,16 +494,15 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 			rare = append(rare, t)
 		}
 	}
-	fq = &ftsQuery{match: match, terms: terms, words: fq.words, and: fq.and, any: fq.any}
-	rank, filter := fq.match, ""
+	rank, filter := match, ""
 	switch {
-	case len(rare) == len(fq.terms) || (!fq.and && !fq.any):
+	case len(rare) == len(terms) || (!fq.and && !fq.any):
 	case len(rare) == 0:
-		return s.recent(ctx, k, q, fq, cols, where, args, window, n)
+		return s.recent(ctx, k, q, match, fq.words, where, args, dir, window, n)
 	case fq.any:
 		rank = strings.Join(rare, " OR ")
 	default:
-		rank, filter = strings.Join(rare, " OR "), fq.match
+		rank, filter = strings.Join(rare, " OR "), match
 	}
 	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
 		k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?"
@@ -527,15 +529,11 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 
 // recent answers a query made only of frequent terms: among the newest matches (the
 // window), those with the query's words in their title come first, then by time.
-func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, cols, where string, args []any, window, n int) ([]Hit, error) {
-	dir := "DESC"
-	if q.Order == OrderOldest {
-		dir = "ASC"
-	}
+func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, match string, words []string, where string, args []any, dir string, window, n int) ([]Hit, error) {
 	bonus, bargs := "0", []any{}
 	if q.Order == OrderRelevance && k.kind == KindObservation {
 		var parts []string
-		for _, w := range fq.words {
+		for _, w := range words {
 			if w != "" {
 				parts = append(parts, "(instr(lower(t.title), ?) > 0)")
 				bargs = append(bargs, w)
@@ -545,10 +543,10 @@ func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, fq *ftsQuer
 			bonus = "-" + strconv.FormatFloat(titleBonus, 'g', -1, 64) + " * (" + strings.Join(parts, " + ") + ")"
 		}
 	}
-	query := "SELECT " + cols + ", " + bonus + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
+	query := "SELECT " + k.hitCols() + ", " + bonus + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
 		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
 		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY score, t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
-	all := append(append(append(bargs, fq.match), args...), window, n)
+	all := append(append(append(bargs, match), args...), window, n)
 	return s.scanHits(ctx, k, query, all)
 }
 

@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -303,5 +304,19 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestDeferred(t *testing.T) {
+	ctx := context.Background()
+	var d search.Deferred
+	if _, err := d.Search(ctx, search.Query{Text: "invoice"}); !errors.Is(err, search.ErrNotOpen) {
+		t.Fatalf("before Set: %v, want ErrNotOpen", err)
+	}
+	r := openReplica(t, "dev-a")
+	importSample(t, r)
+	d.Set(search.NewService(r, search.Config{}))
+	if res, err := d.Search(ctx, search.Query{Text: "invoice"}); err != nil || len(res.Hits) == 0 {
+		t.Fatalf("after Set: %+v %v", res, err)
 	}
 }

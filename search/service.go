@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -58,8 +59,11 @@ func (v *Service) Forget(ctx context.Context, ids []string) (ForgetResult, error
 		// "S<session id>" names a session, as in timeline anchors.
 		if sid, ok := strings.CutPrefix(id, "S"); ok && sid != "" {
 			var one int
-			if err := v.rep.ReadDB().QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sid).Scan(&one); err == nil {
+			switch err := v.rep.ReadDB().QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sid).Scan(&one); {
+			case err == nil:
 				id = sid
+			case !errors.Is(err, sql.ErrNoRows):
+				return ForgetResult{}, fmt.Errorf("forget: find session: %w", err)
 			}
 		}
 		clean = append(clean, id)
@@ -145,72 +149,47 @@ type Deferred struct {
 // Set installs the service once the replica is open.
 func (d *Deferred) Set(s *Service) { d.p.Store(s) }
 
-func (d *Deferred) get() (*Service, error) {
-	if s := d.p.Load(); s != nil {
-		return s, nil
+// call runs f on the installed service, or fails with ErrNotOpen before Set.
+func call[T any](d *Deferred, f func(*Service) (T, error)) (T, error) {
+	s := d.p.Load()
+	if s == nil {
+		var zero T
+		return zero, ErrNotOpen
 	}
-	return nil, ErrNotOpen
+	return f(s)
 }
 
 // Search implements api.SearchBackend.
 func (d *Deferred) Search(ctx context.Context, q Query) (Results, error) {
-	s, err := d.get()
-	if err != nil {
-		return Results{}, err
-	}
-	return s.Search(ctx, q)
+	return call(d, func(s *Service) (Results, error) { return s.Search(ctx, q) })
 }
 
 // Timeline implements api.SearchBackend.
 func (d *Deferred) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error) {
-	s, err := d.get()
-	if err != nil {
-		return Timeline{}, err
-	}
-	return s.Timeline(ctx, q)
+	return call(d, func(s *Service) (Timeline, error) { return s.Timeline(ctx, q) })
 }
 
 // Get implements api.SearchBackend.
 func (d *Deferred) Get(ctx context.Context, ids []string) (Records, error) {
-	s, err := d.get()
-	if err != nil {
-		return Records{}, err
-	}
-	return s.Get(ctx, ids)
+	return call(d, func(s *Service) (Records, error) { return s.Get(ctx, ids) })
 }
 
 // Forget implements api.SearchBackend.
 func (d *Deferred) Forget(ctx context.Context, ids []string) (ForgetResult, error) {
-	s, err := d.get()
-	if err != nil {
-		return ForgetResult{}, err
-	}
-	return s.Forget(ctx, ids)
+	return call(d, func(s *Service) (ForgetResult, error) { return s.Forget(ctx, ids) })
 }
 
 // SaveNote implements api.SearchBackend.
 func (d *Deferred) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
-	s, err := d.get()
-	if err != nil {
-		return SaveResult{}, err
-	}
-	return s.SaveNote(ctx, n)
+	return call(d, func(s *Service) (SaveResult, error) { return s.SaveNote(ctx, n) })
 }
 
 // Export implements api.SearchBackend.
 func (d *Deferred) Export(ctx context.Context, w io.Writer, project string) (int, error) {
-	s, err := d.get()
-	if err != nil {
-		return 0, err
-	}
-	return s.Export(ctx, w, project)
+	return call(d, func(s *Service) (int, error) { return s.Export(ctx, w, project) })
 }
 
 // Import implements api.SearchBackend.
 func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
-	s, err := d.get()
-	if err != nil {
-		return replica.ImportResult{}, err
-	}
-	return s.Import(ctx, recs)
+	return call(d, func(s *Service) (replica.ImportResult, error) { return s.Import(ctx, recs) })
 }

@@ -117,24 +117,13 @@ func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, i
 	}
 	args = append([]any{at, at, id}, args...)
 	args = append(args, n)
-	query := "SELECT t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '') FROM " +
-		k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
+	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
 		" ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
-	rows, err := s.query(ctx, query, args...)
+	hits, err := s.scanHits(ctx, k, query, args)
 	if err != nil {
 		return nil, fmt.Errorf("timeline %s: %w", k.table, err)
 	}
-	defer rows.Close()
-	var out []Hit
-	for rows.Next() {
-		h := Hit{Kind: k.kind}
-		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device); err != nil {
-			return nil, fmt.Errorf("timeline %s: %w", k.table, err)
-		}
-		h.Title = oneLine(h.Title)
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return hits, nil
 }
 
 // resolveAnchor finds the record (or the time) an anchor names.
@@ -174,7 +163,7 @@ func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*Hit, int64, er
 
 func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any) (*Hit, error) {
 	h := Hit{Kind: k.kind}
-	err := s.queryRow(ctx, "SELECT t.id, t.created_at, "+k.typeExpr+", "+k.titleExpr+", t.project, t.session_id, t.origin, COALESCE(d.name, '') FROM "+
+	err := s.queryRow(ctx, "SELECT "+k.hitCols()+" FROM "+
 		k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
 		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
 	if errors.Is(err, sql.ErrNoRows) {

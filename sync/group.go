@@ -170,7 +170,7 @@ func sortedOrigins(vv replica.VersionVector) []string {
 	return slices.Sorted(maps.Keys(vv))
 }
 
-// snapshotLocked deep-copies the state so it can be saved or read outside n.mu.
+// snapshotLocked deep-copies the state so persist can save it outside n.mu.
 func (n *Node) snapshotLocked() stateFile {
 	st := n.state
 	st.Group = st.Group.clone()

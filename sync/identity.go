@@ -1,15 +1,15 @@
 package sync
 
 import (
-	"github.com/memnode/memnode/internal/atomicfile"
-	"path/filepath"
-
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // LoadOrCreateIdentity reads the device's Ed25519 libp2p key from path, creating it (0600,

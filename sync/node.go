@@ -297,14 +297,14 @@ func (n *Node) Start(ctx context.Context) error {
 	n.cancel = cancel
 	n.refreshSelfLocked()
 	n.state.GossipPort = int(n.ml.LocalNode().Port)
-	st = n.snapshotLocked()
+	g := n.state.Group.clone()
 	n.mu.Unlock()
 	if err := n.persist(); err != nil {
 		n.shutdownTransports()
 		cancel()
 		return err
 	}
-	n.learnAddrs(st.Group)
+	n.learnAddrs(g)
 	if err := n.publishName(ctx); err != nil {
 		n.shutdownTransports()
 		cancel()
@@ -373,9 +373,9 @@ func (n *Node) Close() error {
 	err := n.shutdownTransports()
 	n.wg.Wait()
 	n.mu.Lock()
-	st, started := n.snapshotLocked(), n.started && n.host != nil
+	save := n.started && n.host != nil && n.state.Group.GroupID != ""
 	n.mu.Unlock()
-	if started && st.Group.GroupID != "" {
+	if save {
 		err = errors.Join(err, n.persist()) // keeps last-sync times across restarts
 	}
 	n.log.Info("sync node stopped")
@@ -549,16 +549,17 @@ func (n *Node) mergeGroup(other groupState) error {
 		n.mu.Unlock()
 		return err
 	}
-	st := n.snapshotLocked()
+	after := n.state.Group.clone()
 	n.mu.Unlock()
-	return n.applyGroupChange(before, st)
+	return n.applyGroupChange(before, after)
 }
 
-func (n *Node) applyGroupChange(before groupState, st stateFile) error {
+// applyGroupChange persists the state and applies the effects of the group going from
+// before to g (both copies taken under n.mu).
+func (n *Node) applyGroupChange(before, g groupState) error {
 	if err := n.persist(); err != nil {
 		return err
 	}
-	g := st.Group
 	if g.KeyEpoch != before.KeyEpoch || string(g.Key) != string(before.Key) {
 		if err := n.syncKeyring(); err != nil {
 			return err

@@ -140,12 +140,12 @@ func (n *Node) Join(ctx context.Context, code string) error {
 	g.Members[n.self.String()] = newestMember(g.Members[n.self.String()], before.Members[n.self.String()])
 	n.state.Group = g
 	n.state.RemoteVV, n.state.LastSync = nil, nil
-	st := n.snapshotLocked()
+	after := n.state.Group.clone()
 	n.mu.Unlock()
-	if err := n.applyGroupChange(before, st); err != nil {
+	if err := n.applyGroupChange(before, after); err != nil {
 		return fmt.Errorf("join: %w", err)
 	}
-	n.log.Info("joined group", "members", len(g.Members))
+	n.log.Info("joined group", "members", len(after.Members))
 	return nil
 }
 
@@ -287,13 +287,13 @@ func (n *Node) handlePair(s network.Stream) {
 	before := n.state.Group.clone()
 	joiner.Updated = max(joiner.Updated, n.cfg.Now().UnixMilli())
 	n.state.Group.Members[joiner.PeerID] = joiner
-	st := n.snapshotLocked()
+	after := n.state.Group.clone()
 	n.mu.Unlock()
-	if err := n.applyGroupChange(before, st); err != nil {
+	if err := n.applyGroupChange(before, after); err != nil {
 		refuse("save group")
 		return
 	}
-	gb, _ := json.Marshal(st.Group)
+	gb, _ := json.Marshal(after)
 	mac := pairMAC(secret, "inviter", hello.Nonce, nonceI, n.self, p)
 	if c.send(&message{Type: msgWelcome, MAC: mac, Group: gb}) != nil || c.flush() != nil {
 		s.Reset()
@@ -329,9 +329,9 @@ func (n *Node) Remove(ctx context.Context, device string) (Member, error) {
 	delete(n.state.Group.Members, m.PeerID)
 	n.state.Group.KeyEpoch++
 	n.state.Group.Key = key
-	st := n.snapshotLocked()
+	after := n.state.Group.clone()
 	n.mu.Unlock()
-	if err := n.applyGroupChange(before, st); err != nil {
+	if err := n.applyGroupChange(before, after); err != nil {
 		return Member{}, fmt.Errorf("remove: %w", err)
 	}
 	return m, nil

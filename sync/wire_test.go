@@ -41,6 +41,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 	}
 	w.Flush()
 	r := bufio.NewReader(&buf)
+	var decoded []*message
 	for _, want := range msgs {
 		got, _, err := readMessage(r)
 		if err != nil {
@@ -51,8 +52,9 @@ func TestMessagesRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, want)
 		}
+		decoded = append(decoded, got)
 	}
-	if got := msgs[2]; got.Ops[1].Payload != nil || got.Ops[2].Payload == nil {
+	if got := decoded[2]; got.Ops[1].Payload != nil || got.Ops[2].Payload == nil {
 		t.Fatal("nil and empty payloads must stay distinct")
 	}
 }

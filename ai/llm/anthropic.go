@@ -14,7 +14,7 @@ type Anthropic struct{ cfg ProviderConfig }
 // NewAnthropic returns a Messages API client. Defaults: https://api.anthropic.com,
 // model claude-haiku-4-5.
 func NewAnthropic(cfg ProviderConfig) *Anthropic {
-	return &Anthropic{cfg: cfg.withDefaults("anthropic", "https://api.anthropic.com", "claude-haiku-4-5")}
+	return &Anthropic{cfg: cfg.withDefaults(KindAnthropic, "https://api.anthropic.com", "claude-haiku-4-5")}
 }
 
 // Name implements Provider.

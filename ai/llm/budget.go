@@ -1,17 +1,18 @@
 package llm
 
 import (
-	"github.com/memnode/memnode/internal/atomicfile"
-
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // BudgetStore persists settled token usage per UTC day ("2006-01-02"). Implementations must
@@ -118,15 +119,14 @@ func (f *FileBudgetStore) Add(_ context.Context, day string, tokens int64) (int6
 	if err != nil {
 		return 0, fmt.Errorf("encode budget: %w", err)
 	}
-	if err := writeFileAtomic(f.path, b, 0o600); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return 0, fmt.Errorf("write budget file: %w", err)
+	}
+	if err := atomicfile.Write(f.path, b, 0o600); err != nil {
 		return 0, fmt.Errorf("write budget file: %w", err)
 	}
 	f.days = next
 	return next[day], nil
-}
-
-func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
-	return atomicfile.Write(path, b, perm)
 }
 
 // Budget is a hard daily token cap shared by every provider of a Chain. Reserve before

@@ -263,6 +263,16 @@ func TestChainBudgetCapAgainstRealServers(t *testing.T) {
 	}
 }
 
+func TestFileBudgetStoreCreatesItsDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data", "budget.json")
+	if n, err := NewFileBudgetStore(path).Add(context.Background(), "2026-11-01", 7); err != nil || n != 7 {
+		t.Fatalf("add = %d, %v", n, err)
+	}
+	if v, err := NewFileBudgetStore(path).Load(context.Background(), "2026-11-01"); err != nil || v != 7 {
+		t.Fatalf("reload = %d, %v", v, err)
+	}
+}
+
 func TestFileBudgetStoreAtomicAndPrivate(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "budget.json")

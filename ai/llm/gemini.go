@@ -14,7 +14,7 @@ type Gemini struct{ cfg ProviderConfig }
 // https://generativelanguage.googleapis.com, model gemini-2.5-flash. The key travels in the
 // x-goog-api-key header, never in the URL (URLs end up in error messages).
 func NewGemini(cfg ProviderConfig) *Gemini {
-	return &Gemini{cfg: cfg.withDefaults("gemini", "https://generativelanguage.googleapis.com", "gemini-2.5-flash")}
+	return &Gemini{cfg: cfg.withDefaults(KindGemini, "https://generativelanguage.googleapis.com", "gemini-2.5-flash")}
 }
 
 // Name implements Provider.

@@ -10,7 +10,7 @@ type OpenAI struct{ cfg ProviderConfig }
 // (default https://api.openai.com/v1; Ollama: http://127.0.0.1:11434/v1). Default model
 // gpt-4o-mini.
 func NewOpenAI(cfg ProviderConfig) *OpenAI {
-	return &OpenAI{cfg: cfg.withDefaults("openai", "https://api.openai.com/v1", "gpt-4o-mini")}
+	return &OpenAI{cfg: cfg.withDefaults(KindOpenAI, "https://api.openai.com/v1", "gpt-4o-mini")}
 }
 
 // Name implements Provider.

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,8 +36,7 @@ func main() {
 		// A hook must never break the IDE over a bad settings file: defaults, one line.
 		fmt.Fprintln(os.Stderr, "memnode:", err)
 	}
-	start := func(ctx context.Context) error { return startNode(ctx) }
-	os.Exit(hooks.Main(context.Background(), dataDir, settings, start, version, args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(hooks.Main(context.Background(), dataDir, settings, startNode, version, args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // startNode runs `memnode start` (idempotent; returns when the node is ready). The memnode
@@ -51,24 +51,14 @@ func startNode(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("find memnode to start the node: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, path, "start")
-	cmd.Env = os.Environ()
-	out, err := cmd.CombinedOutput()
+	out, err := exec.CommandContext(ctx, path, "start").CombinedOutput()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && len(out) > 0 {
-			return fmt.Errorf("memnode start: %s", firstLine(out))
+			first, _, _ := bytes.Cut(out, []byte("\n"))
+			return fmt.Errorf("memnode start: %s", first)
 		}
 		return fmt.Errorf("memnode start: %w", err)
 	}
 	return nil
-}
-
-func firstLine(b []byte) string {
-	for i, c := range b {
-		if c == '\n' {
-			return string(b[:i])
-		}
-	}
-	return string(b)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api"
-	"github.com/memnode/memnode/node"
+	"github.com/memnode/memnode/client"
 	memsync "github.com/memnode/memnode/sync"
 )
 
@@ -130,45 +129,14 @@ func printPeers(w io.Writer, st memsync.Status) {
 	}
 }
 
-// peersCall sends a JSON request to the node's API with the data dir's token.
+// peersCall sends a JSON request to the node's API with the data dir's token. Pairing
+// talks to other devices, so it gets a deadline of its own.
 func peersCall(ctx context.Context, env *cliEnv, method, path string, in, out any) error {
-	tok, err := node.LoadToken(env.DataDir)
+	c, err := client.FromDataDir(env.DataDir, env.Settings.Port)
 	if err != nil {
 		return fmt.Errorf("is the node running? %w", err)
 	}
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, baseURL(env)+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("the node is not reachable (start it with `memnode start`): %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		if json.Unmarshal(b, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s", e.Error)
-		}
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(b)))
-	}
-	if out == nil {
-		return nil
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return c.Call(ctx, method, path, in, out)
 }

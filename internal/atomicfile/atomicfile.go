@@ -33,9 +33,15 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // the rename itself is durable only once the directory is
-		d.Close()
-	}
+	SyncDir(dir) // the rename itself is durable only once the directory is
 	return nil
+}
+
+// SyncDir makes a create, rename or remove in dir durable. A failure only weakens
+// durability, so it is not reported.
+func SyncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
 }

@@ -21,7 +21,7 @@ func stripPrivate(s string) string { return privateTag.ReplaceAllString(s, "") }
 // fixtureCalls reads the observation events of the Claude Code fixture session.
 func fixtureCalls(tb testing.TB) []ToolCall {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("testdata", "claude-code", "session.jsonl"))
+	f, err := os.Open(filepath.Join("..", "testdata", "fixtures", "claude-code", "session.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func fixtureCalls(tb testing.TB) []ToolCall {
 // fixtureLastMessage returns the text of the last assistant message of the transcript.
 func fixtureLastMessage(tb testing.TB) string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "claude-code", "transcript.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", "claude-code", "transcript.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,7 +15,7 @@ func fixtureCalls(t testing.TB) []struct {
 	Payload json.RawMessage
 } {
 	t.Helper()
-	f, err := os.Open("testdata/claude-code/session.jsonl")
+	f, err := os.Open("../testdata/fixtures/claude-code/session.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,11 +138,11 @@ func TestPromptPrivacy(t *testing.T) {
 // rewritten to real paths, and returns the outputs per line.
 func replaySession(t *testing.T, cfg Config, cwd string) []hookRun {
 	t.Helper()
-	transcript, err := filepath.Abs("testdata/claude-code/transcript.jsonl")
+	transcript, err := filepath.Abs("../testdata/fixtures/claude-code/transcript.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("testdata/claude-code/session.jsonl")
+	f, err := os.Open("../testdata/fixtures/claude-code/session.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestLastAssistantMessageFixture(t *testing.T) {
-	got, err := lastAssistantMessage("testdata/claude-code/transcript.jsonl")
+	got, err := lastAssistantMessage("../testdata/fixtures/claude-code/transcript.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

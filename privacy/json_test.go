@@ -72,7 +72,7 @@ func TestCleanJSONInvalid(t *testing.T) {
 func TestCleanJSONFixture(t *testing.T) {
 	var all strings.Builder
 	for _, file := range []string{"session.jsonl", "transcript.jsonl"} {
-		f, err := os.Open("testdata/claude-code/" + file)
+		f, err := os.Open("../testdata/fixtures/claude-code/" + file)
 		if err != nil {
 			t.Fatal(err)
 		}

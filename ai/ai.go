@@ -6,7 +6,6 @@ package ai
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 )
 
@@ -21,36 +20,6 @@ type ToolCall struct {
 	// Prompt is the user prompt of the turn the call belongs to, when known.
 	Prompt string    `json:"prompt,omitempty"`
 	At     time.Time `json:"at"`
-}
-
-// Observation types (claude-mem's vocabulary).
-const (
-	TypeBugfix    = "bugfix"
-	TypeFeature   = "feature"
-	TypeRefactor  = "refactor"
-	TypeChange    = "change"
-	TypeDiscovery = "discovery"
-	TypeDecision  = "decision"
-)
-
-// TypeEmoji marks observation types in compact rows (claude-mem's legend).
-func TypeEmoji(t string) string {
-	switch strings.ToLower(t) {
-	case TypeBugfix:
-		return "🔴"
-	case TypeFeature:
-		return "🟣"
-	case TypeRefactor:
-		return "🔄"
-	case TypeChange:
-		return "✅"
-	case TypeDiscovery:
-		return "🔵"
-	case TypeDecision:
-		return "⚖️"
-	default:
-		return "•"
-	}
 }
 
 // Observation is the structured memory of one or more tool calls.

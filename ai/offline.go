@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // OfflineModel is the Usage.Model of the offline compressor.
@@ -39,9 +41,6 @@ func NewOffline() *Offline { return &Offline{} }
 
 // Name implements Compressor.
 func (*Offline) Name() string { return OfflineModel }
-
-// EstimateTokens is a model-free token estimate: one token per four bytes, rounded up.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // Observe implements Compressor. Usage reports zero tokens: no model was asked.
 func (*Offline) Observe(ctx context.Context, calls []ToolCall) ([]Observation, Usage, error) {
@@ -127,7 +126,7 @@ func (b *builder) promptContext(modifies bool) string {
 func (b *builder) finish() Observation {
 	o := b.obs
 	if o.Type == "" {
-		o.Type = TypeDiscovery
+		o.Type = memory.TypeDiscovery
 	}
 	o.Title = clip(o.Title, maxTitle)
 	if o.Title == "" {
@@ -144,19 +143,19 @@ func (b *builder) modType(l lang, d *editDiff, created bool) string {
 	code := isCode(l)
 	switch {
 	case code && b.intent == intentBug:
-		return TypeBugfix
+		return memory.TypeBugfix
 	case code && b.intent == intentRefactor:
-		return TypeRefactor
+		return memory.TypeRefactor
 	case code && (created || (d != nil && len(d.addedDecls) > 0)):
-		return TypeFeature
+		return memory.TypeFeature
 	case code && b.intent == intentFeature:
-		return TypeFeature
+		return memory.TypeFeature
 	case code && d != nil && (d.fixComment || d.errNowChecked):
-		return TypeBugfix
+		return memory.TypeBugfix
 	case !code && created:
-		return TypeFeature
+		return memory.TypeFeature
 	}
-	return TypeChange
+	return memory.TypeChange
 }
 
 // maxPayload bounds the JSON decoded per input or response: larger payloads are not
@@ -273,7 +272,7 @@ func (b *builder) oversized(name string) Observation {
 		switch toolKind(name) {
 		case kindEdit, kindWrite, kindNotebook:
 			b.modified(p)
-			b.obs.Type = TypeChange
+			b.obs.Type = memory.TypeChange
 		default:
 			b.read(p)
 		}

@@ -3,6 +3,8 @@ package ai
 import (
 	"strconv"
 	"strings"
+
+	"github.com/memnode/memnode/memory"
 )
 
 const maxOutputScan = 256 << 10 // bytes of command output scanned for key lines
@@ -279,7 +281,7 @@ func (b *builder) testRun(shown string, outLines, errLines []string, exit int, f
 	case len(passes) == 0 && exit != 0:
 		status = "Tests ran: "
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = status + shown
 	n := 0
 	for _, l := range fails {
@@ -350,7 +352,7 @@ func (b *builder) buildRun(shown string, outLines, errLines []string, exit int, 
 	if len(problems) > 0 {
 		failed = true
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	if failed {
 		b.obs.Title = "Build/check fails: " + shown
 		b.obs.Subtitle = plural(len(problems), "problem", "problems")
@@ -388,7 +390,7 @@ func (b *builder) gitRun(main string, outLines, errLines []string, failed bool) 
 	switch sub {
 	case "commit":
 		msg := commitMessage(main)
-		b.obs.Type = TypeChange
+		b.obs.Type = memory.TypeChange
 		if msg != "" {
 			b.obs.Title = "Commit: " + msg
 		} else {
@@ -403,9 +405,9 @@ func (b *builder) gitRun(main string, outLines, errLines []string, failed bool) 
 		b.narrate("Committed: " + msg)
 		return
 	case "push", "merge", "rebase", "checkout", "switch", "reset", "revert", "cherry-pick", "stash", "tag", "branch", "add", "rm", "mv", "restore", "pull":
-		b.obs.Type = TypeChange
+		b.obs.Type = memory.TypeChange
 	default:
-		b.obs.Type = TypeDiscovery
+		b.obs.Type = memory.TypeDiscovery
 	}
 	b.obs.Title = clip(main, maxTitle)
 	if sub == "status" || sub == "diff" {
@@ -480,7 +482,7 @@ var readCommands = map[string]bool{"cat": true, "head": true, "tail": true, "les
 func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit int, failed bool) {
 	first, args := cutWord(main)
 	base := baseName(first)
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	if changeCommands[base] {
 		sub, _ := cutWord(args)
 		switch {
@@ -488,7 +490,7 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 		case (base == "npm" || base == "yarn" || base == "pnpm" || base == "cargo" || base == "docker") &&
 			sub != "install" && sub != "add" && sub != "i" && sub != "remove" && sub != "uninstall" && sub != "ci":
 		default:
-			b.obs.Type = TypeChange
+			b.obs.Type = memory.TypeChange
 			if sub == "install" || sub == "add" || sub == "i" || base == "pip" || base == "pip3" {
 				b.cc.add("dependencies")
 			}
@@ -496,7 +498,7 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 	}
 	if base == "go" {
 		if sub, _ := cutWord(args); sub == "get" || sub == "mod" {
-			b.obs.Type = TypeChange
+			b.obs.Type = memory.TypeChange
 			b.cc.add("dependencies")
 		}
 	}
@@ -558,7 +560,7 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 		}
 	case len(errLines) > 0:
 		b.fact("stderr: " + errLines[0])
-	case b.obs.Type != TypeChange:
+	case b.obs.Type != memory.TypeChange:
 		b.fact("no output")
 	}
 	s1 := "Ran " + clip(line, 120)
@@ -575,7 +577,7 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 	case len(outLines) == 1:
 		result = "Output: " + clip(outLines[0], 120)
 	}
-	b.narrate(s1, result, b.promptContext(b.obs.Type == TypeChange))
+	b.narrate(s1, result, b.promptContext(b.obs.Type == memory.TypeChange))
 	if len(b.obs.Narrative) > 0 && len(outLines) > 0 {
 		b.cc.scan(outLines[0])
 	}
@@ -611,7 +613,7 @@ func (b *builder) commandFiles(base, args string) {
 		operands = append(operands, strings.Trim(a, `"'`))
 	}
 	if redirected {
-		b.obs.Type = TypeChange
+		b.obs.Type = memory.TypeChange
 	}
 	switch {
 	case readCommands[base] && !redirected:

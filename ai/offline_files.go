@@ -3,6 +3,8 @@ package ai
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // fileInput covers the inputs of the file tools of Claude Code and other agents.
@@ -96,7 +98,7 @@ func (b *builder) readFile() bool {
 			content = alt
 		}
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = "Read " + rp
 	switch resp.Type {
 	case "image", "pdf", "notebook":

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/memory"
 )
 
 func summarizeT(t *testing.T, in SessionInput) Summary {
@@ -72,11 +74,11 @@ func TestOfflineSummarizeCueWords(t *testing.T) {
 
 func TestOfflineSummarizeFromObservations(t *testing.T) {
 	obs := []Observation{
-		{Type: TypeDiscovery, Title: "Read internal/queue/worker.go", FilesRead: []string{"internal/queue/worker.go"}},
-		{Type: TypeDiscovery, Title: `Search "backoff": 3 matching files`, FilesRead: []string{"a.go", "b.go", "c.go"}},
-		{Type: TypeBugfix, Title: "Edit internal/queue/worker.go: handle ErrPermanent", FilesModified: []string{"internal/queue/worker.go"}},
-		{Type: TypeDiscovery, Title: "Tests pass: go test ./internal/queue/"},
-		{Type: TypeDiscovery, Title: "Tests fail: go test ./..."},
+		{Type: memory.TypeDiscovery, Title: "Read internal/queue/worker.go", FilesRead: []string{"internal/queue/worker.go"}},
+		{Type: memory.TypeDiscovery, Title: `Search "backoff": 3 matching files`, FilesRead: []string{"a.go", "b.go", "c.go"}},
+		{Type: memory.TypeBugfix, Title: "Edit internal/queue/worker.go: handle ErrPermanent", FilesModified: []string{"internal/queue/worker.go"}},
+		{Type: memory.TypeDiscovery, Title: "Tests pass: go test ./internal/queue/"},
+		{Type: memory.TypeDiscovery, Title: "Tests fail: go test ./..."},
 	}
 	s := summarizeT(t, SessionInput{Request: "fix the retry storm", Observations: obs})
 	mustContain(t, "investigated", s.Investigated, "Read internal/queue/worker.go.", `Search "backoff": 3 matching files.`)

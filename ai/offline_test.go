@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/memory"
 )
 
 const fixturePrompt = "The login endpoint returns 500 when the JWT has expired. Find out why and fix it."
@@ -154,7 +156,7 @@ func TestOfflineFixtureSessionTellsTheStory(t *testing.T) {
 	if edit == nil || tests == nil {
 		t.Fatalf("missing the Edit or the test run observation:\n%s", dump(t, obs))
 	}
-	if edit.Type != TypeBugfix {
+	if edit.Type != memory.TypeBugfix {
 		t.Errorf("edit type = %q, want bugfix", edit.Type)
 	}
 	editText := edit.Title + "\n" + strings.Join(edit.Facts, "\n")
@@ -241,7 +243,7 @@ func checkBounded(tb testing.TB, o Observation) {
 	tb.Helper()
 	runes := func(s string) int { return len([]rune(s)) }
 	switch o.Type {
-	case TypeBugfix, TypeFeature, TypeRefactor, TypeChange, TypeDiscovery, TypeDecision:
+	case memory.TypeBugfix, memory.TypeFeature, memory.TypeRefactor, memory.TypeChange, memory.TypeDiscovery, memory.TypeDecision:
 	default:
 		tb.Errorf("type %q is not one of the vocabulary", o.Type)
 	}

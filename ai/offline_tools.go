@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/memnode/memnode/memory"
 )
 
 type searchInput struct {
@@ -75,7 +77,7 @@ func (b *builder) search(glob bool) bool {
 		}
 	}
 	nFiles := max(resp.NumFiles, len(files))
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.cc.scan(pattern)
 	qp := "\"" + clip(pattern, 50) + "\""
 	count := ""
@@ -186,7 +188,7 @@ func (b *builder) list() bool {
 	if rd == "" {
 		rd = "."
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = "List " + rd
 	b.obs.Subtitle = plural(len(entries), "entry", "entries")
 	b.fact(plural(len(entries), "entry", "entries") + ": " + joinClip(entries, ", ", 170))
@@ -235,7 +237,7 @@ func (b *builder) webFetch() bool {
 		return b.generic(b.call.ToolName, "")
 	}
 	su := shortURL(in.URL)
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = "Fetch " + su
 	b.cc.scan(su)
 	b.cc.scan(in.Prompt)
@@ -293,7 +295,7 @@ func (b *builder) webSearch() bool {
 	if q == "" {
 		return b.generic(b.call.ToolName, "")
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = "Web search: \"" + clip(q, 60) + "\""
 	b.cc.scan(q)
 	var hits []string
@@ -390,7 +392,7 @@ func (b *builder) task() bool {
 	if agent == "" {
 		agent = "agent"
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	b.obs.Title = "Agent " + agent + ": " + what
 	b.cc.scan(what)
 	if in.Prompt != "" {
@@ -424,7 +426,7 @@ func (b *builder) plan() bool {
 		return false
 	}
 	head := inlineText(strings.TrimLeft(firstLine(in.Plan), "#>-* "))
-	b.obs.Type = TypeDecision
+	b.obs.Type = memory.TypeDecision
 	b.obs.Title = "Plan: " + clip(head, 70)
 	for _, u := range markdownUnits(in.Plan) {
 		if u.text != head {
@@ -451,7 +453,7 @@ func (b *builder) question() bool {
 	if len(resp.Answers) == 0 {
 		return false
 	}
-	b.obs.Type = TypeDecision
+	b.obs.Type = memory.TypeDecision
 	var first string
 	for _, q := range in.Questions {
 		a := jsonText(resp.Answers[q.Question], 400)
@@ -558,13 +560,13 @@ func (b *builder) generic(label, tool string) bool {
 			pairs = append(pairs, clip(k, 30)+"="+clip(t, 30))
 		}
 	}
-	b.obs.Type = TypeDiscovery
+	b.obs.Type = memory.TypeDiscovery
 	if tool == "" {
 		tool = strings.ToLower(label)
 	}
 	for _, v := range writeVerbs {
 		if strings.Contains(tool, v) {
-			b.obs.Type = TypeChange
+			b.obs.Type = memory.TypeChange
 			break
 		}
 	}
@@ -596,6 +598,6 @@ func (b *builder) generic(label, tool string) bool {
 	if len(lines) > 0 {
 		s2 = "Result: " + clip(lines[0], 150)
 	}
-	b.narrate(s1, s2, b.promptContext(b.obs.Type == TypeChange))
+	b.narrate(s1, s2, b.promptContext(b.obs.Type == memory.TypeChange))
 	return true
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/memory"
 )
 
 // Backend is what the core routes need from the node.
@@ -193,7 +194,7 @@ func (s *Server) postEvents(c *gin.Context) {
 	replies := make([]hooks.EventReply, 0, len(evs))
 	for _, ev := range evs {
 		rep, err := s.cfg.Backend.Ingest(c.Request.Context(), ev)
-		if errors.Is(err, ErrInvalid) {
+		if errors.Is(err, memory.ErrInvalid) {
 			rep = hooks.EventReply{OK: false, Status: "rejected", Reason: err.Error()}
 		} else if err != nil {
 			s.log.Error("ingest failed", "err", err)
@@ -205,14 +206,11 @@ func (s *Server) postEvents(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"replies": replies})
 }
 
-// ErrInvalid marks a request the client must fix (400).
-var ErrInvalid = errors.New("invalid request")
-
 func (s *Server) reply(c *gin.Context, v any, err error) {
 	switch {
 	case err == nil:
 		c.JSON(http.StatusOK, v)
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, memory.ErrInvalid):
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 	default:
 		s.log.Error("request failed", "path", c.FullPath(), "err", err)

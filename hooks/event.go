@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// Kinds of Event, one per normalised lifecycle moment.
-const (
-	KindSessionStart = "session-start"
-	KindPrompt       = "prompt"
-	KindObservation  = "observation"
-	KindSummarize    = "summarize"
-	KindSessionEnd   = "session-end"
-)
-
 // Event is what a hook sends to the node (POST /api/events) or spools when the node is
 // unreachable. Every string in it has passed privacy.Clean in the hook process already.
 // EventID is minted by the hook (random, 128 bits, hex) so that a spooled event replayed

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 )
 
@@ -184,7 +184,7 @@ func formatFileTimeline(obs []FileObservation, shown string, now time.Time) stri
 		}
 		clock := strings.TrimSuffix(t.Format("3:04pm"), "m")
 		title := strings.Join(strings.Fields(o.Title), " ")
-		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, ai.TypeEmoji(o.Type), title)
+		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, memory.TypeEmoji(o.Type), title)
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 )
 
@@ -40,7 +41,7 @@ func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
 	if h.excluded(project) {
 		return Result{}, nil
 	}
-	ev := h.newEvent(KindSessionStart, in, project)
+	ev := h.newEvent(memory.KindSessionStart, in, project)
 	ev.Reason = in.Reason
 	if err := h.send(ctx, ev); err != nil {
 		h.logf("context hook: %v", err)
@@ -73,7 +74,7 @@ func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) 
 	if h.excluded(project) {
 		return Result{}, nil
 	}
-	ev := h.newEvent(KindPrompt, in, project)
+	ev := h.newEvent(memory.KindPrompt, in, project)
 	switch {
 	case strings.TrimSpace(in.Prompt) != "":
 		ev.Prompt = in.Prompt
@@ -97,7 +98,7 @@ func handleObservation(ctx context.Context, h *hook, in *Input) (Result, error) 
 	if h.excluded(project) {
 		return Result{}, nil
 	}
-	ev := h.newEvent(KindObservation, in, project)
+	ev := h.newEvent(memory.KindObservation, in, project)
 	ev.ToolName = in.ToolName
 	ev.ToolUseID = in.ToolUseID
 	ev.ToolInput = in.ToolInput
@@ -131,7 +132,7 @@ func handleSummarize(ctx context.Context, h *hook, in *Input) (Result, error) {
 	if msg == "" {
 		return Result{}, nil
 	}
-	ev := h.newEvent(KindSummarize, in, project)
+	ev := h.newEvent(memory.KindSummarize, in, project)
 	ev.LastAssistantMessage = msg
 	return Result{}, h.send(ctx, ev)
 }
@@ -142,7 +143,7 @@ func handleSessionEnd(ctx context.Context, h *hook, in *Input) (Result, error) {
 	if h.excluded(project) {
 		return Result{}, nil
 	}
-	ev := h.newEvent(KindSessionEnd, in, project)
+	ev := h.newEvent(memory.KindSessionEnd, in, project)
 	ev.Reason = in.Reason
 	return Result{}, h.send(ctx, ev)
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 const sid = "5f0c9a3e-1b2d-4c7e-9f10-aa11bb22cc33"
@@ -52,19 +54,19 @@ func TestRunEventOutputs(t *testing.T) {
 		kind    string // event the node must receive, "" for none
 	}{
 		{"context", with("hook_event_name", "SessionStart", "source", "startup"), map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "SessionStart", "additionalContext": "<memnode-context>\n# demo-app: 3 observations\n</memnode-context>"}}, KindSessionStart},
-		{"session-init", with("prompt", "fix the login bug"), neutral, KindPrompt},
+			"hookEventName": "SessionStart", "additionalContext": "<memnode-context>\n# demo-app: 3 observations\n</memnode-context>"}}, memory.KindSessionStart},
+		{"session-init", with("prompt", "fix the login bug"), neutral, memory.KindPrompt},
 		{"file-context", with("tool_name", "Read", "tool_input", map[string]any{"file_path": filepath.Join(cwd, "nope.go")}), map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "PreToolUse", "permissionDecision": "allow", "additionalContext": ""}}, ""},
-		{"observation", with("tool_name", "Bash", "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\n"}), neutral, KindObservation},
-		{"observation", with("tool_input", map[string]any{"command": "ls"}), neutral, ""},        // no tool_name
-		{"observation", with("tool_name", "TodoWrite"), neutral, ""},                             // skipped tool
-		{"observation", with("tool_name", "mcp__memnode__search"), neutral, ""},                  // our own MCP tool
-		{"summarize", with("stop_hook_active", true), neutral, ""},                               // re-entered Stop
-		{"summarize", with("agent_id", "agent-7"), neutral, ""},                                  // subagent
-		{"summarize", with("last_assistant_message", "Done: fixed it."), neutral, KindSummarize}, // Codex-style direct message
-		{"summarize", with(), neutral, ""},                                                       // unreadable transcript
-		{"session-end", with("reason", "prompt_input_exit"), neutral, KindSessionEnd},
+		{"observation", with("tool_name", "Bash", "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\n"}), neutral, memory.KindObservation},
+		{"observation", with("tool_input", map[string]any{"command": "ls"}), neutral, ""},               // no tool_name
+		{"observation", with("tool_name", "TodoWrite"), neutral, ""},                                    // skipped tool
+		{"observation", with("tool_name", "mcp__memnode__search"), neutral, ""},                         // our own MCP tool
+		{"summarize", with("stop_hook_active", true), neutral, ""},                                      // re-entered Stop
+		{"summarize", with("agent_id", "agent-7"), neutral, ""},                                         // subagent
+		{"summarize", with("last_assistant_message", "Done: fixed it."), neutral, memory.KindSummarize}, // Codex-style direct message
+		{"summarize", with(), neutral, ""},                                                              // unreadable transcript
+		{"session-end", with("reason", "prompt_input_exit"), neutral, memory.KindSessionEnd},
 	}
 	cfg.SkipTools = []string{"TodoWrite"}
 	for _, c := range cases {
@@ -347,7 +349,7 @@ func TestHangingStartStillAnswersAndSpools(t *testing.T) {
 	if deadline.IsZero() || deadline.After(began.Add(cfg.Timeout)) {
 		t.Fatalf("Start got deadline %v, want within the hook budget from %v", deadline, began)
 	}
-	if evs := spooled(t, cfg.DataDir); len(evs) != 1 || evs[0].Kind != KindSessionEnd {
+	if evs := spooled(t, cfg.DataDir); len(evs) != 1 || evs[0].Kind != memory.KindSessionEnd {
 		t.Fatalf("spool = %+v", evs)
 	}
 }

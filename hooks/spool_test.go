@@ -8,10 +8,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 func spoolEvent(i int) Event {
-	return Event{EventID: fmt.Sprintf("%032x", i), Kind: KindObservation, SessionID: "s", Project: "p",
+	return Event{EventID: fmt.Sprintf("%032x", i), Kind: memory.KindObservation, SessionID: "s", Project: "p",
 		At: time.Date(2026, 11, 28, 0, 0, i, 0, time.UTC), ToolName: "Bash"}
 }
 

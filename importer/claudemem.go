@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
@@ -121,7 +122,7 @@ func (c *ClaudeMem) sessions(ctx context.Context, fn func(Record) error) error {
 	return c.each(ctx, "sessions", `SELECT content_session_id, project, COALESCE(platform_source, ''), started_at_epoch,
 		COALESCE(completed_at_epoch, 0), COALESCE(status, 'active') FROM sdk_sessions ORDER BY id`,
 		func(r *sql.Rows) (Record, error) {
-			var s replica.Session
+			var s memory.Session
 			err := r.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status)
 			s.Platform, s.StartedAt, s.EndedAt = platform(s.Platform), ms(s.StartedAt), ms(s.EndedAt)
 			s.Origin = ClaudeMemOrigin
@@ -136,7 +137,7 @@ func (c *ClaudeMem) prompts(ctx context.Context, fn func(Record) error) error {
 	return c.each(ctx, "prompts", `SELECT p.id, p.content_session_id, COALESCE(s.project, ''), p.prompt_number, p.prompt_text,
 		p.created_at_epoch FROM user_prompts p LEFT JOIN sdk_sessions s ON s.content_session_id = p.content_session_id ORDER BY p.id`,
 		func(r *sql.Rows) (Record, error) {
-			var p replica.Prompt
+			var p memory.Prompt
 			var id int64
 			err := r.Scan(&id, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt)
 			p.CreatedAt = ms(p.CreatedAt)
@@ -155,7 +156,7 @@ func (c *ClaudeMem) observations(ctx context.Context, fn func(Record) error) err
 		COALESCE(o.discovery_tokens, 0), COALESCE(o.generated_by_model, ''), o.created_at_epoch
 		FROM observations o LEFT JOIN sdk_sessions s ON s.memory_session_id = o.memory_session_id ORDER BY o.id`,
 		func(r *sql.Rows) (Record, error) {
-			var o replica.Observation
+			var o memory.Observation
 			var id int64
 			var facts, concepts, fr, fm string
 			err := r.Scan(&id, &o.SessionID, &o.Project, &o.Type, &o.Title, &o.Subtitle, &o.Narrative, &facts, &concepts,
@@ -181,7 +182,7 @@ func (c *ClaudeMem) summaries(ctx context.Context, fn func(Record) error) error 
 		COALESCE(m.discovery_tokens, 0), m.created_at_epoch
 		FROM session_summaries m LEFT JOIN sdk_sessions s ON s.memory_session_id = m.memory_session_id ORDER BY m.id`,
 		func(r *sql.Rows) (Record, error) {
-			var s replica.Summary
+			var s memory.Summary
 			var id int64
 			err := r.Scan(&id, &s.SessionID, &s.Project, &s.Request, &s.Investigated, &s.Learned, &s.Completed,
 				&s.NextSteps, &s.Notes, &s.DiscoveryTokens, &s.CreatedAt)

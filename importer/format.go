@@ -13,6 +13,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -35,13 +36,13 @@ const (
 
 // Record is one line of an export: a kind and exactly one payload field.
 type Record struct {
-	Kind        string               `json:"kind"`
-	Header      *Header              `json:"header,omitempty"`
-	Device      *replica.Device      `json:"device,omitempty"`
-	Session     *replica.Session     `json:"session,omitempty"`
-	Prompt      *replica.Prompt      `json:"prompt,omitempty"`
-	Observation *replica.Observation `json:"observation,omitempty"`
-	Summary     *replica.Summary     `json:"summary,omitempty"`
+	Kind        string              `json:"kind"`
+	Header      *Header             `json:"header,omitempty"`
+	Device      *memory.Device      `json:"device,omitempty"`
+	Session     *memory.Session     `json:"session,omitempty"`
+	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
+	Observation *memory.Observation `json:"observation,omitempty"`
+	Summary     *memory.Summary     `json:"summary,omitempty"`
 	// ID is the forgotten ID of a tombstone.
 	ID string `json:"id,omitempty"`
 }
@@ -224,13 +225,13 @@ func Export(ctx context.Context, db *sql.DB, w io.Writer, project string, now ti
 		scan func(*sql.Rows) (Record, error)
 	}{
 		{"devices", "SELECT origin, name FROM devices ORDER BY origin", func(r *sql.Rows) (Record, error) {
-			var d replica.Device
+			var d memory.Device
 			err := r.Scan(&d.Origin, &d.Name)
 			return Record{Kind: KindDevice, Device: &d}, err
 		}},
 		{"sessions", "SELECT id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc FROM sessions" + where + " ORDER BY started_at, id",
 			func(r *sql.Rows) (Record, error) {
-				var s replica.Session
+				var s memory.Session
 				var hlc int64
 				err := r.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status, &s.Origin, &hlc)
 				s.HLC = uint64(hlc)
@@ -238,7 +239,7 @@ func Export(ctx context.Context, db *sql.DB, w io.Writer, project string, now ti
 			}},
 		{"prompts", "SELECT id, session_id, project, prompt_number, text, created_at, origin, hlc FROM prompts" + where + " ORDER BY created_at, id",
 			func(r *sql.Rows) (Record, error) {
-				var p replica.Prompt
+				var p memory.Prompt
 				var hlc int64
 				err := r.Scan(&p.ID, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt, &p.Origin, &hlc)
 				p.HLC = uint64(hlc)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -52,7 +53,7 @@ func claudeMemRecords(tb testing.TB) []importer.Record {
 func TestClaudeMemConversion(t *testing.T) {
 	recs := claudeMemRecords(t)
 	kinds := map[string]int{}
-	var webhook *replica.Observation
+	var webhook *memory.Observation
 	for _, r := range recs {
 		kinds[r.Kind]++
 		if r.Observation != nil && r.Observation.Title == "Idempotency keys for Stripe webhook" {
@@ -144,7 +145,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err := a.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{SessionID: "s9", Project: "p",
+	res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "p",
 		Type: "decision", Title: "Use ünïcode 😀 and \"quotes\"", Facts: []string{"a", "b"}, CreatedAt: 1700000000000}}})
 	if err != nil || len(res.Observations) != 1 {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func BenchmarkImport(b *testing.B) {
 	const n = 10000
 	for i := 0; i < n; i++ {
 		at := int64(1700000000000 + i*1000)
-		w.Write(importer.Record{Kind: importer.KindObservation, Observation: &replica.Observation{
+		w.Write(importer.Record{Kind: importer.KindObservation, Observation: &memory.Observation{
 			ID: replica.ImportID(at, fmt.Sprint(i)), SessionID: fmt.Sprintf("s%d", i/50), Project: "bench", Type: "change",
 			Title:     fmt.Sprintf("Refactored handler %d to stream responses", i),
 			Narrative: strings.Repeat("The handler now streams rows to the client instead of buffering them in memory. ", 4),

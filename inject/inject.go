@@ -10,9 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
 )
 
 // Limits bound what is injected.
@@ -27,8 +26,8 @@ type Input struct {
 	Project      string
 	Now          time.Time
 	Location     *time.Location
-	Observations []replica.Observation // newest first
-	Summaries    []replica.Summary     // newest first
+	Observations []memory.Observation // newest first
+	Summaries    []memory.Summary     // newest first
 	// TotalObservations and TotalDiscoveryTokens cover the whole project, for the economics line.
 	TotalObservations    int
 	TotalDiscoveryTokens int
@@ -84,9 +83,9 @@ func Render(in Input, lim Limits) string {
 				day = d
 				fmt.Fprintf(&b, "\n### %s\n", d)
 			}
-			line := fmt.Sprintf("%s %s %s %s%s\n", o.ID, t.Format("15:04"), ai.TypeEmoji(o.Type), o.Title, in.device(o.Origin))
+			line := fmt.Sprintf("%s %s %s %s%s\n", o.ID, t.Format("15:04"), memory.TypeEmoji(o.Type), o.Title, in.device(o.Origin))
 			b.WriteString(line)
-			readTokens += ai.EstimateTokens(line)
+			readTokens += memory.EstimateTokens(line)
 			if i < lim.Full {
 				var full strings.Builder
 				if o.Subtitle != "" {
@@ -102,7 +101,7 @@ func Render(in Input, lim Limits) string {
 					fmt.Fprintf(&full, "  files modified: %s\n", strings.Join(o.FilesModified, ", "))
 				}
 				b.WriteString(full.String())
-				readTokens += ai.EstimateTokens(full.String())
+				readTokens += memory.EstimateTokens(full.String())
 			}
 		}
 	}

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -363,10 +363,10 @@ func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (str
 
 // renderSemantic lists observations, most related first, until the token budget is
 // spent; the first one is always shown (cut to the budget).
-func renderSemantic(obs []replica.Observation, budget int) string {
+func renderSemantic(obs []memory.Observation, budget int) string {
 	head := "<" + privacy.ContextTag + ">\nmemnode: past observations related to this prompt (get_observations([IDs]) for details):\n"
 	tail := "</" + privacy.ContextTag + ">"
-	used := ai.EstimateTokens(head + tail)
+	used := memory.EstimateTokens(head + tail)
 	var b strings.Builder
 	b.WriteString(head)
 	shown := 0
@@ -379,13 +379,13 @@ func renderSemantic(obs []replica.Observation, budget int) string {
 			line += " (" + strings.Join(strings.Fields(o.Facts[0]), " ") + ")"
 		}
 		line += "\n"
-		cost := ai.EstimateTokens(line)
+		cost := memory.EstimateTokens(line)
 		if used+cost > budget {
 			if shown > 0 {
 				break
 			}
 			line = clipRunes(line, (budget-used)*4) + "\n"
-			cost = ai.EstimateTokens(line)
+			cost = memory.EstimateTokens(line)
 		}
 		b.WriteString(line)
 		used += cost

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -64,7 +65,7 @@ func TestEmbeddingWorkerFillsVectorsAndServesHybrid(t *testing.T) {
 	rep := n.Replica()
 	at := time.Now().UnixMilli()
 	imported := replica.ImportID(at, "imported-1")
-	if _, err := rep.Import(ctx, &replica.ImportBatch{Observations: []replica.Observation{{ID: imported, SessionID: "imp",
+	if _, err := rep.Import(ctx, &replica.ImportBatch{Observations: []memory.Observation{{ID: imported, SessionID: "imp",
 		Project: "p", Type: "discovery", Title: "gossip membership converges in three rounds", CreatedAt: at, Origin: "other", HLC: uint64(at) << 16}}}); err != nil {
 		t.Fatal(err)
 	}

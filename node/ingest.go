@@ -10,13 +10,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
 
-var knownKinds = []string{hooks.KindSessionStart, hooks.KindPrompt, hooks.KindObservation, hooks.KindSummarize, hooks.KindSessionEnd}
+var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
 
 // Ingest validates an event, cleans it again (the node's second privacy guard), and queues
 // it durably. When it returns without error the event survives a crash.
@@ -30,10 +30,10 @@ func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, er
 		return hooks.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
 	}
 	if !slices.Contains(knownKinds, ev.Kind) {
-		return hooks.EventReply{}, fmt.Errorf("%w: unknown event kind %q", api.ErrInvalid, ev.Kind)
+		return hooks.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
 	}
 	if ev.SessionID == "" || ev.Project == "" {
-		return hooks.EventReply{}, fmt.Errorf("%w: session_id and project are required", api.ErrInvalid)
+		return hooks.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
 	}
 	if ev.EventID == "" {
 		ev.EventID = newEventID()
@@ -44,11 +44,11 @@ func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, er
 	if matchAny(n.cfg.Settings.ExcludedProjects, ev.Project) {
 		return hooks.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
 	}
-	if ev.Kind == hooks.KindObservation && slices.Contains(n.cfg.Settings.SkipTools, ev.ToolName) {
+	if ev.Kind == memory.KindObservation && slices.Contains(n.cfg.Settings.SkipTools, ev.ToolName) {
 		return hooks.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
 	if err := cleanEvent(&ev); err != nil {
-		return hooks.EventReply{}, fmt.Errorf("%w: %v", api.ErrInvalid, err)
+		return hooks.EventReply{}, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {

@@ -9,6 +9,7 @@ package node
 
 import (
 	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/memory"
 
 	"context"
 	"errors"
@@ -263,7 +264,7 @@ const spoolRescan = 2 * time.Second
 func (n *Node) replaySpool(ctx context.Context) {
 	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
 		for _, ev := range evs {
-			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, api.ErrInvalid) {
+			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, memory.ErrInvalid) {
 				return err
 			}
 		}

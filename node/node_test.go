@@ -11,6 +11,7 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/memory"
 )
 
 func startTestNode(tb testing.TB, delay time.Duration) *Node {
@@ -107,13 +108,13 @@ func TestPrivateTurnSkipsItsToolCalls(t *testing.T) {
 	}
 	at := time.Now()
 	evs := []hooks.Event{
-		{Kind: hooks.KindPrompt, SessionID: "s", Project: "p", Prompt: "refactor the parser"},
-		{Kind: hooks.KindObservation, SessionID: "s", Project: "p", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/p/parser.go","old_string":"a","new_string":"b"}`)},
-		{Kind: hooks.KindPrompt, SessionID: "s", Project: "p", Private: true},
-		{Kind: hooks.KindObservation, SessionID: "s", Project: "p", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/p/hidden-plan.go","old_string":"a","new_string":"b"}`)},
-		{Kind: hooks.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"cat notes-hidden.txt"}`), ToolResponse: json.RawMessage(`{"stdout":"hidden notes"}`)},
-		{Kind: hooks.KindPrompt, SessionID: "s", Project: "p", Prompt: "now run the tests <private>pw SECRET-1</private>"},
-		{Kind: hooks.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test ./parser/..."}`), ToolResponse: json.RawMessage(`{"stdout":"ok  parser 0.1s"}`)},
+		{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Prompt: "refactor the parser"},
+		{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/p/parser.go","old_string":"a","new_string":"b"}`)},
+		{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Private: true},
+		{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/p/hidden-plan.go","old_string":"a","new_string":"b"}`)},
+		{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"cat notes-hidden.txt"}`), ToolResponse: json.RawMessage(`{"stdout":"hidden notes"}`)},
+		{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Prompt: "now run the tests <private>pw SECRET-1</private>"},
+		{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"go test ./parser/..."}`), ToolResponse: json.RawMessage(`{"stdout":"ok  parser 0.1s"}`)},
 	}
 	for i, ev := range evs {
 		ev.At = at.Add(time.Duration(i) * time.Millisecond)

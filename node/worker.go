@@ -9,6 +9,7 @@ import (
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -154,9 +155,9 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 			}
 			disc := tokensEach
 			if disc == 0 {
-				disc = ai.EstimateTokens(string(ev.ToolInput)) + ai.EstimateTokens(string(ev.ToolResponse))
+				disc = memory.EstimateTokens(string(ev.ToolInput)) + memory.EstimateTokens(string(ev.ToolResponse))
 			}
-			b.Observations = append(b.Observations, replica.Observation{
+			b.Observations = append(b.Observations, memory.Observation{
 				SessionID: ev.SessionID, Project: ev.Project, Type: o.Type, Title: o.Title, Subtitle: o.Subtitle,
 				Narrative: o.Narrative, Facts: o.Facts, Concepts: o.Concepts, FilesRead: o.FilesRead,
 				FilesModified: o.FilesModified, ToolName: ev.ToolName, PromptNumber: st.PromptCount,
@@ -177,11 +178,11 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 			continue
 		}
 		if !known {
-			b.Sessions = append(b.Sessions, replica.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform, StartedAt: ev.At.UnixMilli(), Status: "active"})
+			b.Sessions = append(b.Sessions, memory.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform, StartedAt: ev.At.UnixMilli(), Status: "active"})
 			known = true
 		}
 		switch ev.Kind {
-		case hooks.KindPrompt:
+		case memory.KindPrompt:
 			if err := flush(); err != nil {
 				return err
 			}
@@ -192,17 +193,17 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 				if st.FirstPrompt == "" {
 					st.FirstPrompt = ev.Prompt
 				}
-				b.Prompts = append(b.Prompts, replica.Prompt{SessionID: ev.SessionID, Project: ev.Project,
+				b.Prompts = append(b.Prompts, memory.Prompt{SessionID: ev.SessionID, Project: ev.Project,
 					PromptNumber: st.PromptCount, Text: ev.Prompt, CreatedAt: ev.At.UnixMilli()})
 			}
-		case hooks.KindObservation:
+		case memory.KindObservation:
 			if st.TurnPrivate {
 				break // the whole prompt of this turn was private: so are its tool calls
 			}
 			calls = append(calls, ai.ToolCall{SessionID: ev.SessionID, Project: ev.Project, Cwd: ev.Cwd,
 				ToolName: ev.ToolName, ToolInput: ev.ToolInput, ToolResponse: ev.ToolResponse, Prompt: st.LastPrompt, At: ev.At})
 			callEvents = append(callEvents, ev)
-		case hooks.KindSummarize:
+		case memory.KindSummarize:
 			if err := flush(); err != nil {
 				return err
 			}
@@ -223,15 +224,15 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 			if err != nil {
 				return err
 			}
-			b.Summaries = append(b.Summaries, replica.Summary{SessionID: ev.SessionID, Project: ev.Project,
+			b.Summaries = append(b.Summaries, memory.Summary{SessionID: ev.SessionID, Project: ev.Project,
 				Request: sum.Request, Investigated: sum.Investigated, Learned: sum.Learned, Completed: sum.Completed,
 				NextSteps: sum.NextSteps, Notes: sum.Notes, DiscoveryTokens: usage.InputTokens + usage.OutputTokens,
 				Model: usage.Model, CreatedAt: ev.At.UnixMilli()})
-		case hooks.KindSessionEnd:
+		case memory.KindSessionEnd:
 			if err := flush(); err != nil {
 				return err
 			}
-			b.Sessions = append(b.Sessions, replica.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform,
+			b.Sessions = append(b.Sessions, memory.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform,
 				StartedAt: ev.At.UnixMilli(), EndedAt: ev.At.UnixMilli(), Status: "ended"})
 		}
 		b.Done = append(b.Done, pe.ID)

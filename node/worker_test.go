@@ -9,6 +9,7 @@ import (
 
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/memory"
 )
 
 // startDeferNode starts a node whose workers use the given deferral settings.
@@ -18,7 +19,7 @@ func startDeferNode(t *testing.T, lingerFor, maxDeferFor time.Duration, capAt in
 }
 
 func bashEvent(i int) hooks.Event {
-	return hooks.Event{Kind: hooks.KindObservation, SessionID: fmt.Sprintf("s%d", i%3), Project: "p", ToolName: "Bash",
+	return hooks.Event{Kind: memory.KindObservation, SessionID: fmt.Sprintf("s%d", i%3), Project: "p", ToolName: "Bash",
 		ToolInput:    json.RawMessage(fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)),
 		ToolResponse: json.RawMessage(fmt.Sprintf(`{"stdout":"ok  pkg%d 0.%ds"}`, i, i%10)), At: time.Now()}
 }

@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -102,22 +103,22 @@ func (w *world) commit(i int) {
 	// tombstones for sessions (see TestCRDTForgottenSessionIsNotRevivedLocally).
 	_, gone := w.forgottenAt[i][sid]
 	if !gone && rapid.Bool().Draw(t, "touch session") {
-		b.Sessions = []replica.Session{{ID: sid, Project: "p", StartedAt: 1000,
+		b.Sessions = []memory.Session{{ID: sid, Project: "p", StartedAt: 1000,
 			Status: rapid.SampledFrom([]string{"active", "completed", "failed"}).Draw(t, "status")}}
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "observations") {
 		w.seq++
 		text := fmt.Sprintf("obs%dtext", w.seq)
-		b.Observations = append(b.Observations, replica.Observation{SessionID: sid, Project: "p", Type: "discovery",
+		b.Observations = append(b.Observations, memory.Observation{SessionID: sid, Project: "p", Type: "discovery",
 			Title: text, Narrative: "n", Facts: []string{"f"}, FilesRead: []string{"a.go"}, CreatedAt: int64(w.seq)})
 	}
 	if rapid.Bool().Draw(t, "prompt") {
 		w.seq++
-		b.Prompts = []replica.Prompt{{SessionID: sid, Project: "p", PromptNumber: w.seq, Text: fmt.Sprintf("prompt%dtext", w.seq), CreatedAt: int64(w.seq)}}
+		b.Prompts = []memory.Prompt{{SessionID: sid, Project: "p", PromptNumber: w.seq, Text: fmt.Sprintf("prompt%dtext", w.seq), CreatedAt: int64(w.seq)}}
 	}
 	if rapid.Bool().Draw(t, "summary") {
 		w.seq++
-		b.Summaries = []replica.Summary{{SessionID: sid, Project: "p", Request: fmt.Sprintf("sum%dtext", w.seq), CreatedAt: int64(w.seq)}}
+		b.Summaries = []memory.Summary{{SessionID: sid, Project: "p", Request: fmt.Sprintf("sum%dtext", w.seq), CreatedAt: int64(w.seq)}}
 	}
 	res, err := r.Commit(w.ctx, b)
 	if err != nil {
@@ -411,15 +412,15 @@ func allOpsOf(tb testing.TB, r *replica.Replica) []replica.Op {
 func TestCRDTForgottenSessionIsNotRevivedLocally(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
-	sess := replica.Session{ID: "s1", Project: "p", StartedAt: 1}
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []replica.Session{sess}}); err != nil {
+	sess := memory.Session{ID: "s1", Project: "p", StartedAt: 1}
+	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{sess}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Forget(ctx, []string{"s1"}); err != nil {
 		t.Fatal(err)
 	}
 	sess.Status = "completed"
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []replica.Session{sess}}); err != nil {
+	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{sess}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.ApplyOps(ctx, allOpsOf(t, a)); err != nil {
@@ -436,13 +437,13 @@ func TestCRDTForgottenSessionIsNotRevivedLocally(t *testing.T) {
 func TestCRDTSessionStartedAtCommutes(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "p", StartedAt: 5}}}); err != nil {
+	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 5}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.ApplyOps(ctx, allOpsOf(t, a)); err != nil { // b's clock moves past a's
 		t.Fatal(err)
 	}
-	if _, err := b.Commit(ctx, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "p", StartedAt: 10, Status: "completed"}}}); err != nil {
+	if _, err := b.Commit(ctx, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 10, Status: "completed"}}}); err != nil {
 		t.Fatal(err)
 	}
 	opsA, opsB := allOpsOf(t, a), allOpsOf(t, b)

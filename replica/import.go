@@ -6,17 +6,19 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // ImportBatch holds records that already carry their global IDs: a memnode export, or a
 // foreign database converted with deterministic IDs (see ImportID). Import stores them as
 // local ops, so they replicate like anything recorded on this device.
 type ImportBatch struct {
-	Devices      []Device
-	Sessions     []Session
-	Prompts      []Prompt
-	Observations []Observation
-	Summaries    []Summary
+	Devices      []memory.Device
+	Sessions     []memory.Session
+	Prompts      []memory.Prompt
+	Observations []memory.Observation
+	Summaries    []memory.Summary
 	// Tombstones are forgotten IDs; importing one forgets the record here too.
 	Tombstones []string
 }

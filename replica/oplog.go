@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // Op kinds.
@@ -219,14 +221,14 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	}
 	switch op.Kind {
 	case OpSession:
-		var s Session
+		var s memory.Session
 		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
 			return ErrBadOp
 		}
 		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		return upsertSession(ctx, tx, s)
 	case OpPrompt:
-		var p Prompt
+		var p memory.Prompt
 		if err := json.Unmarshal(payload, &p); err != nil || p.ID == "" {
 			return ErrBadOp
 		}
@@ -234,7 +236,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		_, err := insertPrompt(ctx, tx, p)
 		return err
 	case OpObservation:
-		var o Observation
+		var o memory.Observation
 		if err := json.Unmarshal(payload, &o); err != nil || o.ID == "" {
 			return ErrBadOp
 		}
@@ -242,7 +244,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		_, err := insertObservation(ctx, tx, &o)
 		return err
 	case OpSummary:
-		var s Summary
+		var s memory.Summary
 		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
 			return ErrBadOp
 		}
@@ -250,7 +252,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		_, err := insertSummary(ctx, tx, s)
 		return err
 	case OpDevice:
-		var d Device
+		var d memory.Device
 		if err := json.Unmarshal(payload, &d); err != nil || d.Origin == "" {
 			return ErrBadOp
 		}

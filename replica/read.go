@@ -6,13 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/memnode/memnode/memory"
 )
 
 const obsColumns = `id, session_id, project, type, title, subtitle, narrative, facts, concepts, files_read,
 	files_modified, tool_name, prompt_number, discovery_tokens, model, content_hash, created_at, origin, hlc`
 
-func scanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
-	var o Observation
+func scanObservation(sc interface{ Scan(...any) error }) (memory.Observation, error) {
+	var o memory.Observation
 	var facts, concepts, fr, fm string
 	var hlc int64
 	err := sc.Scan(&o.ID, &o.SessionID, &o.Project, &o.Type, &o.Title, &o.Subtitle, &o.Narrative, &facts, &concepts,
@@ -27,7 +29,7 @@ func scanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
 
 // ScanObservation scans a row selected with ObservationColumns (for query builders such as
 // search).
-func ScanObservation(sc interface{ Scan(...any) error }) (Observation, error) {
+func ScanObservation(sc interface{ Scan(...any) error }) (memory.Observation, error) {
 	return scanObservation(sc)
 }
 
@@ -45,13 +47,13 @@ func parseList(s string) []string {
 	return v
 }
 
-func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) ([]Observation, error) {
+func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) ([]memory.Observation, error) {
 	rows, err := r.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Observation
+	var out []memory.Observation
 	for rows.Next() {
 		o, err := scanObservation(rows)
 		if err != nil {
@@ -63,7 +65,7 @@ func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) 
 }
 
 // RecentObservations returns a project's newest observations, newest first.
-func (r *Replica) RecentObservations(ctx context.Context, project string, limit int) ([]Observation, error) {
+func (r *Replica) RecentObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error) {
 	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent observations: %w", err)
@@ -72,7 +74,7 @@ func (r *Replica) RecentObservations(ctx context.Context, project string, limit 
 }
 
 // SessionObservations returns a session's observations, oldest first.
-func (r *Replica) SessionObservations(ctx context.Context, sessionID string, limit int) ([]Observation, error) {
+func (r *Replica) SessionObservations(ctx context.Context, sessionID string, limit int) ([]memory.Observation, error) {
 	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE session_id = ? ORDER BY created_at, id LIMIT ?", sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("session observations: %w", err)
@@ -82,7 +84,7 @@ func (r *Replica) SessionObservations(ctx context.Context, sessionID string, lim
 
 // ObservationsByFile returns the newest observations of a project that read or modified one
 // of paths.
-func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]Observation, error) {
+func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]memory.Observation, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -111,8 +113,8 @@ func prefixed(p, cols string) string {
 }
 
 // GetObservations returns observations by ID, in the order asked; unknown IDs are left out.
-func (r *Replica) GetObservations(ctx context.Context, ids []string) ([]Observation, error) {
-	out := make([]Observation, 0, len(ids))
+func (r *Replica) GetObservations(ctx context.Context, ids []string) ([]memory.Observation, error) {
+	out := make([]memory.Observation, 0, len(ids))
 	for _, id := range ids {
 		row := r.r.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id)
 		o, err := scanObservation(row)
@@ -131,8 +133,8 @@ const sumColumns = `id, session_id, project, request, investigated, learned, com
 	discovery_tokens, model, created_at, origin, hlc`
 
 // ScanSummary scans a row selected with SummaryColumns.
-func ScanSummary(sc interface{ Scan(...any) error }) (Summary, error) {
-	var s Summary
+func ScanSummary(sc interface{ Scan(...any) error }) (memory.Summary, error) {
+	var s memory.Summary
 	var hlc int64
 	err := sc.Scan(&s.ID, &s.SessionID, &s.Project, &s.Request, &s.Investigated, &s.Learned, &s.Completed,
 		&s.NextSteps, &s.Notes, &s.DiscoveryTokens, &s.Model, &s.CreatedAt, &s.Origin, &hlc)
@@ -144,13 +146,13 @@ func ScanSummary(sc interface{ Scan(...any) error }) (Summary, error) {
 const SummaryColumns = sumColumns
 
 // RecentSummaries returns a project's newest session summaries, newest first.
-func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int) ([]Summary, error) {
+func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int) ([]memory.Summary, error) {
 	rows, err := r.r.QueryContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE project = ? ORDER BY created_at DESC LIMIT ?", project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent summaries: %w", err)
 	}
 	defer rows.Close()
-	var out []Summary
+	var out []memory.Summary
 	for rows.Next() {
 		s, err := ScanSummary(rows)
 		if err != nil {

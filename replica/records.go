@@ -1,24 +1,5 @@
 package replica
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"strings"
-)
-
-// Session is a coding session of one IDE. Its mutable fields (EndedAt, Status) are an LWW
-// register stamped by HLC.
-type Session struct {
-	ID        string `json:"id"`
-	Project   string `json:"project"`
-	Platform  string `json:"platform,omitempty"`
-	StartedAt int64  `json:"started_at"` // epoch ms
-	EndedAt   int64  `json:"ended_at,omitempty"`
-	Status    string `json:"status"`
-	Origin    string `json:"origin,omitempty"`
-	HLC       uint64 `json:"hlc,omitempty"`
-}
-
 // SessionState is the local processing state of a session; it is never replicated.
 type SessionState struct {
 	SessionID   string
@@ -26,75 +7,4 @@ type SessionState struct {
 	TurnPrivate bool
 	FirstPrompt string
 	LastPrompt  string
-}
-
-// Prompt is one user prompt (immutable).
-type Prompt struct {
-	ID           string `json:"id"`
-	SessionID    string `json:"session_id"`
-	Project      string `json:"project"`
-	PromptNumber int    `json:"prompt_number"`
-	Text         string `json:"text"`
-	CreatedAt    int64  `json:"created_at"`
-	Origin       string `json:"origin,omitempty"`
-	HLC          uint64 `json:"hlc,omitempty"`
-}
-
-// Observation is the structured memory of tool calls (immutable).
-type Observation struct {
-	ID              string   `json:"id"`
-	SessionID       string   `json:"session_id"`
-	Project         string   `json:"project"`
-	Type            string   `json:"type"`
-	Title           string   `json:"title"`
-	Subtitle        string   `json:"subtitle,omitempty"`
-	Narrative       string   `json:"narrative,omitempty"`
-	Facts           []string `json:"facts,omitempty"`
-	Concepts        []string `json:"concepts,omitempty"`
-	FilesRead       []string `json:"files_read,omitempty"`
-	FilesModified   []string `json:"files_modified,omitempty"`
-	ToolName        string   `json:"tool_name,omitempty"`
-	PromptNumber    int      `json:"prompt_number,omitempty"`
-	DiscoveryTokens int      `json:"discovery_tokens,omitempty"`
-	Model           string   `json:"model,omitempty"`
-	ContentHash     string   `json:"content_hash,omitempty"`
-	CreatedAt       int64    `json:"created_at"`
-	Origin          string   `json:"origin,omitempty"`
-	HLC             uint64   `json:"hlc,omitempty"`
-}
-
-// Summary is the structured memory of a session (immutable).
-type Summary struct {
-	ID              string `json:"id"`
-	SessionID       string `json:"session_id"`
-	Project         string `json:"project"`
-	Request         string `json:"request,omitempty"`
-	Investigated    string `json:"investigated,omitempty"`
-	Learned         string `json:"learned,omitempty"`
-	Completed       string `json:"completed,omitempty"`
-	NextSteps       string `json:"next_steps,omitempty"`
-	Notes           string `json:"notes,omitempty"`
-	DiscoveryTokens int    `json:"discovery_tokens,omitempty"`
-	Model           string `json:"model,omitempty"`
-	CreatedAt       int64  `json:"created_at"`
-	Origin          string `json:"origin,omitempty"`
-	HLC             uint64 `json:"hlc,omitempty"`
-}
-
-// Device names an origin; an LWW register.
-type Device struct {
-	Origin string `json:"origin"`
-	Name   string `json:"name"`
-}
-
-// contentHash identifies an observation's content within its session, so an identical
-// observation produced twice (a retried batch, a replayed event) is stored once.
-func (o *Observation) contentHash() string {
-	h := sha256.New()
-	for _, s := range []string{o.SessionID, o.Type, o.Title, o.Subtitle, o.Narrative,
-		strings.Join(o.Facts, "\x1f"), strings.Join(o.FilesRead, "\x1f"), strings.Join(o.FilesModified, "\x1f")} {
-		h.Write([]byte(s))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
 }

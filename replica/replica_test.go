@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // openTest opens a replica on a real SQLite file in a temp dir.
@@ -26,9 +28,9 @@ func TestCommitAppendsOpsAndDedups(t *testing.T) {
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
 	b := &Batch{
-		Sessions: []Session{{ID: "s1", Project: "demo", StartedAt: now}},
-		Prompts:  []Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix the login bug", CreatedAt: now}},
-		Observations: []Observation{
+		Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
+		Prompts:  []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix the login bug", CreatedAt: now}},
+		Observations: []memory.Observation{
 			{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fix expired JWT in middleware.go", FilesModified: []string{"internal/auth/middleware.go"}, CreatedAt: now},
 			{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fix expired JWT in middleware.go", FilesModified: []string{"internal/auth/middleware.go"}, CreatedAt: now},
 		},
@@ -70,8 +72,8 @@ func TestApplyOpsConvergesAndForgetPurges(t *testing.T) {
 	a, b := openTest(t, "dev-a"), openTest(t, "dev-b")
 	now := time.Now().UnixMilli()
 	res, err := a.Commit(ctx, &Batch{
-		Sessions:     []Session{{ID: "s1", Project: "demo", StartedAt: now}},
-		Observations: []Observation{{SessionID: "s1", Project: "demo", Type: "discovery", Title: "Found the secret sauce", Narrative: "sauce-recipe-42", CreatedAt: now}},
+		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
+		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "discovery", Title: "Found the secret sauce", Narrative: "sauce-recipe-42", CreatedAt: now}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +228,7 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			secret := "wombat-" + name + "-secret"
 			// Longer than a page: the text lands on overflow pages, which a plain delete
 			// only moves to the freelist.
-			res, err := r.Commit(ctx, &Batch{Observations: []Observation{{SessionID: "s1", Project: "p", Type: "change",
+			res, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
 				Title: "t", Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
 			if err != nil || len(res.Observations) != 1 {
 				t.Fatalf("commit: %v", err)

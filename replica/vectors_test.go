@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 func TestVectorsLifecycle(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
-	res, err := r.Commit(ctx, &Batch{Observations: []Observation{
+	res, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{
 		{SessionID: "s1", Project: "p", Type: "bugfix", Title: "Fix login", Subtitle: "cookie expiry", Facts: []string{"cookie lived 1h", "now 24h"}, Narrative: "The session cookie expired early.", CreatedAt: now},
 		{SessionID: "s1", Project: "p", Type: "change", Title: "Dark mode", CreatedAt: now + 1},
 		{SessionID: "s2", Project: "p", Type: "change", Title: "Other session", CreatedAt: now + 2},

@@ -6,17 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // Batch is a set of local changes committed atomically with their ops and the IDs of the
 // events they came from; the queue rows go right after. An event is stored exactly once:
 // a queue row that outlives its commit (a crash in between) is recognised and dropped.
 type Batch struct {
-	Sessions     []Session // created or changed (status, ended_at)
+	Sessions     []memory.Session // created or changed (status, ended_at)
 	States       []SessionState
-	Prompts      []Prompt
-	Observations []Observation
-	Summaries    []Summary
+	Prompts      []memory.Prompt
+	Observations []memory.Observation
+	Summaries    []memory.Summary
 	// Done are pending-queue row IDs to delete; DoneEvents are their event IDs, remembered so
 	// a replayed spool entry is not stored twice.
 	Done       []int64
@@ -25,9 +27,9 @@ type Batch struct {
 
 // CommitResult reports what a Commit stored.
 type CommitResult struct {
-	Observations []Observation // as stored, with IDs (duplicates left out)
-	Prompts      []Prompt
-	Summaries    []Summary
+	Observations []memory.Observation // as stored, with IDs (duplicates left out)
+	Prompts      []memory.Prompt
+	Summaries    []memory.Summary
 	Duplicates   int
 }
 
@@ -80,7 +82,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			o := b.Observations[i]
 			o.HLC, o.Origin = r.clock.Now(), r.cfg.Origin
 			o.ID = newID(o.HLC, o.Origin)
-			o.ContentHash = o.contentHash()
+			o.ContentHash = o.HashContent()
 			var one int
 			err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, o.ContentHash).Scan(&one)
 			if err == nil {
@@ -147,7 +149,7 @@ func mustJSON(v any) []byte {
 // upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by
 // origin. started_at is the minimum ever seen whichever write wins, so it does not depend on
 // the order writes arrive in.
-func upsertSession(ctx context.Context, tx *wtx, s Session) error {
+func upsertSession(ctx context.Context, tx *wtx, s memory.Session) error {
 	var ended any
 	if s.EndedAt != 0 {
 		ended = s.EndedAt
@@ -170,7 +172,7 @@ func upsertSession(ctx context.Context, tx *wtx, s Session) error {
 	return nil
 }
 
-func upsertDevice(ctx context.Context, tx *wtx, d Device, hlc uint64, writer string) error {
+func upsertDevice(ctx context.Context, tx *wtx, d memory.Device, hlc uint64, writer string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO devices(origin, name, hlc, writer) VALUES (?, ?, ?, ?)
 		ON CONFLICT(origin) DO UPDATE SET name = excluded.name, hlc = excluded.hlc, writer = excluded.writer
 		WHERE excluded.hlc > devices.hlc OR (excluded.hlc = devices.hlc AND excluded.writer > devices.writer)`,
@@ -181,7 +183,7 @@ func upsertDevice(ctx context.Context, tx *wtx, d Device, hlc uint64, writer str
 	return nil
 }
 
-func insertPrompt(ctx context.Context, tx *wtx, p Prompt) (bool, error) {
+func insertPrompt(ctx context.Context, tx *wtx, p memory.Prompt) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID); err != nil || dead {
 		return false, err
 	}
@@ -194,12 +196,12 @@ func insertPrompt(ctx context.Context, tx *wtx, p Prompt) (bool, error) {
 	return n == 1, nil
 }
 
-func insertObservation(ctx context.Context, tx *wtx, o *Observation) (bool, error) {
+func insertObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, o.ID, o.SessionID); err != nil || dead {
 		return false, err
 	}
 	if o.ContentHash == "" {
-		o.ContentHash = o.contentHash()
+		o.ContentHash = o.HashContent()
 	}
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observations(id, session_id, project, type, title, subtitle,
 		narrative, facts, concepts, files_read, files_modified, tool_name, prompt_number, discovery_tokens, model,
@@ -232,7 +234,7 @@ func insertObservation(ctx context.Context, tx *wtx, o *Observation) (bool, erro
 	return true, nil
 }
 
-func insertSummary(ctx context.Context, tx *wtx, s Summary) (bool, error) {
+func insertSummary(ctx context.Context, tx *wtx, s memory.Summary) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, s.ID, s.SessionID); err != nil || dead {
 		return false, err
 	}
@@ -259,7 +261,7 @@ func jsonList(v []string) string {
 func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error {
 	return r.writeTx(ctx, func(tx *wtx) error {
 		hlc := r.clock.Now()
-		d := Device{Origin: origin, Name: name}
+		d := memory.Device{Origin: origin, Name: name}
 		if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
 			return err
 		}

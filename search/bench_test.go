@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -78,17 +79,17 @@ func sentence(r *rand.Rand, z *rand.Zipf, vocab []string, n int) string {
 	return strings.Join(w, " ")
 }
 
-func genObservations(n int, seed uint64) []replica.Observation {
+func genObservations(n int, seed uint64) []memory.Observation {
 	r := rand.New(rand.NewPCG(seed, 7))
 	vocab := benchVocab(r)
 	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
 	types := []string{"bugfix", "feature", "decision", "discovery", "change", "refactor"}
 	projects := []string{"billing-api", "mobile-app", "memnode", "website", "infra"}
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	out := make([]replica.Observation, n)
+	out := make([]memory.Observation, n)
 	for i := range out {
 		at := base + int64(i)*60_000
-		out[i] = replica.Observation{
+		out[i] = memory.Observation{
 			ID:        replica.ImportID(at, fmt.Sprintf("bench:%d", i)),
 			SessionID: fmt.Sprintf("s-%d", i/20),
 			Project:   projects[r.IntN(len(projects))],

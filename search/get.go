@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -14,11 +15,11 @@ const MaxGet = 100
 
 // Item is one full record.
 type Item struct {
-	Kind        string               `json:"kind"`
-	Device      string               `json:"device,omitempty"`
-	Observation *replica.Observation `json:"observation,omitempty"`
-	Summary     *replica.Summary     `json:"summary,omitempty"`
-	Prompt      *replica.Prompt      `json:"prompt,omitempty"`
+	Kind        string              `json:"kind"`
+	Device      string              `json:"device,omitempty"`
+	Observation *memory.Observation `json:"observation,omitempty"`
+	Summary     *memory.Summary     `json:"summary,omitempty"`
+	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
 }
 
 // Records is the answer to Get: the records found, in the order asked, and the IDs that
@@ -73,7 +74,7 @@ func (s *Searcher) getOne(ctx context.Context, id string) (*Item, error) {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	var p replica.Prompt
+	var p memory.Prompt
 	var hlc int64
 	err = s.db.QueryRowContext(ctx, "SELECT "+promptColumns+" FROM prompts WHERE id = ?", id).
 		Scan(&p.ID, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt, &p.Origin, &hlc)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -112,7 +113,7 @@ func hybridFixture(tb testing.TB) (*replica.Replica, *search.Service, *memVector
 		if i%2 == 1 {
 			project = "q"
 		}
-		b.Observations = append(b.Observations, replica.Observation{SessionID: "s-" + k, Project: project,
+		b.Observations = append(b.Observations, memory.Observation{SessionID: "s-" + k, Project: project,
 			Type: "discovery", Title: hybridCorpus[k], CreatedAt: base + int64(i)*1000})
 	}
 	res, err := r.Commit(ctx, b)

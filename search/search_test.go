@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -292,7 +293,7 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 	}
 	go func() {
 		for i := 0; i < 20; i++ {
-			if _, err := r.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{SessionID: "w", Project: "billing-api",
+			if _, err := r.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "w", Project: "billing-api",
 				Type: "change", Title: "invoice tweak " + strings.Repeat("x", i), CreatedAt: int64(1790000000000 + i)}}}); err != nil {
 				errc <- err
 				return

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
@@ -114,7 +115,7 @@ func (v *Service) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
 	if typ == "" {
 		typ = "note"
 	}
-	res, err := v.rep.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{
+	res, err := v.rep.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{
 		SessionID: manualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
 		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
 	}}})

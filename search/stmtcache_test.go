@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -18,7 +19,7 @@ func TestStatementCacheFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Commit(ctx, &replica.Batch{Observations: []replica.Observation{{SessionID: "s", Project: "p",
+	if _, err := r.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p",
 		Type: "change", Title: "webhook retries", CreatedAt: 1}}}); err != nil {
 		t.Fatal(err)
 	}

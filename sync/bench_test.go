@@ -12,11 +12,12 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
-func benchObservation(i int) replica.Observation {
-	return replica.Observation{
+func benchObservation(i int) memory.Observation {
+	return memory.Observation{
 		SessionID: fmt.Sprintf("bench-%d", i/100), Project: "bench", Type: "change",
 		Title:     fmt.Sprintf("Refactor handler %d to stream results", i),
 		Narrative: "Replaced the buffered response with a streaming writer so large result sets no longer hold the whole page in memory; added a flush after each row group.",

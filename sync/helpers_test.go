@@ -14,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -163,8 +164,8 @@ func (t *tnode) write(session, title string) string {
 	t.tb.Helper()
 	now := time.Now().UnixMilli()
 	res, err := t.rep.Commit(context.Background(), &replica.Batch{
-		Sessions:     []replica.Session{{ID: session, Project: "demo", StartedAt: 1}},
-		Observations: []replica.Observation{{SessionID: session, Project: "demo", Type: "discovery", Title: title, Narrative: "narrative of " + title, CreatedAt: now}},
+		Sessions:     []memory.Session{{ID: session, Project: "demo", StartedAt: 1}},
+		Observations: []memory.Observation{{SessionID: session, Project: "demo", Type: "discovery", Title: title, Narrative: "narrative of " + title, CreatedAt: now}},
 	})
 	if err != nil {
 		t.tb.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 )
 
 func TestCompressorRetriesHonouringRetryAfter(t *testing.T) {
@@ -25,7 +26,7 @@ func TestCompressorRetriesHonouringRetryAfter(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Observe: %v", err)
 			}
-			if len(obs) != 1 || obs[0].Type != ai.TypeBugfix {
+			if len(obs) != 1 || obs[0].Type != memory.TypeBugfix {
 				t.Fatalf("obs = %+v", obs)
 			}
 			if u.InputTokens != 500 || u.OutputTokens != 80 || u.Model != f.model {
@@ -167,7 +168,7 @@ func TestCompressorSummarize(t *testing.T) {
 	f := newFakeAPI(t, "gemini", "k", fakeReply{text: goodSummary, in: 300, out: 60})
 	c := newTestCompressor(t, f.provider(time.Second), &sleepRecorder{})
 	in := ai.SessionInput{SessionID: "s", Project: "p", Request: "add providers", LastAssistantMessage: "done",
-		Observations: []ai.Observation{{Type: ai.TypeFeature, Title: "Add chain"}}}
+		Observations: []ai.Observation{{Type: memory.TypeFeature, Title: "Add chain"}}}
 	s, u, err := c.Summarize(context.Background(), in)
 	if err != nil || s.Completed != "three clients" || u.OutputTokens != 60 {
 		t.Fatalf("summary %+v usage %+v err %v", s, u, err)

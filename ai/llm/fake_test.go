@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 )
 
 // fakeReply is one scripted answer of a fake provider.
@@ -346,7 +347,7 @@ func (f *fakeOffline) Observe(_ context.Context, calls []ai.ToolCall) ([]ai.Obse
 	f.mu.Unlock()
 	out := make([]ai.Observation, len(calls))
 	for i, c := range calls {
-		out[i] = ai.Observation{Type: ai.TypeChange, Title: "offline: " + c.ToolName}
+		out[i] = ai.Observation{Type: memory.TypeChange, Title: "offline: " + c.ToolName}
 	}
 	return out, ai.Usage{Model: "offline"}, nil
 }

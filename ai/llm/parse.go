@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 )
 
 // Bounds on what a parsed answer may contain, so a runaway model cannot bloat the database.
@@ -201,12 +202,12 @@ func firstLine(s string) string {
 
 func normalizeType(t string) string {
 	switch t = strings.ToLower(strings.TrimSpace(t)); t {
-	case ai.TypeBugfix, ai.TypeFeature, ai.TypeRefactor, ai.TypeChange, ai.TypeDiscovery, ai.TypeDecision:
+	case memory.TypeBugfix, memory.TypeFeature, memory.TypeRefactor, memory.TypeChange, memory.TypeDiscovery, memory.TypeDecision:
 		return t
 	case "bug", "fix", "bug-fix", "bug_fix":
-		return ai.TypeBugfix
+		return memory.TypeBugfix
 	}
-	return ai.TypeChange
+	return memory.TypeChange
 }
 
 // asciiLower lowercases ASCII only, so byte offsets in the result match the input.

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/memory"
 )
 
 func TestParseObservations(t *testing.T) {
@@ -23,19 +24,19 @@ func TestParseObservations(t *testing.T) {
 		{name: "prose only is bad output", in: "Skipping, nothing to record.", wantErr: ErrBadOutput},
 		{name: "full block with prose around", in: goodObservation + "\nThanks!", want: 1, check: func(t *testing.T, obs []ai.Observation) {
 			o := obs[0]
-			if o.Type != ai.TypeBugfix || o.Title != "Fix nil map write in budget store" || len(o.Facts) != 2 ||
+			if o.Type != memory.TypeBugfix || o.Title != "Fix nil map write in budget store" || len(o.Facts) != 2 ||
 				o.FilesModified[0] != "ai/llm/budget.go" || o.Concepts[0] != "budget" || o.Narrative == "" {
 				t.Fatalf("parsed %+v", o)
 			}
 		}},
 		{name: "two blocks, second cut by max tokens", in: goodObservation + "<observation><type>decision</type><title>Use kernel keyring</title><narrative>Because head", want: 2, check: func(t *testing.T, obs []ai.Observation) {
-			if obs[1].Type != ai.TypeDecision || obs[1].Title != "Use kernel keyring" || obs[1].Narrative != "Because head" {
+			if obs[1].Type != memory.TypeDecision || obs[1].Title != "Use kernel keyring" || obs[1].Narrative != "Because head" {
 				t.Fatalf("partial block: %+v", obs[1])
 			}
 		}},
 		{name: "unknown type, no title, bullets", in: "<observation>\n<type>Investigation</type>\n<narrative>Found the race in Settle.\nMore.</narrative>\n<facts>\n- one\n* two\n</facts></observation>", want: 1, check: func(t *testing.T, obs []ai.Observation) {
 			o := obs[0]
-			if o.Type != ai.TypeChange || o.Title != "Found the race in Settle." || len(o.Facts) != 2 || o.Facts[1] != "two" {
+			if o.Type != memory.TypeChange || o.Title != "Found the race in Settle." || len(o.Facts) != 2 || o.Facts[1] != "two" {
 				t.Fatalf("parsed %+v", o)
 			}
 		}},
@@ -102,7 +103,7 @@ func checkObservations(t *testing.T, in string, obs []ai.Observation, err error)
 	if len(obs) > maxBlocks {
 		t.Fatalf("%d blocks", len(obs))
 	}
-	valid := map[string]bool{ai.TypeBugfix: true, ai.TypeFeature: true, ai.TypeRefactor: true, ai.TypeChange: true, ai.TypeDiscovery: true, ai.TypeDecision: true}
+	valid := map[string]bool{memory.TypeBugfix: true, memory.TypeFeature: true, memory.TypeRefactor: true, memory.TypeChange: true, memory.TypeDiscovery: true, memory.TypeDecision: true}
 	for _, o := range obs {
 		if o.Title == "" || !valid[o.Type] {
 			t.Fatalf("invalid observation %+v", o)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/memory"
 )
 
 // IngestResult is one POST /api/events load and the drain of the queue behind it.
@@ -52,7 +53,7 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	for s := range sessions {
 		sessions[s] = fmt.Sprintf("bench-%s-%x-%d", project, nonce, s)
 		// One prompt per session first, as UserPromptSubmit would send; not timed.
-		ev := hooks.Event{EventID: fmt.Sprintf("%x-p%d", nonce, s), Kind: hooks.KindPrompt, Platform: "claude-code",
+		ev := hooks.Event{EventID: fmt.Sprintf("%x-p%d", nonce, s), Kind: memory.KindPrompt, Platform: "claude-code",
 			SessionID: sessions[s], Project: project, Cwd: cwd, At: time.Now().UTC(),
 			Prompt: "make the test suite pass and speed up the store"}
 		if _, err := h.do(ctx, http.MethodPost, "/api/events", mustJSON(ev)); err != nil {
@@ -180,7 +181,7 @@ func observationEvent(w *words, id, session, project, cwd string, i int) hooks.E
 		"interrupted": false,
 		"isImage":     false,
 	})
-	return hooks.Event{EventID: id, Kind: hooks.KindObservation, Platform: "claude-code", SessionID: session,
+	return hooks.Event{EventID: id, Kind: memory.KindObservation, Platform: "claude-code", SessionID: session,
 		Project: project, Cwd: cwd, At: time.Now().UTC(), ToolName: "Bash",
 		ToolUseID: "toolu_bench_" + id, ToolInput: in, ToolResponse: out}
 }

@@ -1,0 +1,45 @@
+package memory
+
+import "strings"
+
+// Observation types (claude-mem's vocabulary).
+const (
+	TypeBugfix    = "bugfix"
+	TypeFeature   = "feature"
+	TypeRefactor  = "refactor"
+	TypeChange    = "change"
+	TypeDiscovery = "discovery"
+	TypeDecision  = "decision"
+)
+
+// TypeEmoji marks observation types in compact rows (claude-mem's legend).
+func TypeEmoji(t string) string {
+	switch strings.ToLower(t) {
+	case TypeBugfix:
+		return "🔴"
+	case TypeFeature:
+		return "🟣"
+	case TypeRefactor:
+		return "🔄"
+	case TypeChange:
+		return "✅"
+	case TypeDiscovery:
+		return "🔵"
+	case TypeDecision:
+		return "⚖️"
+	default:
+		return "•"
+	}
+}
+
+// EstimateTokens is a model-free token estimate: one token per four bytes, rounded up.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// Kinds of hook event, one per normalised lifecycle moment.
+const (
+	KindSessionStart = "session-start"
+	KindPrompt       = "prompt"
+	KindObservation  = "observation"
+	KindSummarize    = "summarize"
+	KindSessionEnd   = "session-end"
+)

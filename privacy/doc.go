@@ -18,7 +18,9 @@
 //   - text is hidden while any memory tag is open, so interleaved tags hide the union;
 //   - an opening tag that is never closed, or a tag whose '>' never comes, hides everything
 //     after it;
-//   - a stray closing tag and a self-closing <private/> are removed;
+//   - a closing tag that closes nothing hides everything before it (its opening tag was
+//     in an earlier part of the record: another prompt text part, the tool input), the
+//     mirror of the unclosed rule; a self-closing <private/> is removed;
 //   - removing a region can join its neighbours into a new tag ("<pri" + "vate>"); the
 //     output is rescanned, and after four passes whatever follows the first tag left is
 //     dropped. The result therefore never contains a memory tag and StripTags is
@@ -31,7 +33,8 @@
 //
 //	private-key            -----BEGIN … PRIVATE KEY----- … -----END … PRIVATE KEY----- (RSA,
 //	                       EC, OPENSSH, ENCRYPTED, PGP … BLOCK); without END, to the end of
-//	                       the text
+//	                       the text; an END without BEGIN, from the start of the text; a
+//	                       bare key body (base64 lines starting MII or b3BlbnNzaC1rZXkt)
 //	aws-access-key-id      AKIA/ASIA/ABIA/ACCA + 16 upper-case letters or digits
 //	google-api-key         AIza + 30 or more of [0-9A-Za-z_-]
 //	github-token           ghp_/gho_/ghu_/ghs_/ghr_ + 30 or more alphanumerics;
@@ -43,7 +46,16 @@
 //	anthropic-key          sk-ant- + 20 or more of [A-Za-z0-9_-]
 //	openai-key             sk-proj-/sk-svcacct-/sk-admin- + 20 or more of [A-Za-z0-9_-];
 //	                       sk- + 20 or more alphanumerics
+//	npm-token              npm_ + 36 alphanumerics
+//	huggingface-token      hf_ + 30 or more alphanumerics
+//	webhook-secret         whsec_ + 20 or more base64 characters
+//	digitalocean-token     dop_v1_/doo_v1_/dor_v1_ + 64 hex digits
+//	sendgrid-key           SG. + … + . + …
+//	twilio-key             SK + 32 hex digits
+//	pypi-token             pypi-AgE + 50 or more of [A-Za-z0-9_-]
 //	jwt                    eyJ… . … . … (three base64url segments)
+//	base64-secret          a base64 run encoding password, passwd, secret, token, apikey or
+//	                       api_key (at any of the three byte offsets)
 //	authorization          the value of an Authorization or Proxy-Authorization header
 //	                       ("Authorization: Bearer x", curl -H '…', "Authorization": "…");
 //	                       the scheme word (Bearer, Basic, token …) is kept
@@ -53,6 +65,9 @@
 //	                       password, passwd, passphrase, pass, secret, token, apikey,
 //	                       api_key, api-key, accesskey, access_key, privatekey,
 //	                       private_key, credential(s), auth, dsn or cookie
+//	secret (command line)  --password X and other secret-named flags with a separate
+//	                       value, -u/--user user:X, mysql -pX, sshpass -p X, the password
+//	                       argument of htpasswd -b
 //	url-credentials        the user:password part of scheme://user:password@host (after
 //	                       the assignments, so DSN=postgres://u:p@h is one secret)
 //

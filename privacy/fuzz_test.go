@@ -13,6 +13,7 @@ func FuzzStripTags(f *testing.F) {
 		"a <private>b</private> c", "<private>a<private>b</private>c</private>", "<PRIVATE id=1>x",
 		"<pri<private>x</private>vate>y</private>z", "</system-reminder>", "<private/>",
 		"x<system-reminder>a<private>b</system-reminder>c</private>y", "<memnode-context\n>",
+		"a</private>b", "x<private>a</system-reminder>b",
 	} {
 		f.Add(s)
 	}
@@ -39,6 +40,11 @@ func FuzzRedact(f *testing.F) {
 		"postgres://u:p@h/db", "DSN=postgres://u:p@h/db", "ghp_" + fake(36), "AKIA" + fake(16),
 		"-----BEGIN RSA PRIVATE KEY-----\nx\n-----END RSA PRIVATE KEY-----", "x=eyJabcdef.eyJabcdef.sig",
 		"export API_TOKEN='a b' && run", "?access_token=x&y=1", "sk-ant-" + fake(30),
+		"npm_" + fake(36), "hf_" + fake(34), "SG." + fake(22) + "." + fake(43), "SK" + hexFake(32),
+		"whsec_" + fake(32), "dop_v1_" + hexFake(64), "pypi-AgEIcHlwaS5vcmc" + fake(60),
+		"psql --password x db", "mysql -uroot -pFAKE app", "curl -u u:p x", "sshpass -p x ssh h",
+		"htpasswd -b f user PASS", "htpasswd -nbB -C 5 u 'p w'", "cGFzc3dvcmQ9aHVudGVy",
+		"MIIEow" + fake(58) + "\n" + fake(64) + "\n" + fake(9) + "=", "x\n-----END RSA PRIVATE KEY-----\ny",
 	} {
 		f.Add(s)
 	}

@@ -22,6 +22,13 @@ const (
 	hintJWT
 	hintURL
 	hintAssign
+	hintUnderscore // npm_, hf_, whsec_, dop_v1_ …
+	hintSendGrid
+	hintTwilio
+	hintPyPI
+	hintPEMBody
+	hintBase64
+	hintCommandLine
 )
 
 // A pattern detects one shape of secret. Every shape starts with a literal anchor:
@@ -58,6 +65,13 @@ var patterns = slices.Concat(
 	newPatterns("stripe-key", hintStripe, `[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
 	newPatterns("anthropic-key", hintSkDash, `sk-ant-[A-Za-z0-9_\-]{20,}`, "sk-ant-"),
 	newPatterns("openai-key", hintSkDash, `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`, "sk-"),
+	newPatterns("npm-token", hintUnderscore, `npm_[A-Za-z0-9]{36}\b`, "npm_"),
+	newPatterns("huggingface-token", hintUnderscore, `hf_[A-Za-z0-9]{30,}`, "hf_"),
+	newPatterns("webhook-secret", hintUnderscore, `whsec_[A-Za-z0-9+/=]{20,}`, "whsec_"),
+	newPatterns("digitalocean-token", hintUnderscore, `do[opr]_v1_[a-f0-9]{64}`, "dop_v1_", "doo_v1_", "dor_v1_"),
+	newPatterns("sendgrid-key", hintSendGrid, `SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}`, "SG."),
+	newPatterns("twilio-key", hintTwilio, `SK[0-9a-fA-F]{32}\b`, "SK"),
+	newPatterns("pypi-token", hintPyPI, `pypi-AgE[A-Za-z0-9_\-]{50,}`, "pypi-"),
 )
 
 // Redact replaces detected secrets with a [REDACTED:kind] marker.
@@ -70,6 +84,9 @@ func Redact(s string) string {
 	if h&hintPEM != 0 {
 		out = redactPEM(out)
 	}
+	if h&hintPEMBody != 0 {
+		out = redactPEMBody(out)
+	}
 	for i := range patterns {
 		p := &patterns[i]
 		if h&p.hint != 0 {
@@ -79,8 +96,14 @@ func Redact(s string) string {
 	if h&hintJWT != 0 {
 		out = redactJWT(out)
 	}
+	if h&hintBase64 != 0 {
+		out = redactBase64Secrets(out)
+	}
 	if h&hintAssign != 0 || len(out) != len(s) || out != s {
 		out = redactAssignments(out)
+	}
+	if h&hintCommandLine != 0 {
+		out = redactCommandLine(out)
 	}
 	if h&hintURL != 0 {
 		// After the assignments, so that "DSN=postgres://u:p@h" is one secret.
@@ -168,12 +191,26 @@ func base64URLRun(s string, i int) int {
 }
 
 // redactPEM replaces every "-----BEGIN … PRIVATE KEY-----" block up to its matching
-// "-----END … PRIVATE KEY-----" line, or to the end of s when that never comes. It is a
-// scanner rather than a lazy regular expression because RE2 takes ~250 ns a byte on it.
+// "-----END … PRIVATE KEY-----" line, or to the end of s when that never comes. An END
+// line with no BEGIN before it ends a key that began in an earlier part of the record
+// (Edit's old_string, a previous text part): it is redacted back to the start of s, the
+// mirror of the rule for a missing END. It is a scanner rather than a lazy regular
+// expression because RE2 takes ~250 ns a byte on it.
 func redactPEM(s string) string {
 	sp := splice{s: s}
-	for i := 0; ; {
+	// The first private END line at or after i; each search resumes where the last one
+	// ended, so the whole scan stays linear.
+	endAt, endEnd := privateEnd(s, 0)
+	for i := 0; i < len(s); {
+		if endAt >= 0 && endAt < i {
+			endAt, endEnd = privateEnd(s, i)
+		}
 		k := strings.Index(s[i:], "-----BEGIN")
+		if endAt >= 0 && (k < 0 || endAt < i+k) {
+			sp.replace(sp.last, endEnd, kindPrivateKey)
+			i = endEnd
+			continue
+		}
 		if k < 0 {
 			break
 		}
@@ -183,22 +220,32 @@ func redactPEM(s string) string {
 			i = start + len("-----BEGIN")
 			continue
 		}
+		if endAt >= 0 && endAt < hdrEnd {
+			endAt, endEnd = privateEnd(s, hdrEnd)
+		}
 		end := len(s)
-		for j := hdrEnd; ; {
-			k := strings.Index(s[j:], "-----END")
-			if k < 0 {
-				break
-			}
-			if e, ok := pemPrivateLabel(s, j+k+len("-----END")); ok {
-				end = e
-				break
-			}
-			j += k + len("-----END")
+		if endAt >= 0 {
+			end = endEnd
 		}
 		sp.replace(start, end, kindPrivateKey)
 		i = end
 	}
 	return sp.String()
+}
+
+// privateEnd finds the first "-----END … PRIVATE KEY-----" line at or after i and returns
+// its start and end, or -1.
+func privateEnd(s string, i int) (int, int) {
+	for {
+		k := strings.Index(s[i:], "-----END")
+		if k < 0 {
+			return -1, 0
+		}
+		if e, ok := pemPrivateLabel(s, i+k+len("-----END")); ok {
+			return i + k, e
+		}
+		i += k + len("-----END")
+	}
 }
 
 // pemPrivateLabel checks that s[i:] is "[A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----" and returns
@@ -290,7 +337,17 @@ func isWordByte(c byte) bool {
 }
 
 // triggers are the bytes at which scanHints looks closer.
-var triggers = [256]bool{'-': true, '_': true, 'A': true, 'J': true, ':': true, '=': true}
+var triggers = buildTriggers()
+
+func buildTriggers() [256]bool {
+	t := [256]bool{'-': true, '_': true, 'A': true, 'J': true, ':': true, '=': true, 'G': true, 'K': true, 'I': true, 'B': true}
+	for c, as := range base64Index {
+		if len(as) > 0 {
+			t[c] = true
+		}
+	}
+	return t
+}
 
 // scanHints returns the detectors that might match s. It may say yes wrongly, never no
 // wrongly.
@@ -302,11 +359,20 @@ func scanHints(s string) uint32 {
 		if !triggers[c] {
 			continue
 		}
+		if h&hintBase64 == 0 && base64AnchorAt(s, i) {
+			h |= hintBase64
+		}
 		switch c {
 		case '-':
+			if h&hintCommandLine == 0 && commandLineHint(s, i) {
+				h |= hintCommandLine
+			}
 			switch {
-			case strings.HasPrefix(s[i:], "-----BEGIN"):
+			case h&hintPEM == 0 && strings.HasPrefix(s[i:], "-----") &&
+				(strings.HasPrefix(s[i+5:], "BEGIN") || strings.HasPrefix(s[i+5:], "END")):
 				h |= hintPEM
+			case i >= 4 && s[i-4:i] == "pypi":
+				h |= hintPyPI
 			case i >= 2 && s[i-2:i] == "sk":
 				h |= hintSkDash
 			case i >= 5 && s[i-5:i] == "glpat":
@@ -320,7 +386,23 @@ func scanHints(s string) uint32 {
 				h |= hintGitHub
 			case i >= 2 && (s[i-2:i] == "sk" || s[i-2:i] == "rk"):
 				h |= hintStripe
+			case i >= 2 && s[i-2:i] == "hf", i >= 3 && (s[i-3:i] == "npm" || s[i-3:i] == "dop" || s[i-3:i] == "doo" || s[i-3:i] == "dor"),
+				i >= 5 && s[i-5:i] == "whsec":
+				h |= hintUnderscore
 			}
+		case 'G':
+			if i >= 1 && s[i-1] == 'S' && i+1 < len(s) && s[i+1] == '.' {
+				h |= hintSendGrid
+			}
+		case 'K':
+			if i >= 1 && s[i-1] == 'S' {
+				h |= hintTwilio
+			}
+		case 'I', 'B':
+			if pemBodyHint(s, i) {
+				h |= hintPEMBody
+			}
+
 		case 'A':
 			if len(s)-i >= 4 {
 				switch s[i : i+4] {

@@ -71,11 +71,15 @@ func stripPass(s string) (string, bool) {
 		}
 		end := nameEnd + gt + 1
 		switch {
+		case closing && depth[t] == 0:
+			// A stray closing tag: its opening tag was in an earlier part of the record
+			// (another text part, the tool input), so everything before it may be private.
+			// Mirror the unclosed-tag rule and hide all of it.
+			// Tags still open stay open.
+			out = out[:0]
 		case closing:
-			if depth[t] > 0 {
-				depth[t]--
-				open--
-			}
+			depth[t]--
+			open--
 		case s[end-2] == '/': // <private/> holds nothing
 		default:
 			depth[t]++

@@ -1,121 +1,19 @@
 package hooks
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"reflect"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/claudecode"
+	"github.com/memnode/memnode/platform/platformtest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func fixtureCalls(t testing.TB) []struct {
-	Event   string
-	Payload json.RawMessage
-} {
-	t.Helper()
-	f, err := os.Open("../testdata/fixtures/claude-code/session.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var calls []struct {
-		Event   string
-		Payload json.RawMessage
-	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var c struct {
-			Event   string          `json:"event"`
-			Payload json.RawMessage `json:"payload"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		calls = append(calls, struct {
-			Event   string
-			Payload json.RawMessage
-		}{c.Event, c.Payload})
-	}
-	return calls
-}
-
-func TestClaudeCodeNormalize(t *testing.T) {
-	calls := fixtureCalls(t)
-	norm := func(i int) Input {
-		t.Helper()
-		_, cleaned, err := cleanInput(calls[i].Payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := ClaudeCode{}.Normalize(calls[i].Event, cleaned)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return in
-	}
-	in := norm(0)
-	if in.SessionID != sid || in.Cwd != "/home/dev/demo-app" || in.HookEventName != "SessionStart" || in.Reason != "startup" || in.TranscriptPath != "transcript.jsonl" {
-		t.Errorf("SessionStart: %+v", in)
-	}
-	if in := norm(1); in.Prompt != "The login endpoint returns 500 when the JWT has expired. Find out why and fix it. " {
-		t.Errorf("prompt: %q", in.Prompt)
-	}
-	if in := norm(2); !reflect.DeepEqual(in.FilePaths, []string{"/home/dev/demo-app/internal/auth/middleware.go"}) || in.ToolName != "Read" || in.ToolUseID != "toolu_01Read" {
-		t.Errorf("PreToolUse: %+v", in)
-	}
-	in = norm(4)
-	var ti map[string]any
-	if err := json.Unmarshal(in.ToolInput, &ti); err != nil || ti["old_string"] != "claims, _ := parse(tok)" || in.ToolName != "Edit" || len(in.ToolResponse) == 0 {
-		t.Errorf("PostToolUse Edit: %+v %v", in, err)
-	}
-	if in.FilePaths != nil {
-		t.Error("FilePaths is for file-context only")
-	}
-	if in := norm(9); in.AgentID != "agent-7" || in.AgentType != "general-purpose" {
-		t.Errorf("subagent: %+v", in)
-	}
-	if in := norm(12); in.Reason != "prompt_input_exit" {
-		t.Errorf("SessionEnd: %+v", in)
-	}
-	if in := norm(10); in.StopHookActive || in.AgentID != "agent-7" || in.LastAssistantMessage != nil {
-		t.Errorf("SubagentStop: %+v", in)
-	}
-	stop, err := ClaudeCode{}.Normalize("summarize", []byte(`{"stop_hook_active":true,"last_assistant_message":"hi"}`))
-	if err != nil || !stop.StopHookActive || stop.LastAssistantMessage == nil || *stop.LastAssistantMessage != "hi" {
-		t.Errorf("stop: %+v %v", stop, err)
-	}
-	if _, err := (ClaudeCode{}).Normalize("observation", []byte(`{"tool_name": 3}`)); err == nil {
-		t.Error("a wrongly typed field must be an error")
-	}
-	if in, _ := (ClaudeCode{}).Normalize("observation", []byte(`{"tool_name":"X","tool_input":null}`)); in.ToolInput != nil {
-		t.Errorf("null tool_input kept: %s", in.ToolInput)
-	}
-}
-
-func TestClaudeCodeFormat(t *testing.T) {
-	cc := ClaudeCode{}
-	cases := []struct {
-		event string
-		res   Result
-		want  string
-	}{
-		{"context", Result{AdditionalContext: "<memnode-context>a & b</memnode-context>"}, `{"hookSpecificOutput":{"additionalContext":"<memnode-context>a & b</memnode-context>","hookEventName":"SessionStart"}}`},
-		{"context", Result{}, `{"hookSpecificOutput":{"additionalContext":"","hookEventName":"SessionStart"}}`},
-		{"file-context", Result{AdditionalContext: "x"}, `{"hookSpecificOutput":{"additionalContext":"x","hookEventName":"PreToolUse","permissionDecision":"allow"}}`},
-		{"observation", Result{}, `{"continue":true,"suppressOutput":true}`},
-		{"session-init", Result{}, `{"continue":true,"suppressOutput":true}`},
-		{"summarize", Result{}, `{"continue":true,"suppressOutput":true}`},
-		{"session-end", Result{}, `{"continue":true,"suppressOutput":true}`},
-		{"unknown", Result{}, `{"continue":true,"suppressOutput":true}`},
-	}
-	for _, c := range cases {
-		got, err := cc.Format(c.event, c.res)
-		if err != nil || string(got) != c.want {
-			t.Errorf("Format(%s) = %s, %v; want %s", c.event, got, err, c.want)
-		}
-	}
+func fixtureCalls(tb testing.TB) []platformtest.Call {
+	tb.Helper()
+	return platformtest.Session(tb, filepath.Join("..", claudecode.Platform().Fixtures))
 }
 
 // FuzzDecodeInput feeds arbitrary stdin to the decode/normalise path: it never panics, the
@@ -129,10 +27,10 @@ func FuzzDecodeInput(f *testing.F) {
 	f.Add([]byte(``), "", "")
 	f.Add([]byte(`{`), "<", ">")
 	f.Fuzz(func(t *testing.T, raw []byte, a, c string) {
-		for _, event := range []string{EventSessionInit, EventFileContext, EventObservation} {
+		for _, event := range []string{platform.EventSessionInit, platform.EventFileContext, platform.EventObservation} {
 			// Raw bytes as they come.
 			if _, cleaned, err := cleanInput(raw); err == nil {
-				in, err := ClaudeCode{}.Normalize(event, cleaned)
+				in, err := claudecode.Adapter{}.Normalize(event, cleaned)
 				if err == nil {
 					assertNoPrivateTag(t, in)
 				}
@@ -148,7 +46,7 @@ func FuzzDecodeInput(f *testing.F) {
 			if err != nil {
 				continue // a or c made invalid UTF-8 that json.Marshal replaced: still valid, so rare
 			}
-			in, err := ClaudeCode{}.Normalize(event, cleaned)
+			in, err := claudecode.Adapter{}.Normalize(event, cleaned)
 			if err != nil {
 				t.Fatalf("normalize a valid payload: %v", err)
 			}
@@ -164,7 +62,7 @@ func FuzzDecodeInput(f *testing.F) {
 
 // assertNoPrivateTag checks that no string of the input still holds a <private> opening tag
 // (an unclosed one hides everything after it, a closed one its content).
-func assertNoPrivateTag(t *testing.T, in Input) {
+func assertNoPrivateTag(t *testing.T, in platform.Input) {
 	t.Helper()
 	var walk func(v any)
 	walk = func(v any) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/claudecode"
 	"io"
 	"testing"
 )
@@ -20,14 +22,14 @@ func BenchmarkHookObservation(b *testing.B) {
 			ToolName string `json:"tool_name"`
 		}
 		_ = json.Unmarshal(c.Payload, &p)
-		if c.Event == EventObservation && p.ToolName == "Edit" {
+		if c.Event == platform.EventObservation && p.ToolName == "Edit" {
 			payload = bytes.ReplaceAll(c.Payload, []byte("/home/dev/demo-app"), []byte(newProject(b)))
 		}
 	}
 	b.SetBytes(int64(len(payload)))
 	b.ResetTimer()
 	for range b.N {
-		if code := Run(context.Background(), cfg, "claude-code", EventObservation, bytes.NewReader(payload), io.Discard, io.Discard); code != 0 {
+		if code := Run(context.Background(), cfg, claudecode.Platform(), platform.EventObservation, bytes.NewReader(payload), io.Discard, io.Discard); code != 0 {
 			b.Fatalf("code %d", code)
 		}
 	}

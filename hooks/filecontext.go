@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/platform"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,13 +31,13 @@ const (
 // handleFileContext tells the agent, before a Read, what memnode already knows about the
 // file: a compact timeline of observation IDs to fetch with get_observations. The Read is
 // always allowed; on any problem the context is simply empty.
-func handleFileContext(ctx context.Context, h *hook, in *Input) (Result, error) {
+func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	if len(in.FilePaths) == 0 {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	paths := in.FilePaths
 	if len(paths) > maxFileContextPath {
@@ -60,7 +61,7 @@ func handleFileContext(ctx context.Context, h *hook, in *Input) (Result, error) 
 		obs, err := h.fileObservations(ctx, abs, project)
 		if err != nil {
 			if errors.Is(err, ErrUnreachable) {
-				return Result{}, err // no point asking again for the next path
+				return platform.Result{}, err // no point asking again for the next path
 			}
 			h.logf("file-context: %v", err)
 			continue
@@ -76,10 +77,10 @@ func handleFileContext(ctx context.Context, h *hook, in *Input) (Result, error) 
 		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), now))
 	}
 	if len(sections) == 0 {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	text := "<" + privacy.ContextTag + ">\n" + strings.Join(sections, "\n") + "</" + privacy.ContextTag + ">"
-	return Result{AdditionalContext: text}, nil
+	return platform.Result{AdditionalContext: text}, nil
 }
 
 func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]FileObservation, error) {

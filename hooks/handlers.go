@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"github.com/memnode/memnode/platform"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,21 +12,21 @@ import (
 )
 
 // handler does the work of one memnode event.
-type handler func(ctx context.Context, h *hook, in *Input) (Result, error)
+type handler func(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error)
 
 func handlerFor(event string) handler {
 	switch event {
-	case EventContext:
+	case platform.EventContext:
 		return handleContext
-	case EventSessionInit:
+	case platform.EventSessionInit:
 		return handleSessionInit
-	case EventFileContext:
+	case platform.EventFileContext:
 		return handleFileContext
-	case EventObservation:
+	case platform.EventObservation:
 		return handleObservation
-	case EventSummarize:
+	case platform.EventSummarize:
 		return handleSummarize
-	case EventSessionEnd:
+	case platform.EventSessionEnd:
 		return handleSessionEnd
 	}
 	return nil
@@ -36,10 +37,10 @@ const maxContextBytes = 256 << 10
 
 // handleContext records the session start (which also starts the node when needed) and
 // injects the node's context block. No node, no context: the session starts anyway.
-func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
+func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindSessionStart, in, project)
 	ev.Reason = in.Reason
@@ -47,7 +48,7 @@ func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
 		h.logf("context hook: %v", err)
 	}
 	if h.missed && !h.reached {
-		return Result{}, nil // already failed once; do not spend the budget again
+		return platform.Result{}, nil // already failed once; do not spend the budget again
 	}
 	q := url.Values{"project": {project}}
 	if in.SessionID != "" {
@@ -55,24 +56,24 @@ func handleContext(ctx context.Context, h *hook, in *Input) (Result, error) {
 	}
 	body, err := h.call(ctx, http.MethodGet, "/api/context?"+q.Encode(), nil)
 	if err != nil {
-		return Result{}, err
+		return platform.Result{}, err
 	}
 	text := string(body)
 	if len(text) > maxContextBytes {
 		text = text[:maxContextBytes]
 	}
-	return Result{AdditionalContext: strings.TrimSpace(text)}, nil
+	return platform.Result{AdditionalContext: strings.TrimSpace(text)}, nil
 }
 
 // handleSessionInit records the user's prompt. Wholly private prompts are recorded as a
 // marker only, so the node also skips the tool calls of that turn.
-func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) {
+func handleSessionInit(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	if in.ProtocolOnly || (in.Prompt != "" && privacy.IsProtocolOnly(in.Prompt)) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindPrompt, in, project)
 	switch {
@@ -84,19 +85,19 @@ func handleSessionInit(ctx context.Context, h *hook, in *Input) (Result, error) 
 		ev.Prompt = mediaPrompt
 	}
 	if err := h.send(ctx, ev); err != nil {
-		return Result{}, err
+		return platform.Result{}, err
 	}
 	return semanticContext(ctx, h, ev.Prompt, project), nil
 }
 
 // handleObservation records one tool call.
-func handleObservation(ctx context.Context, h *hook, in *Input) (Result, error) {
-	if in.ToolName == "" || h.skipTool(in.ToolName) {
-		return Result{}, nil
+func handleObservation(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
+	if in.ToolName == "" || in.Bookkeeping || h.skipTool(in.ToolName) {
+		return platform.Result{}, nil
 	}
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindObservation, in, project)
 	ev.ToolName = in.ToolName
@@ -105,45 +106,45 @@ func handleObservation(ctx context.Context, h *hook, in *Input) (Result, error) 
 	ev.ToolResponse = in.ToolResponse
 	ev.AgentID = in.AgentID
 	ev.AgentType = in.AgentType
-	return Result{}, h.send(ctx, ev)
+	return platform.Result{}, h.send(ctx, ev)
 }
 
 // handleSummarize asks for the session summary at the end of a main-agent turn.
-func handleSummarize(ctx context.Context, h *hook, in *Input) (Result, error) {
+func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	if in.StopHookActive || in.AgentID != "" || in.SessionID == "" {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	var msg string
 	if in.LastAssistantMessage != nil {
 		msg = *in.LastAssistantMessage // from the cleaned payload
 	} else if in.TranscriptPath != "" {
-		raw, err := lastAssistantMessage(in.TranscriptPath)
+		raw, err := h.ad.LastAssistantMessage(in.TranscriptPath)
 		if err != nil {
 			// Better one missing summary than a blocked Stop.
-			return Result{}, err
+			return platform.Result{}, err
 		}
 		msg = privacy.Clean(raw)
 	}
 	msg = strings.TrimSpace(msg)
 	if msg == "" {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindSummarize, in, project)
 	ev.LastAssistantMessage = msg
-	return Result{}, h.send(ctx, ev)
+	return platform.Result{}, h.send(ctx, ev)
 }
 
 // handleSessionEnd records the end of a session.
-func handleSessionEnd(ctx context.Context, h *hook, in *Input) (Result, error) {
+func handleSessionEnd(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	project := ProjectName(in.Cwd, h.cfg.HomeDir)
 	if h.excluded(project) {
-		return Result{}, nil
+		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindSessionEnd, in, project)
 	ev.Reason = in.Reason
-	return Result{}, h.send(ctx, ev)
+	return platform.Result{}, h.send(ctx, ev)
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/memnode/memnode/platform"
 	"io"
 	"net"
 	"net/http"
@@ -17,16 +18,6 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/privacy"
-)
-
-// Memnode hook event names: the <event> of `memnode hook <platform> <event>`.
-const (
-	EventContext     = "context"      // Claude Code SessionStart
-	EventSessionInit = "session-init" // UserPromptSubmit
-	EventFileContext = "file-context" // PreToolUse on Read
-	EventObservation = "observation"  // PostToolUse
-	EventSummarize   = "summarize"    // Stop and SubagentStop
-	EventSessionEnd  = "session-end"  // SessionEnd
 )
 
 // Defaults for Config fields left zero.
@@ -88,12 +79,12 @@ func (c Config) withDefaults() Config {
 // object to stdout and returns the exit code. It never fails the IDE: the answer is neutral
 // on any internal error, and the code is 0 unless the node has been out of reach for
 // FailLoudThreshold hooks in a row (then 2, with one line on stderr).
-func Run(ctx context.Context, cfg Config, platform, event string, stdin io.Reader, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, cfg Config, p platform.Platform, event string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 
-	h := &hook{cfg: cfg, platform: platform, event: event, stderr: stderr}
+	h := &hook{cfg: cfg, platform: p.Name, ad: p.Adapter, event: event, stderr: stderr}
 	if cfg.HTTPClient != nil {
 		h.hc = cfg.HTTPClient
 	} else {
@@ -118,6 +109,7 @@ func Run(ctx context.Context, cfg Config, platform, event string, stdin io.Reade
 type hook struct {
 	cfg      Config
 	platform string
+	ad       platform.Adapter
 	event    string
 	stderr   io.Writer
 	hc       *http.Client
@@ -130,13 +122,9 @@ type hook struct {
 
 // run returns the stdout JSON and the exit code.
 func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) {
-	ad, ok := AdapterFor(h.platform)
-	if !ok {
-		fmt.Fprintf(h.stderr, "memnode: unknown hook platform %q (known: claude-code)\n", h.platform)
-		return []byte("{}"), 0
-	}
+	ad := h.ad
 	neutral := func() []byte {
-		b, err := ad.Format(h.event, Result{})
+		b, err := ad.Format(h.event, platform.Result{})
 		if err != nil {
 			return []byte("{}")
 		}
@@ -170,7 +158,7 @@ func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) 
 		h.logf("%s/%s hook: normalize input: %v", h.platform, h.event, err)
 		return neutral(), 0
 	}
-	if h.event == EventSessionInit {
+	if h.event == platform.EventSessionInit {
 		// The raw prompt is consulted only for two facts; nothing of it leaves this process.
 		if rawIn, err := ad.Normalize(h.event, raw); err == nil {
 			in.PromptHadText = strings.TrimSpace(rawIn.Prompt) != ""
@@ -182,7 +170,7 @@ func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) 
 	res, err := handle(opCtx, h, &in)
 	if err != nil {
 		h.logf("%s/%s hook: %v", h.platform, h.event, err)
-		res = Result{}
+		res = platform.Result{}
 	}
 	out, ferr := ad.Format(h.event, res)
 	if ferr != nil {
@@ -244,7 +232,7 @@ func (h *hook) logf(format string, a ...any) {
 }
 
 // newEvent fills the fields every event carries.
-func (h *hook) newEvent(kind string, in *Input, project string) Event {
+func (h *hook) newEvent(kind string, in *platform.Input, project string) Event {
 	return Event{
 		EventID:   newEventID(),
 		Kind:      kind,
@@ -259,7 +247,7 @@ func (h *hook) newEvent(kind string, in *Input, project string) Event {
 // newEventID returns 128 random bits in hex.
 func newEventID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported systems
 	return hex.EncodeToString(b[:])
 }
 
@@ -273,12 +261,9 @@ func (h *hook) excluded(project string) bool {
 	return false
 }
 
-// skipTool reports whether calls of tool are not worth recording: configured skips, and
-// memnode's own MCP tools (recording memory lookups as memories would feed on itself).
+// skipTool reports whether calls of tool are configured not to be recorded. (The agent's
+// bookkeeping and memnode's own MCP tools are marked by the adapter.)
 func (h *hook) skipTool(tool string) bool {
-	if strings.HasPrefix(tool, "mcp__memnode__") {
-		return true
-	}
 	for _, t := range h.cfg.SkipTools {
 		if strings.EqualFold(t, tool) {
 			return true

@@ -10,17 +10,24 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/platform"
 )
 
 // Main is the whole `hook <platform> <event>` command, shared by the memnode CLI and the lean
-// memnode-hook binary: args are what follows "hook", s the settings as clienv.Resolve gives
-// them (the port always set, even after a settings error). It always prints one JSON object
-// and exits 0, except when the node has been unreachable for too many hooks in a row (exit
-// 2, one stderr line).
-func Main(ctx context.Context, dataDir string, s configs.Settings, start func(context.Context) error, version string,
+// memnode-hook binary: args are what follows "hook", reg the registered platforms, s the
+// settings as clienv.Resolve gives them (the port always set, even after a settings error).
+// It always prints one JSON object and exits 0, except when the node has been unreachable
+// for too many hooks in a row (exit 2, one stderr line).
+func Main(ctx context.Context, reg *platform.Registry, dataDir string, s configs.Settings, start func(context.Context) error, version string,
 	args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
-		fmt.Fprintln(stderr, "memnode: usage: memnode hook <platform> <event>")
+		fmt.Fprintf(stderr, "memnode: usage: memnode hook <platform> <event> (platforms: %s)\n", strings.Join(reg.Names(), ", "))
+		fmt.Fprintln(stdout, "{}")
+		return 0
+	}
+	p, ok := reg.Lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "memnode: unknown hook platform %q (known: %s)\n", args[0], strings.Join(reg.Names(), ", "))
 		fmt.Fprintln(stdout, "{}")
 		return 0
 	}
@@ -36,7 +43,7 @@ func Main(ctx context.Context, dataDir string, s configs.Settings, start func(co
 		Start:             start,
 		Version:           version,
 	}
-	return Run(ctx, cfg, args[0], args[1], hookStdin(stdin), stdout, stderr)
+	return Run(ctx, cfg, p, args[1], hookStdin(stdin), stdout, stderr)
 }
 
 // hookStdin makes sure reading stdin cannot outlast the hook's budget: an interactive

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/memnode/memnode/platform/claudecode"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -141,7 +142,7 @@ func runHook(tb testing.TB, cfg Config, event string, payload any) hookRun {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), cfg, "claude-code", event, bytes.NewReader(in), &stdout, &stderr)
+	code := Run(context.Background(), cfg, claudecode.Platform(), event, bytes.NewReader(in), &stdout, &stderr)
 	return hookRun{out: oneObject(tb, stdout.String()), stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 

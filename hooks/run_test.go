@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/platform/registry"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,12 +58,12 @@ func TestRunEventOutputs(t *testing.T) {
 		{"context", with("hook_event_name", "SessionStart", "source", "startup"), map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName": "SessionStart", "additionalContext": "<memnode-context>\n# demo-app: 3 observations\n</memnode-context>"}}, memory.KindSessionStart},
 		{"session-init", with("prompt", "fix the login bug"), neutral, memory.KindPrompt},
-		{"file-context", with("tool_name", "Read", "tool_input", map[string]any{"file_path": filepath.Join(cwd, "nope.go")}), map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": "allow", "additionalContext": ""}}, ""},
+		{"file-context", with("tool_name", "Read", "tool_input", map[string]any{"file_path": filepath.Join(cwd, "nope.go")}), neutral, ""},
 		{"observation", with("tool_name", "Bash", "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\n"}), neutral, memory.KindObservation},
 		{"observation", with("tool_input", map[string]any{"command": "ls"}), neutral, ""},               // no tool_name
 		{"observation", with("tool_name", "TodoWrite"), neutral, ""},                                    // skipped tool
 		{"observation", with("tool_name", "mcp__memnode__search"), neutral, ""},                         // our own MCP tool
+		{"observation", with("tool_name", "ToolSearch"), neutral, ""},                                   // bookkeeping
 		{"summarize", with("stop_hook_active", true), neutral, ""},                                      // re-entered Stop
 		{"summarize", with("agent_id", "agent-7"), neutral, ""},                                         // subagent
 		{"summarize", with("last_assistant_message", "Done: fixed it."), neutral, memory.KindSummarize}, // Codex-style direct message
@@ -409,8 +411,9 @@ func TestUnknownPlatformEventAndBadInput(t *testing.T) {
 	n := newFakeNode(t)
 	cfg := n.config(t)
 	var out, errb bytes.Buffer
-	if code := Run(context.Background(), cfg, "vim", "context", strings.NewReader("{}"), &out, &errb); code != 0 || out.String() != "{}\n" ||
-		strings.Count(errb.String(), "\n") != 1 {
+	if code := Main(context.Background(), registry.Builtin(), cfg.DataDir, configs.Default(), nil, "", []string{"vim", "context"},
+		strings.NewReader("{}"), &out, &errb); code != 0 || out.String() != "{}\n" ||
+		errb.String() != "memnode: unknown hook platform \"vim\" (known: claude-code)\n" {
 		t.Fatalf("unknown platform: %d %q %q", code, out.String(), errb.String())
 	}
 	r := runHook(t, cfg, "teleport", `{"session_id":"x"}`)
@@ -495,5 +498,40 @@ func TestRunLeavesNoGoroutines(t *testing.T) {
 			t.Fatalf("goroutines left after Run:\n%s", stacks)
 		}
 		runtime.Gosched()
+	}
+}
+
+// transcriptLine is one JSONL transcript line.
+func transcriptLine(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+func TestSummarizeCleansTranscript(t *testing.T) {
+	n := newFakeNode(t)
+	cfg := n.config(t)
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	content := transcriptLine(t, map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
+		"content": "Done. <private>the key is SECRET-abc</private> Use AKIAIOSFODNN7EXAMPLE next time."}})
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runHook(t, cfg, "summarize", map[string]any{"session_id": sid, "cwd": "/tmp", "transcript_path": p})
+	evs := n.Events()
+	if len(evs) != 1 || !strings.HasPrefix(evs[0].LastAssistantMessage, "Done.") || strings.Contains(n.Seen(), "SECRET-") || strings.Contains(n.Seen(), "AKIAIOSFODNN7EXAMPLE") {
+		t.Fatalf("events %+v\nseen %s", evs, n.Seen())
+	}
+	// Wholly private answer: nothing to summarize.
+	content = transcriptLine(t, map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": "<private>SECRET-x</private>"}})
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runHook(t, cfg, "summarize", map[string]any{"session_id": sid, "cwd": "/tmp", "transcript_path": p})
+	if len(n.Events()) != 1 {
+		t.Fatalf("private-only answer was sent: %+v", n.Events())
 	}
 }

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"github.com/memnode/memnode/platform"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -16,23 +17,23 @@ const semanticMinRunes = 20
 // (semantic inject). The node answers "" when the semantic_inject setting is off, so the
 // hook needs no settings of its own. Any failure means no extra context: the prompt is
 // already recorded.
-func semanticContext(ctx context.Context, h *hook, prompt, project string) Result {
+func semanticContext(ctx context.Context, h *hook, prompt, project string) platform.Result {
 	prompt = strings.TrimSpace(prompt)
 	if prompt == mediaPrompt || utf8.RuneCountInString(prompt) < semanticMinRunes || (h.missed && !h.reached) {
-		return Result{}
+		return platform.Result{}
 	}
 	body, err := json.Marshal(map[string]string{"prompt": prompt, "project": project})
 	if err != nil {
-		return Result{}
+		return platform.Result{}
 	}
 	reply, err := h.call(ctx, http.MethodPost, "/api/context/semantic", body)
 	if err != nil {
 		h.logf("semantic context: %v", err)
-		return Result{}
+		return platform.Result{}
 	}
 	text := strings.TrimSpace(string(reply))
 	if len(text) > maxContextBytes {
 		text = text[:maxContextBytes]
 	}
-	return Result{AdditionalContext: text}
+	return platform.Result{AdditionalContext: text}
 }

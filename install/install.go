@@ -16,16 +16,16 @@ import (
 
 // Scopes of an installation.
 const (
-	ScopeUser    = "user"    // ~/.claude/settings.json and ~/.claude.json
-	ScopeProject = "project" // ./.claude/settings.json and ./.mcp.json
+	ScopeUser    = "user"    // the agent's files in the home directory
+	ScopeProject = "project" // the agent's files in the project directory
 )
 
-// mcpKey is the name memnode's MCP server is registered under.
-const mcpKey = "memnode"
+// MCPServerName is the name memnode's MCP server is registered under.
+const MCPServerName = "memnode"
 
 // Errors.
 var (
-	// ErrMalformed means an existing settings file is not what Claude Code writes; it is
+	// ErrMalformed means an existing settings file is not what the agent writes; it is
 	// left untouched.
 	ErrMalformed = errors.New("malformed settings file")
 	ErrBadOption = errors.New("bad install option")
@@ -37,7 +37,7 @@ type Options struct {
 	HomeDir    string // for ScopeUser
 	ProjectDir string // for ScopeProject
 	Binary     string // absolute path of the memnode executable
-	// HookBinary runs the hooks (`<HookBinary> hook claude-code <event>`); empty means
+	// HookBinary runs the hooks (`<HookBinary> hook <platform> <event>`); empty means
 	// Binary. The CLI passes the lean memnode-hook binary when it sits beside memnode.
 	HookBinary string
 }
@@ -65,21 +65,6 @@ func (o Options) validate() error {
 	return nil
 }
 
-// settingsPath and mcpPath are the two files of a scope.
-func (o Options) settingsPath() string {
-	if o.Scope == ScopeUser {
-		return filepath.Join(o.HomeDir, ".claude", "settings.json")
-	}
-	return filepath.Join(o.ProjectDir, ".claude", "settings.json")
-}
-
-func (o Options) mcpPath() string {
-	if o.Scope == ScopeUser {
-		return filepath.Join(o.HomeDir, ".claude.json")
-	}
-	return filepath.Join(o.ProjectDir, ".mcp.json")
-}
-
 // Change is what happened to one file.
 type Change struct {
 	Path   string
@@ -95,24 +80,25 @@ func (c Change) String() string {
 	return s
 }
 
-// hookSpec is one Claude Code hook entry memnode installs.
-type hookSpec struct {
-	event   string // Claude Code hook event
-	matcher string // "" means no matcher key
-	sub     string // memnode hook event
-	timeout int    // seconds, as claude-mem uses
+// HookSpec is one hook entry memnode installs in a Claude-style "hooks" object.
+type HookSpec struct {
+	Event   string // the agent's hook event
+	Matcher string // "" means no matcher key
+	Sub     string // memnode hook event
+	Timeout int    // seconds
 }
 
-func claudeHookSpecs() []hookSpec {
-	return []hookSpec{
-		{"SessionStart", "startup|clear|compact", "context", 60},
-		{"UserPromptSubmit", "", "session-init", 60},
-		{"PreToolUse", "Read", "file-context", 60},
-		{"PostToolUse", "*", "observation", 120},
-		{"Stop", "", "summarize", 120},
-		{"SubagentStop", "", "summarize", 120},
-		{"SessionEnd", "", "session-end", 60},
-	}
+// Target is one agent's configuration files and what memnode adds to them: hook entries
+// in a Claude-style "hooks" object ({event: [{matcher, hooks: [{type, command, timeout}]}]},
+// the shape Claude Code, Qwen Code and Gemini CLI share) and a stdio server in "mcpServers".
+type Target struct {
+	// Platform is the agent's registered name, as in `<binary> hook <platform> <event>`.
+	Platform string
+	// Settings is the file holding "hooks"; MCP the file holding "mcpServers".
+	Settings, MCP string
+	Hooks         []HookSpec
+	// NewMode is the mode of files created (0600 for files in the home directory).
+	NewMode fs.FileMode
 }
 
 // file is one settings file read for editing.
@@ -217,38 +203,38 @@ func writeAtomic(name string, data []byte, mode fs.FileMode) error {
 	return atomicfile.Write(name, data, mode)
 }
 
-// InstallClaudeCode adds memnode's hooks to Claude Code's settings and registers the MCP
-// server. Running it again changes nothing. Both files are checked before either is written.
-func InstallClaudeCode(opts Options) ([]Change, error) {
+// Install adds t's hooks and registers the MCP server. Running it again changes nothing.
+// Both files are checked before either is written.
+func Install(t Target, opts Options) ([]Change, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	settings, mcp, err := readBoth(opts)
+	settings, mcp, err := readBoth(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := installHooks(settings.doc, opts.hookBinary()); err != nil {
+	if err := installHooks(settings.doc, t, opts.hookBinary()); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 	}
 	if err := installMCP(mcp.doc, opts.Binary); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
 	}
 	return commitBoth(settings, mcp, true,
-		fmt.Sprintf("%d memnode hooks", len(claudeHookSpecs())), "MCP server "+mcpKey)
+		fmt.Sprintf("%d memnode hooks", len(t.Hooks)), "MCP server "+MCPServerName)
 }
 
-// UninstallClaudeCode removes exactly what InstallClaudeCode added: hook entries running
-// `<memnode> hook claude-code …`, the memnode MCP server, and containers left empty by
+// Uninstall removes exactly what Install added: hook entries running
+// `<memnode> hook <platform> …`, the memnode MCP server, and containers left empty by
 // that removal.
-func UninstallClaudeCode(opts Options) ([]Change, error) {
+func Uninstall(t Target, opts Options) ([]Change, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	settings, mcp, err := readBoth(opts)
+	settings, mcp, err := readBoth(t)
 	if err != nil {
 		return nil, err
 	}
-	n, err := uninstallHooks(settings.doc, opts.hookBinary())
+	n, err := uninstallHooks(settings.doc, t.Platform, opts.hookBinary())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 	}
@@ -261,21 +247,21 @@ func UninstallClaudeCode(opts Options) ([]Change, error) {
 		hooksDetail = fmt.Sprintf("removed %d memnode hooks", n)
 	}
 	if removed {
-		mcpDetail = "removed MCP server " + mcpKey
+		mcpDetail = "removed MCP server " + MCPServerName
 	}
 	return commitBoth(settings, mcp, false, hooksDetail, mcpDetail)
 }
 
-func readBoth(opts Options) (*file, *file, error) {
-	newMode := fs.FileMode(0o644)
-	if opts.Scope == ScopeUser {
+func readBoth(t Target) (*file, *file, error) {
+	newMode := t.NewMode
+	if newMode == 0 {
 		newMode = 0o600
 	}
-	settings, err := readFile(opts.settingsPath(), newMode)
+	settings, err := readFile(t.Settings, newMode)
 	if err != nil {
 		return nil, nil, err
 	}
-	mcp, err := readFile(opts.mcpPath(), newMode)
+	mcp, err := readFile(t.MCP, newMode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -294,7 +280,7 @@ func commitBoth(settings, mcp *file, create bool, sDetail, mDetail string) ([]Ch
 	return []Change{c1, c2}, nil
 }
 
-// shellQuote quotes a path for the shell Claude Code runs hook commands with.
+// shellQuote quotes a path for the shell the agent runs hook commands with.
 func shellQuote(s string) string {
 	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r))
@@ -305,15 +291,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func hookCommand(binary, sub string) string {
-	return shellQuote(binary) + " hook claude-code " + sub
+func hookCommand(binary, platform, sub string) string {
+	return shellQuote(binary) + " hook " + platform + " " + sub
 }
 
 // ourSubcommand reports whether cmd is a hook command memnode installed, and which memnode
-// event it runs. Ours: `<binary> hook claude-code <event>` where binary is this binary or
+// event it runs. Ours: `<binary> hook <platform> <event>` where binary is this binary or
 // any executable named memnode or memnode-hook (a moved binary's stale entry, or one written
 // before the lean hook binary was installed, is still ours and gets replaced).
-func ourSubcommand(cmd, binary string) (string, bool) {
+func ourSubcommand(cmd, platform, binary string) (string, bool) {
 	cmd = strings.TrimSpace(cmd)
 	var exe, rest string
 	switch {
@@ -344,7 +330,7 @@ func ourSubcommand(cmd, binary string) (string, bool) {
 	if exe != binary && base != "memnode" && base != "memnode.exe" && base != "memnode-hook" && base != "memnode-hook.exe" {
 		return "", false
 	}
-	sub, ok := strings.CutPrefix(strings.TrimSpace(rest), "hook claude-code ")
+	sub, ok := strings.CutPrefix(strings.TrimSpace(rest), "hook "+platform+" ")
 	if !ok {
 		return "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/memnode/memnode/platform/registry"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -241,4 +242,24 @@ func fileMappedKB(t *testing.T, pid int) (rssFile, exe int64) {
 		exe += int64(b-a) / 1024
 	}
 	return rssFile, exe
+}
+
+// TestPlatformsListedFromRegistry: help, install and hook name the registered platforms,
+// and an unknown one is refused with that list, by both binaries.
+func TestPlatformsListedFromRegistry(t *testing.T) {
+	in := newInstance(t)
+	names := strings.Join(registry.Builtin().Names(), ", ")
+	if help := in.mustRun(nil, "help"); !strings.Contains(help, "install "+strings.ReplaceAll(names, ", ", "|")) {
+		t.Errorf("help does not list the platforms %s:\n%s", names, help)
+	}
+	r := in.run(nil, "install", "vim")
+	if r.code != 2 || !strings.Contains(r.stderr, `platform "vim" is not supported (supported: `+names+")") {
+		t.Errorf("install vim: exit %d stderr %q", r.code, r.stderr)
+	}
+	for _, run := range []func([]byte, ...string) result{in.run, in.runLean} {
+		r := run([]byte("{}"), "hook", "vim", "context")
+		if r.code != 0 || r.stdout != "{}\n" || r.stderr != `memnode: unknown hook platform "vim" (known: `+names+")\n" {
+			t.Errorf("hook vim: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+		}
+	}
 }

@@ -42,7 +42,7 @@ func groupsOf(hooks *object, event string) ([]any, error) {
 
 // collectOurs finds every hook entry of ours. Shapes memnode does not recognise are left
 // alone rather than rejected: they belong to someone else.
-func collectOurs(hooks *object, binary string) ([]hookRef, error) {
+func collectOurs(hooks *object, platform, binary string) ([]hookRef, error) {
 	var refs []hookRef
 	for _, event := range hooks.keys {
 		groups, err := groupsOf(hooks, event)
@@ -62,7 +62,7 @@ func collectOurs(hooks *object, binary string) ([]hookRef, error) {
 					continue
 				}
 				cmd, _ := entry.vals["command"].(string)
-				if sub, ok := ourSubcommand(cmd, binary); ok {
+				if sub, ok := ourSubcommand(cmd, platform, binary); ok {
 					refs = append(refs, hookRef{event: event, matcher: matcher, entry: entry, sub: sub})
 				}
 			}
@@ -118,27 +118,27 @@ func removeEntries(hooks *object, drop map[*object]bool) {
 
 // installHooks updates our entries in place (so a second run moves nothing), appends the
 // missing ones, and drops stale ones (an old binary path, an event no longer used).
-func installHooks(doc *object, binary string) error {
+func installHooks(doc *object, t Target, binary string) error {
 	hooks, present, err := hooksObject(doc)
 	if err != nil {
 		return err
 	}
-	refs, err := collectOurs(hooks, binary)
+	refs, err := collectOurs(hooks, t.Platform, binary)
 	if err != nil {
 		return err
 	}
 	claimed := map[*object]bool{}
-	var missing []hookSpec
-	for _, spec := range claudeHookSpecs() {
+	var missing []HookSpec
+	for _, spec := range t.Hooks {
 		found := false
 		for _, r := range refs {
-			if claimed[r.entry] || r.event != spec.event || r.sub != spec.sub || r.matcher != spec.matcher {
+			if claimed[r.entry] || r.event != spec.Event || r.sub != spec.Sub || r.matcher != spec.Matcher {
 				continue
 			}
 			claimed[r.entry] = true
 			r.entry.set("type", "command")
-			r.entry.set("command", hookCommand(binary, spec.sub))
-			r.entry.set("timeout", json.Number(strconv.Itoa(spec.timeout)))
+			r.entry.set("command", hookCommand(binary, t.Platform, spec.Sub))
+			r.entry.set("timeout", json.Number(strconv.Itoa(spec.Timeout)))
 			found = true
 			break
 		}
@@ -154,20 +154,20 @@ func installHooks(doc *object, binary string) error {
 	}
 	removeEntries(hooks, stale)
 	for _, spec := range missing {
-		groups, err := groupsOf(hooks, spec.event)
+		groups, err := groupsOf(hooks, spec.Event)
 		if err != nil {
 			return err
 		}
 		entry := newObject()
 		entry.set("type", "command")
-		entry.set("command", hookCommand(binary, spec.sub))
-		entry.set("timeout", json.Number(strconv.Itoa(spec.timeout)))
+		entry.set("command", hookCommand(binary, t.Platform, spec.Sub))
+		entry.set("timeout", json.Number(strconv.Itoa(spec.Timeout)))
 		group := newObject()
-		if spec.matcher != "" {
-			group.set("matcher", spec.matcher)
+		if spec.Matcher != "" {
+			group.set("matcher", spec.Matcher)
 		}
 		group.set("hooks", []any{entry})
-		hooks.set(spec.event, append(groups, group))
+		hooks.set(spec.Event, append(groups, group))
 	}
 	if !present {
 		doc.set("hooks", hooks)
@@ -176,12 +176,12 @@ func installHooks(doc *object, binary string) error {
 }
 
 // uninstallHooks removes all our entries and returns how many there were.
-func uninstallHooks(doc *object, binary string) (int, error) {
+func uninstallHooks(doc *object, platform, binary string) (int, error) {
 	hooks, present, err := hooksObject(doc)
 	if err != nil || !present {
 		return 0, err
 	}
-	refs, err := collectOurs(hooks, binary)
+	refs, err := collectOurs(hooks, platform, binary)
 	if err != nil || len(refs) == 0 {
 		return 0, err
 	}
@@ -218,14 +218,14 @@ func installMCP(doc *object, binary string) error {
 	want.set("type", "stdio")
 	want.set("command", binary)
 	want.set("args", []any{"mcp"})
-	if cur, ok := servers.vals[mcpKey].(*object); ok {
+	if cur, ok := servers.vals[MCPServerName].(*object); ok {
 		a, _ := cur.MarshalJSON()
 		b, _ := want.MarshalJSON()
 		if string(a) == string(b) {
 			return nil
 		}
 	}
-	servers.set(mcpKey, want)
+	servers.set(MCPServerName, want)
 	if !present {
 		doc.set("mcpServers", servers)
 	}
@@ -238,10 +238,10 @@ func uninstallMCP(doc *object) (bool, error) {
 	if err != nil || !present {
 		return false, err
 	}
-	if _, ok := servers.get(mcpKey); !ok {
+	if _, ok := servers.get(MCPServerName); !ok {
 		return false, nil
 	}
-	servers.del(mcpKey)
+	servers.del(MCPServerName)
 	if servers.len() == 0 {
 		doc.del("mcpServers")
 	}

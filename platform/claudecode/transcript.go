@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ const (
 	// transcriptLineMax skips single lines larger than this (huge tool results).
 	transcriptLineMax = 16 << 20
 )
+
+// LastAssistantMessage implements platform.Adapter.
+func (Adapter) LastAssistantMessage(path string) (string, error) { return lastAssistantMessage(path) }
 
 // lastAssistantMessage returns the text of the last assistant message in a JSONL transcript
 // that has any text, reading backwards from the end so long transcripts cost little. The

@@ -1,0 +1,358 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"errors"
+	"github.com/memnode/memnode/install"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const bin = "/opt/memnode/bin/memnode"
+
+func userOpts(t *testing.T) install.Options {
+	t.Helper()
+	home := t.TempDir()
+	return install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: bin}
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
+	}
+	return m
+}
+
+func actions(cs []install.Change) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Action)
+	}
+	return out
+}
+
+// A settings file with someone else's hooks in the events memnode uses, and other keys.
+const foreignSettings = `{
+  "model": "opus",
+  "permissions": {"allow": ["Bash(go test:*)"], "deny": []},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/local/bin/guard.sh", "timeout": 5}]}
+    ],
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    ],
+    "Notification": [
+      {"hooks": [{"type": "command", "command": "say hi"}]}
+    ]
+  },
+  "enabledPlugins": {"claude-mem@thedotmack": false}
+}
+`
+
+const foreignClaudeJSON = `{"numStartups": 42, "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp", "args": []}}, "projects": {"/x": {"allowedTools": []}}}`
+
+func TestInstallFreshUserScope(t *testing.T) {
+	o := userOpts(t)
+	cs, err := (Installer{}).Install(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"created", "created"}) {
+		t.Fatalf("actions = %v", got)
+	}
+	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	hooks := s["hooks"].(map[string]any)
+	want := map[string]struct {
+		matcher string
+		cmd     string
+		timeout float64
+	}{
+		"SessionStart":       {"startup|resume|clear|compact", bin + " hook claude-code context", 60},
+		"UserPromptSubmit":   {"", bin + " hook claude-code session-init", 60},
+		"PreToolUse":         {"Read", bin + " hook claude-code file-context", 60},
+		"PostToolUse":        {"*", bin + " hook claude-code observation", 120},
+		"PostToolUseFailure": {"*", bin + " hook claude-code observation", 120},
+		"Stop":               {"", bin + " hook claude-code summarize", 120},
+		"SessionEnd":         {"", bin + " hook claude-code session-end", 60},
+	}
+	if len(hooks) != len(want) {
+		t.Fatalf("hooks has %d events, want %d: %v", len(hooks), len(want), hooks)
+	}
+	for ev, w := range want {
+		groups := hooks[ev].([]any)
+		if len(groups) != 1 {
+			t.Fatalf("%s: %d groups", ev, len(groups))
+		}
+		g := groups[0].(map[string]any)
+		m, hasM := g["matcher"]
+		if (w.matcher == "") == hasM || (hasM && m != w.matcher) {
+			t.Errorf("%s matcher = %v, want %q", ev, m, w.matcher)
+		}
+		h := g["hooks"].([]any)[0].(map[string]any)
+		if h["type"] != "command" || h["command"] != w.cmd || h["timeout"] != w.timeout {
+			t.Errorf("%s entry = %v", ev, h)
+		}
+	}
+	c := readJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
+	wantMCP := map[string]any{"type": "stdio", "command": bin, "args": []any{"mcp"}}
+	if got := c["mcpServers"].(map[string]any)["memnode"]; !reflect.DeepEqual(got, wantMCP) {
+		t.Fatalf("mcp entry = %v", got)
+	}
+	fi, err := os.Stat(filepath.Join(o.HomeDir, ".claude.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("~/.claude.json mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+func TestInstallIdempotentAndPreservesForeign(t *testing.T) {
+	o := userOpts(t)
+	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
+	claude := filepath.Join(o.HomeDir, ".claude.json")
+	writeFile(t, settings, foreignSettings, 0o640)
+	writeFile(t, claude, foreignClaudeJSON, 0o600)
+
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(settings)
+	firstClaude, _ := os.ReadFile(claude)
+	cs, err := (Installer{}).Install(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"unchanged", "unchanged"}) {
+		t.Fatalf("second install: %v", got)
+	}
+	second, _ := os.ReadFile(settings)
+	secondClaude, _ := os.ReadFile(claude)
+	if string(first) != string(second) || string(firstClaude) != string(secondClaude) {
+		t.Fatal("second install changed a file")
+	}
+	if fi, _ := os.Stat(settings); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("mode changed to %v", fi.Mode())
+	}
+	// Key order of the user's file is kept; memnode's keys follow.
+	if i, j := strings.Index(string(first), `"model"`), strings.Index(string(first), `"enabledPlugins"`); i < 0 || j < i {
+		t.Fatalf("key order not kept:\n%s", first)
+	}
+
+	s := readJSON(t, settings)
+	if s["model"] != "opus" || s["enabledPlugins"] == nil || s["permissions"] == nil {
+		t.Fatalf("foreign keys lost: %v", s)
+	}
+	hooks := s["hooks"].(map[string]any)
+	pre := hooks["PreToolUse"].([]any)
+	if len(pre) != 2 || pre[0].(map[string]any)["matcher"] != "Bash" {
+		t.Fatalf("PreToolUse = %v", pre)
+	}
+	if stop := hooks["Stop"].([]any); len(stop) != 2 {
+		t.Fatalf("Stop = %v", stop)
+	}
+	if hooks["Notification"] == nil {
+		t.Fatal("foreign Notification hook lost")
+	}
+	c := readJSON(t, claude)
+	if c["numStartups"] != float64(42) || c["mcpServers"].(map[string]any)["github"] == nil || c["projects"] == nil {
+		t.Fatalf("~/.claude.json foreign keys lost: %v", c)
+	}
+	if _, err := os.Stat(settings + ".memnode-backup"); err != nil {
+		t.Fatalf("no backup of the previous settings: %v", err)
+	}
+}
+
+func TestUninstallRestoresOriginal(t *testing.T) {
+	o := userOpts(t)
+	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
+	claude := filepath.Join(o.HomeDir, ".claude.json")
+	writeFile(t, settings, foreignSettings, 0o644)
+	writeFile(t, claude, foreignClaudeJSON, 0o600)
+	origS, origC := readJSON(t, settings), readJSON(t, claude)
+
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"updated", "updated"}) {
+		t.Fatalf("uninstall: %v", got)
+	}
+	if got := readJSON(t, settings); !reflect.DeepEqual(got, origS) {
+		t.Fatalf("settings after uninstall:\n%v\nwant\n%v", got, origS)
+	}
+	if got := readJSON(t, claude); !reflect.DeepEqual(got, origC) {
+		t.Fatalf("~/.claude.json after uninstall:\n%v\nwant\n%v", got, origC)
+	}
+	// Again: nothing left to remove.
+	cs, err = (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"unchanged", "unchanged"}) {
+		t.Fatalf("second uninstall: %v", got)
+	}
+}
+
+func TestUninstallRemovesFilesOnlyMemnodeUsed(t *testing.T) {
+	o := install.Options{Scope: install.ScopeProject, ProjectDir: t.TempDir(), Binary: bin}
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.ProjectDir, ".mcp.json")); err != nil {
+		t.Fatalf("project scope must write .mcp.json: %v", err)
+	}
+	cs, err := (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"removed", "removed"}) {
+		t.Fatalf("actions = %v", got)
+	}
+	for _, p := range []string{filepath.Join(o.ProjectDir, ".claude", "settings.json"), filepath.Join(o.ProjectDir, ".mcp.json")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Fatalf("%s still there after uninstall: %v", p, err)
+		}
+	}
+}
+
+func TestUninstallMissingFilesCreatesNothing(t *testing.T) {
+	o := userOpts(t)
+	cs, err := (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"absent", "absent"}) {
+		t.Fatalf("actions = %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(o.HomeDir, ".claude")); !os.IsNotExist(err) {
+		t.Fatalf("uninstall created files: %v", err)
+	}
+}
+
+func TestMalformedSettingsUntouched(t *testing.T) {
+	cases := map[string]string{
+		"syntax":        `{"hooks": {`,
+		"not an object": `[1, 2]`,
+		"hooks type":    `{"hooks": []}`,
+		"event type":    `{"hooks": {"Stop": {"x": 1}}}`,
+	}
+	for name, content := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := userOpts(t)
+			settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
+			writeFile(t, settings, content, 0o644)
+			for _, do := range []func(install.Options) ([]install.Change, error){Installer{}.Install, Installer{}.Uninstall} {
+				_, err := do(o)
+				if !errors.Is(err, install.ErrMalformed) || !strings.Contains(err.Error(), settings) {
+					t.Fatalf("err = %v, want install.ErrMalformed naming the file", err)
+				}
+				if b, _ := os.ReadFile(settings); string(b) != content {
+					t.Fatalf("file changed to %s", b)
+				}
+				if _, err := os.Stat(filepath.Join(o.HomeDir, ".claude.json")); !os.IsNotExist(err) {
+					t.Fatal("the other file was written although the first was malformed")
+				}
+			}
+		})
+	}
+}
+
+func TestReinstallAfterBinaryMoved(t *testing.T) {
+	o := userOpts(t)
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	o.Binary = "/home/me/My Tools/memnode"
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	b, _ := json.Marshal(s)
+	if strings.Contains(string(b), "/opt/memnode") {
+		t.Fatalf("stale entries of the old binary remain: %s", b)
+	}
+	groups := s["hooks"].(map[string]any)["PostToolUse"].([]any)
+	cmd := groups[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"]
+	if len(groups) != 1 || cmd != "'/home/me/My Tools/memnode' hook claude-code observation" {
+		t.Fatalf("PostToolUse = %v", groups)
+	}
+	if _, err := (Installer{}).Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.HomeDir, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatalf("settings left after uninstall: %v", err)
+	}
+}
+
+func TestInstallLeanHookBinary(t *testing.T) {
+	o := userOpts(t)
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	// An upgrade that brings memnode-hook replaces the hooks that ran memnode itself.
+	o.HookBinary = "/opt/memnode/bin/memnode-hook"
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	for ev, groups := range s["hooks"].(map[string]any) {
+		gs := groups.([]any)
+		cmd := gs[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"].(string)
+		if len(gs) != 1 || !strings.HasPrefix(cmd, o.HookBinary+" hook claude-code ") {
+			t.Errorf("%s = %v", ev, gs)
+		}
+	}
+	c := readJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
+	if got := c["mcpServers"].(map[string]any)["memnode"].(map[string]any)["command"]; got != bin {
+		t.Errorf("mcp command = %v, want %s", got, bin)
+	}
+	if _, err := (Installer{}).Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.HomeDir, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatalf("settings left after uninstall: %v", err)
+	}
+}
+
+func TestSymlinkedSettingsStaysALink(t *testing.T) {
+	o := userOpts(t)
+	dotfiles := filepath.Join(t.TempDir(), "settings.json")
+	writeFile(t, dotfiles, `{"model":"opus"}`, 0o644)
+	link := filepath.Join(o.HomeDir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dotfiles, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("settings.json is no longer a symlink: %v", err)
+	}
+	if s := readJSON(t, dotfiles); s["hooks"] == nil || s["model"] != "opus" {
+		t.Fatalf("link target = %v", s)
+	}
+}

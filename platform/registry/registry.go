@@ -1,0 +1,15 @@
+// Package registry lists the coding agents memnode supports. Adding an agent is a folder
+// below platform/ and one line here; no handler, compressor or command changes.
+package registry
+
+import (
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/claudecode"
+)
+
+// Builtin returns the registry of every agent memnode supports.
+func Builtin() *platform.Registry {
+	return platform.NewRegistry(
+		claudecode.Platform(),
+	)
+}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
@@ -41,11 +41,11 @@ func (l *lockedBuf) String() string {
 type readyBackend struct{}
 
 func (readyBackend) Ready() bool { return true }
-func (readyBackend) Ingest(context.Context, hooks.Event) (hooks.EventReply, error) {
-	return hooks.EventReply{}, nil
+func (readyBackend) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
+	return apitype.EventReply{}, nil
 }
 func (readyBackend) Context(context.Context, string, string) (string, error) { return "", nil }
-func (readyBackend) ObservationsByFile(context.Context, string, []string, int) ([]hooks.FileObservation, error) {
+func (readyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
 func (readyBackend) Status(context.Context) (any, error) { return map[string]any{}, nil }

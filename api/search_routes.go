@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,21 +11,21 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
 
 // SearchBackend is what the search, memory and import/export routes need
 // (search.Service implements it).
 type SearchBackend interface {
-	Search(ctx context.Context, q search.Query) (search.Results, error)
-	Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error)
-	Get(ctx context.Context, ids []string) (search.Records, error)
-	Forget(ctx context.Context, ids []string) (search.ForgetResult, error)
-	SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error)
+	Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error)
+	Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error)
+	Get(ctx context.Context, ids []string) (apitype.Records, error)
+	Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error)
+	SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error)
 	Export(ctx context.Context, w io.Writer, project string) (int, error)
-	Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error)
+	Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error)
 }
 
 var (
@@ -85,7 +86,7 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 	if v == "" {
 		return true
 	}
-	t, ok := search.ParseTimeFilter(v)
+	t, ok := apitype.ParseTimeFilter(v)
 	if !ok {
 		badRequest(c, name+" must be epoch milliseconds or an ISO date/time")
 		return false
@@ -95,7 +96,7 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 }
 
 func (s *Server) search(c *gin.Context) {
-	q := search.Query{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
+	q := apitype.SearchQuery{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
 		Device: c.Query("device"), Order: c.Query("order"), Mode: c.Query("mode")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
@@ -113,7 +114,7 @@ func (s *Server) search(c *gin.Context) {
 }
 
 func (s *Server) timeline(c *gin.Context) {
-	q := search.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device")}
+	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device")}
 	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
 		return
 	}
@@ -125,13 +126,8 @@ func (s *Server) timeline(c *gin.Context) {
 	c.JSON(http.StatusOK, tl)
 }
 
-// IDs is the body of the batch routes.
-type IDs struct {
-	IDs []string `json:"ids"`
-}
-
 func (s *Server) records(c *gin.Context) {
-	var body IDs
+	var body apitype.IDs
 	if err := c.ShouldBindJSON(&body); err != nil {
 		badRequest(c, `body must be {"ids": ["…"]}`)
 		return
@@ -145,7 +141,7 @@ func (s *Server) records(c *gin.Context) {
 }
 
 func (s *Server) forget(c *gin.Context) {
-	var body IDs
+	var body apitype.IDs
 	if err := c.ShouldBindJSON(&body); err != nil {
 		badRequest(c, `body must be {"ids": ["…"]}`)
 		return
@@ -159,7 +155,7 @@ func (s *Server) forget(c *gin.Context) {
 }
 
 func (s *Server) saveNote(c *gin.Context) {
-	var n search.Note
+	var n apitype.Note
 	if err := c.ShouldBindJSON(&n); err != nil {
 		badRequest(c, `body must be {"text": "…", "project": "…", "title": "…", "type": "…"}`)
 		return
@@ -183,7 +179,7 @@ func (s *Server) export(c *gin.Context) {
 		return
 	}
 	// The trailer tells the client the stream is complete.
-	_, _ = io.WriteString(c.Writer, `{"kind":"end","count":`+strconv.Itoa(n)+"}\n")
+	_ = json.NewEncoder(c.Writer).Encode(apitype.ExportEnd{Kind: "end", Count: n})
 }
 
 func (s *Server) importRecords(c *gin.Context) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -11,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -22,11 +23,11 @@ import (
 type coreStub struct{}
 
 func (coreStub) Ready() bool { return true }
-func (coreStub) Ingest(context.Context, hooks.Event) (hooks.EventReply, error) {
-	return hooks.EventReply{}, errors.New("not in this test")
+func (coreStub) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
+	return apitype.EventReply{}, errors.New("not in this test")
 }
 func (coreStub) Context(context.Context, string, string) (string, error) { return "", nil }
-func (coreStub) ObservationsByFile(context.Context, string, []string, int) ([]hooks.FileObservation, error) {
+func (coreStub) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
 func (coreStub) Status(context.Context) (any, error) { return map[string]string{}, nil }
@@ -48,7 +49,8 @@ func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {
 	return rep, client.New(ts.URL, "tok"), ts.URL
 }
 
-func sampleRecords(t *testing.T) []importer.Record {
+// sampleRecords is the claude-mem sample as an import body (JSONL).
+func sampleRecords(t *testing.T) io.Reader {
 	t.Helper()
 	ctx := context.Background()
 	cm, err := importer.OpenClaudeMem(ctx, "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
@@ -56,11 +58,15 @@ func sampleRecords(t *testing.T) []importer.Record {
 		t.Fatal(err)
 	}
 	defer cm.Close()
-	var recs []importer.Record
-	if err := cm.Each(ctx, func(r importer.Record) error { recs = append(recs, r); return nil }); err != nil {
+	var buf bytes.Buffer
+	w := importer.NewWriter(&buf)
+	if err := cm.Each(ctx, w.Write); err != nil {
 		t.Fatal(err)
 	}
-	return recs
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf
 }
 
 func TestSearchRoutesEndToEnd(t *testing.T) {
@@ -78,11 +84,11 @@ func TestSearchRoutesEndToEnd(t *testing.T) {
 		t.Fatalf("second import not a no-op: %+v %v", again, err)
 	}
 
-	hits, err := c.Search(ctx, search.Query{Text: "idempotency", Project: "billing-api", Limit: 5})
+	hits, err := c.Search(ctx, apitype.SearchQuery{Text: "idempotency", Project: "billing-api", Limit: 5})
 	if err != nil || len(hits.Hits) < 2 {
 		t.Fatalf("search: %v %+v", err, hits)
 	}
-	tl, err := c.Timeline(ctx, search.TimelineQuery{Anchor: hits.Hits[0].ID, Before: 2, After: 2})
+	tl, err := c.Timeline(ctx, apitype.TimelineQuery{Anchor: hits.Hits[0].ID, Before: 2, After: 2})
 	if err != nil || tl.AnchorID != hits.Hits[0].ID || len(tl.Items) == 0 {
 		t.Fatalf("timeline: %v %+v", err, tl)
 	}
@@ -91,7 +97,7 @@ func TestSearchRoutesEndToEnd(t *testing.T) {
 		t.Fatalf("get: %v %+v", err, recs)
 	}
 
-	saved, err := c.SaveNote(ctx, search.Note{Project: "billing-api", Text: "Webhook secrets rotate monthly <private>hunter2</private>"})
+	saved, err := c.SaveNote(ctx, apitype.Note{Project: "billing-api", Text: "Webhook secrets rotate monthly <private>hunter2</private>"})
 	if err != nil || saved.ID == "" {
 		t.Fatalf("save: %v %+v", err, saved)
 	}
@@ -104,7 +110,7 @@ func TestSearchRoutesEndToEnd(t *testing.T) {
 	if err != nil || fr.Found != 1 {
 		t.Fatalf("forget: %v %+v", err, fr)
 	}
-	gone, err := c.Search(ctx, search.Query{Text: "webhook secrets rotate"})
+	gone, err := c.Search(ctx, apitype.SearchQuery{Text: "webhook secrets rotate"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,21 +135,21 @@ func TestSearchRoutesErrors(t *testing.T) {
 	ctx := context.Background()
 	_, c, url := searchNode(t)
 	for name, call := range map[string]func() error{
-		"bad type":  func() error { _, err := c.Search(ctx, search.Query{Type: "files"}); return err },
-		"bad limit": func() error { _, err := c.Search(ctx, search.Query{Limit: -3}); return err },
-		"no anchor": func() error { _, err := c.Timeline(ctx, search.TimelineQuery{}); return err },
+		"bad type":  func() error { _, err := c.Search(ctx, apitype.SearchQuery{Type: "files"}); return err },
+		"bad limit": func() error { _, err := c.Search(ctx, apitype.SearchQuery{Limit: -3}); return err },
+		"no anchor": func() error { _, err := c.Timeline(ctx, apitype.TimelineQuery{}); return err },
 		"no ids":    func() error { _, err := c.Get(ctx, nil); return err },
 		"empty note": func() error {
-			_, err := c.SaveNote(ctx, search.Note{Project: "p", Text: "<private>x</private>"})
+			_, err := c.SaveNote(ctx, apitype.Note{Project: "p", Text: "<private>x</private>"})
 			return err
 		},
-		"bad import rec": func() error { _, err := c.Import(ctx, []importer.Record{{Kind: "observation"}}); return err },
+		"bad import rec": func() error { _, err := c.Import(ctx, strings.NewReader(`{"kind":"observation"}`+"\n")); return err },
 	} {
 		if err := call(); !errors.Is(err, client.ErrRejected) {
 			t.Errorf("%s: want ErrRejected, got %v", name, err)
 		}
 	}
-	if _, err := c.Timeline(ctx, search.TimelineQuery{Anchor: "no-such-thing"}); !errors.Is(err, client.ErrNotFound) {
+	if _, err := c.Timeline(ctx, apitype.TimelineQuery{Anchor: "no-such-thing"}); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("unknown anchor: want ErrNotFound, got %v", err)
 	}
 	resp, err := http.Get(url + "/api/search?query=x")
@@ -155,7 +161,7 @@ func TestSearchRoutesErrors(t *testing.T) {
 		t.Errorf("no token: status %d", resp.StatusCode)
 	}
 	bad := client.New(url, "wrong")
-	if _, err := bad.Search(ctx, search.Query{Text: "x"}); !errors.Is(err, client.ErrRejected) {
+	if _, err := bad.Search(ctx, apitype.SearchQuery{Text: "x"}); !errors.Is(err, client.ErrRejected) {
 		t.Errorf("wrong token: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // SemanticBackend serves semantic inject; a Backend that implements it gets
@@ -14,12 +15,6 @@ type SemanticBackend interface {
 	// SemanticContext returns the context block of the observations of project most
 	// related to prompt, or "" (setting off, no model, nothing related).
 	SemanticContext(ctx context.Context, project, prompt string) (string, error)
-}
-
-// SemanticRequest is the body of POST /api/context/semantic.
-type SemanticRequest struct {
-	Prompt  string `json:"prompt"`
-	Project string `json:"project"`
 }
 
 // maxSemanticBytes bounds the request: a prompt longer than this adds nothing to its
@@ -33,7 +28,7 @@ func (s *Server) registerSemantic(g *gin.RouterGroup) {
 	}
 	g.POST("/context/semantic", func(c *gin.Context) {
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxSemanticBytes)
-		var req SemanticRequest
+		var req apitype.SemanticRequest
 		if err := c.ShouldBindJSON(&req); err != nil || strings.TrimSpace(req.Project) == "" {
 			badRequest(c, `body must be {"prompt": "…", "project": "…"}`)
 			return

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/replica"
@@ -82,14 +83,14 @@ func TestSearchModeParam(t *testing.T) {
 	}
 	defer rep.Close()
 	svc := search.NewService(rep, search.Config{})
-	if _, err := svc.SaveNote(ctx, search.Note{Text: "background worker stuck on a closed channel", Project: "p"}); err != nil {
+	if _, err := svc.SaveNote(ctx, apitype.Note{Text: "background worker stuck on a closed channel", Project: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	srv, _ := api.New(api.Config{Token: "tok", Backend: coreStub{}, Search: svc})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	c := client.New(ts.URL, "tok")
-	if _, err := c.Search(ctx, search.Query{Text: "stalled daemon", Mode: "vector"}); err == nil || !strings.Contains(err.Error(), "embedding model") {
+	if _, err := c.Search(ctx, apitype.SearchQuery{Text: "stalled daemon", Mode: "vector"}); err == nil || !strings.Contains(err.Error(), "embedding model") {
 		t.Fatalf("vector mode without vectors: %v, want a 400 naming the missing model", err)
 	}
 	emb := embed.NewHashing(64, map[string]string{"stalled": "stuck", "daemon": "worker"})
@@ -100,11 +101,11 @@ func TestSearchModeParam(t *testing.T) {
 		idx.Add(m.ID, v[0])
 	}
 	svc.SetVectors(vectors{emb, idx})
-	res, err := c.Search(ctx, search.Query{Text: "stalled daemon", Mode: "vector"})
+	res, err := c.Search(ctx, apitype.SearchQuery{Text: "stalled daemon", Mode: "vector"})
 	if err != nil || res.Ranking != "vector" || len(res.Hits) != 1 {
 		t.Fatalf("vector mode: %+v %v", res, err)
 	}
-	res, err = c.Search(ctx, search.Query{Text: "stalled daemon", Mode: "fts"})
+	res, err = c.Search(ctx, apitype.SearchQuery{Text: "stalled daemon", Mode: "fts"})
 	if err != nil || res.Ranking != "fts" || len(res.Hits) != 0 {
 		t.Fatalf("fts mode: %+v %v", res, err)
 	}

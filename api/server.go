@@ -19,16 +19,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 )
 
 // Backend is what the core routes need from the node.
 type Backend interface {
 	Ready() bool
-	Ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error)
+	Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error)
 	Context(ctx context.Context, project, sessionID string) (string, error)
-	ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]hooks.FileObservation, error)
+	ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]apitype.FileObservation, error)
 	Status(ctx context.Context) (any, error)
 }
 
@@ -156,17 +156,8 @@ func (s *Server) ready(c *gin.Context) {
 	c.Next()
 }
 
-// Health is the body of GET /health.
-type Health struct {
-	Status  string `json:"status"`
-	Ready   bool   `json:"ready"`
-	PID     int    `json:"pid"`
-	Version string `json:"version"`
-	DataDir string `json:"data_dir"`
-}
-
 func (s *Server) health(c *gin.Context) {
-	c.JSON(http.StatusOK, Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, DataDir: s.cfg.DataDir})
+	c.JSON(http.StatusOK, apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, DataDir: s.cfg.DataDir, API: apitype.Version})
 }
 
 // maxEventBytes bounds one event body; hooks cap their stdin well below this.
@@ -174,7 +165,7 @@ const maxEventBytes = 64 << 20
 
 func (s *Server) postEvent(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxEventBytes)
-	var ev hooks.Event
+	var ev apitype.Event
 	// A plain decoder: gin's binding adds a validation pass over a struct with no rules.
 	if err := json.NewDecoder(c.Request.Body).Decode(&ev); err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "bad event: " + err.Error()})
@@ -186,16 +177,16 @@ func (s *Server) postEvent(c *gin.Context) {
 
 func (s *Server) postEvents(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4*maxEventBytes)
-	var evs []hooks.Event
+	var evs []apitype.Event
 	if err := c.ShouldBindJSON(&evs); err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "bad events: " + err.Error()})
 		return
 	}
-	replies := make([]hooks.EventReply, 0, len(evs))
+	replies := make([]apitype.EventReply, 0, len(evs))
 	for _, ev := range evs {
 		rep, err := s.cfg.Backend.Ingest(c.Request.Context(), ev)
 		if errors.Is(err, memory.ErrInvalid) {
-			rep = hooks.EventReply{OK: false, Status: "rejected", Reason: err.Error()}
+			rep = apitype.EventReply{OK: false, Status: "rejected", Reason: err.Error()}
 		} else if err != nil {
 			s.log.Error("ingest failed", "err", err)
 			c.JSON(http.StatusInternalServerError, gin.H{"error": "ingest failed", "stored": len(replies)})
@@ -262,9 +253,9 @@ func (s *Server) byFile(c *gin.Context) {
 		return
 	}
 	if obs == nil {
-		obs = []hooks.FileObservation{}
+		obs = []apitype.FileObservation{}
 	}
-	c.JSON(http.StatusOK, hooks.FileObservations{Observations: obs})
+	c.JSON(http.StatusOK, apitype.FileObservations{Observations: obs})
 }
 
 func (s *Server) status(c *gin.Context) {

@@ -18,9 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memnode/memnode/importer"
-	"github.com/memnode/memnode/replica"
-	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // Sentinel errors.
@@ -59,11 +57,6 @@ func FromDataDir(dataDir string, port int) (*Client, error) {
 	return New("http://127.0.0.1:"+strconv.Itoa(port), strings.TrimSpace(string(b))), nil
 }
 
-// apiError is the body of an error answer.
-type apiError struct {
-	Error string `json:"error"`
-}
-
 func (c *Client) do(ctx context.Context, method, route string, q url.Values, body io.Reader, ctype string) (*http.Response, error) {
 	u := c.base + route
 	if len(q) > 0 {
@@ -82,13 +75,13 @@ func (c *Client) do(ctx context.Context, method, route string, q url.Values, bod
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w: %v", ErrNodeDown, err)
+		return nil, fmt.Errorf("%w: %w", ErrNodeDown, err)
 	}
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	var e apiError
+	var e apitype.Error
 	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&e)
 	if e.Error == "" {
 		e.Error = resp.Status
@@ -147,7 +140,7 @@ func (c *Client) Call(ctx context.Context, method, route string, in, out any) er
 }
 
 // Search runs a query.
-func (c *Client) Search(ctx context.Context, q search.Query) (search.Results, error) {
+func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
 	v := url.Values{}
 	set := func(k, s string) {
 		if s != "" {
@@ -173,12 +166,12 @@ func (c *Client) Search(ctx context.Context, q search.Query) (search.Results, er
 	if q.Offset != 0 {
 		v.Set("offset", strconv.Itoa(q.Offset))
 	}
-	var res search.Results
+	var res apitype.Results
 	return res, c.getJSON(ctx, "/api/search", v, &res)
 }
 
 // Timeline returns the records around an anchor.
-func (c *Client) Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error) {
+func (c *Client) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
 	v := url.Values{}
 	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device} {
 		if s != "" {
@@ -191,25 +184,25 @@ func (c *Client) Timeline(ctx context.Context, q search.TimelineQuery) (search.T
 	if q.After != 0 {
 		v.Set("after", strconv.Itoa(q.After))
 	}
-	var tl search.Timeline
+	var tl apitype.Timeline
 	return tl, c.getJSON(ctx, "/api/timeline", v, &tl)
 }
 
 // Get returns full records by ID.
-func (c *Client) Get(ctx context.Context, ids []string) (search.Records, error) {
-	var recs search.Records
-	return recs, c.postJSON(ctx, "/api/records/batch", map[string][]string{"ids": ids}, &recs)
+func (c *Client) Get(ctx context.Context, ids []string) (apitype.Records, error) {
+	var recs apitype.Records
+	return recs, c.postJSON(ctx, "/api/records/batch", apitype.IDs{IDs: ids}, &recs)
 }
 
 // Forget tombstones records and purges their content on every device.
-func (c *Client) Forget(ctx context.Context, ids []string) (search.ForgetResult, error) {
-	var res search.ForgetResult
-	return res, c.postJSON(ctx, "/api/forget", map[string][]string{"ids": ids}, &res)
+func (c *Client) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
+	var res apitype.ForgetResult
+	return res, c.postJSON(ctx, "/api/forget", apitype.IDs{IDs: ids}, &res)
 }
 
 // SaveNote stores a note.
-func (c *Client) SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error) {
-	var res search.SaveResult
+func (c *Client) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
+	var res apitype.SaveResult
 	return res, c.postJSON(ctx, "/api/memories", n, &res)
 }
 
@@ -234,10 +227,7 @@ func (c *Client) Export(ctx context.Context, project string, w io.Writer) (int, 
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			var end struct {
-				Kind  string `json:"kind"`
-				Count int    `json:"count"`
-			}
+			var end apitype.ExportEnd
 			if bytes.HasPrefix(line, []byte(`{"kind":"end"`)) && json.Unmarshal(line, &end) == nil && end.Kind == "end" {
 				if end.Count != n {
 					return n, fmt.Errorf("%w: %d of %d records", ErrTruncated, n, end.Count)
@@ -258,40 +248,23 @@ func (c *Client) Export(ctx context.Context, project string, w io.Writer) (int, 
 	}
 }
 
-// Import sends one batch of records.
-func (c *Client) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
-	var buf bytes.Buffer
-	w := importer.NewWriter(&buf)
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			return replica.ImportResult{}, fmt.Errorf("encode import: %w", err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return replica.ImportResult{}, fmt.Errorf("encode import: %w", err)
-	}
-	resp, err := c.do(ctx, http.MethodPost, "/api/import", nil, &buf, "application/x-ndjson")
+// Import sends one batch of records in the export format (JSONL, see importer.Writer) and
+// returns what the node added.
+func (c *Client) Import(ctx context.Context, batch io.Reader) (apitype.ImportResult, error) {
+	resp, err := c.do(ctx, http.MethodPost, "/api/import", nil, batch, "application/x-ndjson")
 	if err != nil {
-		return replica.ImportResult{}, err
+		return apitype.ImportResult{}, err
 	}
 	defer resp.Body.Close()
-	var res replica.ImportResult
+	var res apitype.ImportResult
 	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
 		return res, fmt.Errorf("decode import reply: %w", err)
 	}
 	return res, nil
 }
 
-// Health is the node's /health answer.
-type Health struct {
-	Status  string `json:"status"`
-	Ready   bool   `json:"ready"`
-	PID     int    `json:"pid"`
-	Version string `json:"version"`
-}
-
 // Health asks whether the node is up (no token needed).
-func (c *Client) Health(ctx context.Context) (Health, error) {
-	var h Health
+func (c *Client) Health(ctx context.Context) (apitype.Health, error) {
+	var h apitype.Health
 	return h, c.getJSON(ctx, "/health", nil, &h)
 }

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/search"
 )
 
 func TestFromDataDir(t *testing.T) {
@@ -37,7 +37,7 @@ func TestFromDataDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Search(context.Background(), search.Query{Text: "x"}); err != nil || got != "Bearer s3cret" {
+	if _, err := c.Search(context.Background(), apitype.SearchQuery{Text: "x"}); err != nil || got != "Bearer s3cret" {
 		t.Fatalf("search: %v, auth header %q", err, got)
 	}
 }

@@ -3,12 +3,13 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/memnode/memnode/platform"
-	"github.com/memnode/memnode/platform/claudecode"
-	"github.com/memnode/memnode/platform/platformtest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/claudecode"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 func fixtureCalls(tb testing.TB) []platformtest.Call {

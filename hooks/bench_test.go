@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/memnode/memnode/platform"
-	"github.com/memnode/memnode/platform/claudecode"
 	"io"
 	"testing"
+
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/claudecode"
 )
 
 // BenchmarkHookObservation is one PostToolUse hook end to end, in process: decode and

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // Errors of node calls.
@@ -117,7 +119,7 @@ func readToken(dataDir string) (string, error) {
 }
 
 // send posts one event; when the node is out of reach the event goes to the spool instead.
-func (h *hook) send(ctx context.Context, ev Event) error {
+func (h *hook) send(ctx context.Context, ev apitype.Event) error {
 	body, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memnode/memnode/platform"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/platform"
+
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 )
@@ -69,7 +71,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 		if len(obs) == 0 {
 			continue
 		}
-		newest := slices.MaxFunc(obs, func(a, b FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) }).CreatedAt
+		newest := slices.MaxFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) }).CreatedAt
 		if fi.ModTime().UnixMilli() >= newest {
 			continue // changed since the last observation: the history may mislead
 		}
@@ -83,13 +85,13 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 	return platform.Result{AdditionalContext: text}, nil
 }
 
-func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]FileObservation, error) {
+func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]apitype.FileObservation, error) {
 	q := url.Values{"path": {abs}, "project": {project}, "limit": {strconv.Itoa(fileFetchLimit)}}
 	body, err := h.call(ctx, http.MethodGet, "/api/observations/by-file?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
-	var fo FileObservations
+	var fo apitype.FileObservations
 	if err := json.Unmarshal(body, &fo); err != nil {
 		return nil, fmt.Errorf("decode observations by file: %w", err)
 	}
@@ -99,9 +101,9 @@ func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]Fil
 // selectFileObservations keeps one observation per session (the first, i.e. newest, as the
 // node sends newest first), scores them and keeps the best limit:
 // +2 if the file was modified, +2 if the observation touched ≤ 3 files, else +1 if ≤ 8.
-func selectFileObservations(obs []FileObservation, abs string, limit int) []FileObservation {
+func selectFileObservations(obs []apitype.FileObservation, abs string, limit int) []apitype.FileObservation {
 	type scored struct {
-		o     FileObservation
+		o     apitype.FileObservation
 		score int
 	}
 	seen := map[string]bool{}
@@ -127,7 +129,7 @@ func selectFileObservations(obs []FileObservation, abs string, limit int) []File
 	if len(cand) > limit {
 		cand = cand[:limit]
 	}
-	out := make([]FileObservation, len(cand))
+	out := make([]apitype.FileObservation, len(cand))
 	for i, c := range cand {
 		out[i] = c.o
 	}
@@ -146,7 +148,7 @@ func samePath(recorded, abs string) bool {
 	return strings.HasSuffix(abs, string(filepath.Separator)+rel)
 }
 
-func distinctFiles(o FileObservation) int {
+func distinctFiles(o apitype.FileObservation) int {
 	set := map[string]bool{}
 	for _, f := range o.FilesRead {
 		set[f] = true
@@ -170,9 +172,9 @@ func displayPath(abs, cwd string) string {
 //
 //	### Nov 28, 2026
 //	<id> 9:14a 🔴 <title>
-func formatFileTimeline(obs []FileObservation, shown string, now time.Time) string {
+func formatFileTimeline(obs []apitype.FileObservation, shown string, now time.Time) string {
 	obs = slices.Clone(obs)
-	slices.SortStableFunc(obs, func(a, b FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
+	slices.SortStableFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
 	loc := now.Location()
 	var b strings.Builder
 	fmt.Fprintf(&b, "memnode: %s has %d prior observation(s); for details call get_observations([IDs]) with IDs from this list.\n", shown, len(obs))

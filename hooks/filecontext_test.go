@@ -6,18 +6,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/api/apitype"
 )
 
 func at(day, hour, minute int) int64 {
 	return time.Date(2026, 11, day, hour, minute, 0, 0, time.UTC).UnixMilli()
 }
 
-func fileObs(f string) []FileObservation {
+func fileObs(f string) []apitype.FileObservation {
 	many := []string{f}
 	for i := range 9 {
 		many = append(many, fmt.Sprintf("pkg/f%d.go", i))
 	}
-	return []FileObservation{ // newest first, as the node sends them
+	return []apitype.FileObservation{ // newest first, as the node sends them
 		{ID: "obs-5", SessionID: "s1", Type: "feature", Title: "Add refresh\ntoken expiry", CreatedAt: at(28, 9, 0), FilesRead: []string{f}},
 		{ID: "obs-4", SessionID: "s1", Type: "change", Title: "older in s1", CreatedAt: at(28, 8, 0), FilesRead: []string{f}},
 		{ID: "obs-3", SessionID: "s2", Type: "bugfix", Title: "Fix nil claims", CreatedAt: at(27, 14, 15), FilesModified: []string{"internal/auth/middleware.go", "a.go", "b.go", "c.go"}},

@@ -2,10 +2,11 @@ package hooks
 
 import (
 	"context"
-	"github.com/memnode/memnode/platform"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/memnode/memnode/platform"
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"

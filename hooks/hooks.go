@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/memnode/memnode/platform"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/platform"
+
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/privacy"
 )
 
@@ -232,8 +234,8 @@ func (h *hook) logf(format string, a ...any) {
 }
 
 // newEvent fills the fields every event carries.
-func (h *hook) newEvent(kind string, in *platform.Input, project string) Event {
-	return Event{
+func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype.Event {
+	return apitype.Event{
 		EventID:   newEventID(),
 		Kind:      kind,
 		Platform:  h.platform,

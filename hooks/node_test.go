@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/memnode/memnode/platform/claudecode"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/platform/claudecode"
+
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // fakeNode stands in for the memnode node: it implements the parts of docs/API.md the hook
@@ -24,10 +27,10 @@ type fakeNode struct {
 	token string
 
 	mu      sync.Mutex
-	events  []Event
+	events  []apitype.Event
 	seen    bytes.Buffer // every request line and body, to grep for secrets
 	context string
-	byFile  map[string][]FileObservation
+	byFile  map[string][]apitype.FileObservation
 	// eventStatus, when set, is the status /api/events answers with.
 	eventStatus int
 	// semantic is what POST /api/context/semantic answers.
@@ -36,7 +39,7 @@ type fakeNode struct {
 
 func newFakeNode(tb testing.TB) *fakeNode {
 	tb.Helper()
-	n := &fakeNode{token: "tok-" + newEventID(), byFile: map[string][]FileObservation{}}
+	n := &fakeNode{token: "tok-" + newEventID(), byFile: map[string][]apitype.FileObservation{}}
 	n.srv = httptest.NewServer(http.HandlerFunc(n.serve))
 	tb.Cleanup(n.srv.Close)
 	return n
@@ -63,13 +66,13 @@ func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"error":"forced"}`, n.eventStatus)
 			return
 		}
-		var ev Event
+		var ev apitype.Event
 		if err := json.Unmarshal(body, &ev); err != nil || ev.EventID == "" || ev.Kind == "" {
 			http.Error(w, `{"error":"bad event"}`, http.StatusBadRequest)
 			return
 		}
 		n.events = append(n.events, ev)
-		_ = json.NewEncoder(w).Encode(EventReply{OK: true, Status: "queued"})
+		_ = json.NewEncoder(w).Encode(apitype.EventReply{OK: true, Status: "queued"})
 	case r.Method == http.MethodGet && r.URL.Path == "/api/context":
 		if r.URL.Query().Get("project") == "" {
 			http.Error(w, `{"error":"project required"}`, http.StatusBadRequest)
@@ -85,16 +88,16 @@ func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		_, _ = io.WriteString(w, n.semantic)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/observations/by-file":
-		_ = json.NewEncoder(w).Encode(FileObservations{Observations: n.byFile[r.URL.Query().Get("path")]})
+		_ = json.NewEncoder(w).Encode(apitype.FileObservations{Observations: n.byFile[r.URL.Query().Get("path")]})
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-func (n *fakeNode) Events() []Event {
+func (n *fakeNode) Events() []apitype.Event {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]Event(nil), n.events...)
+	return append([]apitype.Event(nil), n.events...)
 }
 
 func (n *fakeNode) Seen() string {
@@ -160,7 +163,7 @@ func oneObject(tb testing.TB, s string) map[string]any {
 }
 
 // spooled reads the spool without draining it.
-func spooled(tb testing.TB, dataDir string) []Event {
+func spooled(tb testing.TB, dataDir string) []apitype.Event {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join(dataDir, "spool", "events.jsonl"))
 	if os.IsNotExist(err) {
@@ -169,9 +172,9 @@ func spooled(tb testing.TB, dataDir string) []Event {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var evs []Event
+	var evs []apitype.Event
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var ev Event
+		var ev apitype.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			tb.Fatalf("spool line %q: %v", line, err)
 		}

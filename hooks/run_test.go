@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/platform/registry"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/platform/registry"
+
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -106,14 +108,14 @@ func TestPromptPrivacy(t *testing.T) {
 	cwd := newProject(t)
 	cases := []struct {
 		prompt any
-		want   *Event // nil: nothing sent
+		want   *apitype.Event // nil: nothing sent
 	}{
-		{"<private>SECRET-only</private>", &Event{Private: true}},
-		{"  <private>\nSECRET-multi\nline</private>\n", &Event{Private: true}},
-		{"", &Event{Prompt: mediaPrompt}},
-		{"   ", &Event{Prompt: mediaPrompt}},
-		{[]any{map[string]any{"type": "image", "source": "x"}}, &Event{Prompt: mediaPrompt}},
-		{"deploy it <private>password SECRET-pw</private> now", &Event{Prompt: "deploy it  now"}},
+		{"<private>SECRET-only</private>", &apitype.Event{Private: true}},
+		{"  <private>\nSECRET-multi\nline</private>\n", &apitype.Event{Private: true}},
+		{"", &apitype.Event{Prompt: mediaPrompt}},
+		{"   ", &apitype.Event{Prompt: mediaPrompt}},
+		{[]any{map[string]any{"type": "image", "source": "x"}}, &apitype.Event{Prompt: mediaPrompt}},
+		{"deploy it <private>password SECRET-pw</private> now", &apitype.Event{Prompt: "deploy it  now"}},
 		{"<task-notification><task-id>t1</task-id><status>completed</status></task-notification>", nil},
 	}
 	for _, c := range cases {
@@ -192,7 +194,7 @@ func TestFixtureSessionReplay(t *testing.T) {
 	file := filepath.Join(cwd, "internal/auth/middleware.go")
 	created := time.Date(2026, 11, 27, 16, 5, 0, 0, time.UTC)
 	writeSourceFile(t, file, 2000, created.Add(-time.Hour))
-	n.byFile[file] = []FileObservation{{ID: "obs-9", SessionID: "s0", Type: "bugfix", Title: "Expired JWT gave 500", CreatedAt: created.UnixMilli(),
+	n.byFile[file] = []apitype.FileObservation{{ID: "obs-9", SessionID: "s0", Type: "bugfix", Title: "Expired JWT gave 500", CreatedAt: created.UnixMilli(),
 		FilesModified: []string{"internal/auth/middleware.go"}}}
 
 	runs := replaySession(t, cfg, cwd)

@@ -3,10 +3,11 @@ package hooks
 import (
 	"context"
 	"encoding/json"
-	"github.com/memnode/memnode/platform"
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/memnode/memnode/platform"
 )
 
 // semanticMinRunes: shorter prompts ("yes", "go on", "run the tests") carry too little

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/atomicfile"
 )
 
@@ -41,7 +42,7 @@ const (
 var ErrSpoolFull = errors.New("spool full")
 
 // AppendSpool appends ev (already cleaned) to dataDir's spool and fsyncs it.
-func AppendSpool(dataDir string, ev Event) error {
+func AppendSpool(dataDir string, ev apitype.Event) error {
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode spooled event: %w", err)
@@ -106,7 +107,7 @@ func lockSpool(dir string) (func(), error) {
 // DrainSpool hands every spooled event to fn, in batches, oldest first, and returns how
 // many fn accepted. A file is deleted only after fn accepted all of it; on error the rest
 // stays for the next drain. Lines that do not decode (a write torn by a crash) are skipped.
-func DrainSpool(dataDir string, fn func([]Event) error) (int, error) {
+func DrainSpool(dataDir string, fn func([]apitype.Event) error) (int, error) {
 	dir := filepath.Join(dataDir, spoolDir)
 	if err := rotateSpool(dir); err != nil {
 		return 0, err
@@ -163,14 +164,14 @@ func rotateSpool(dir string) error {
 	return nil
 }
 
-func drainFile(name string, fn func([]Event) error) (int, error) {
+func drainFile(name string, fn func([]apitype.Event) error) (int, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return 0, fmt.Errorf("open spool: %w", err)
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
-	batch := make([]Event, 0, drainBatchSize)
+	batch := make([]apitype.Event, 0, drainBatchSize)
 	total := 0
 	flush := func() error {
 		if len(batch) == 0 {
@@ -180,13 +181,13 @@ func drainFile(name string, fn func([]Event) error) (int, error) {
 			return fmt.Errorf("replay spooled events: %w", err)
 		}
 		total += len(batch)
-		batch = make([]Event, 0, drainBatchSize)
+		batch = make([]apitype.Event, 0, drainBatchSize)
 		return nil
 	}
 	for {
 		line, rerr := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var ev Event
+			var ev apitype.Event
 			if json.Unmarshal(line, &ev) == nil && ev.EventID != "" {
 				batch = append(batch, ev)
 			}

@@ -9,19 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 )
 
-func spoolEvent(i int) Event {
-	return Event{EventID: fmt.Sprintf("%032x", i), Kind: memory.KindObservation, SessionID: "s", Project: "p",
+func spoolEvent(i int) apitype.Event {
+	return apitype.Event{EventID: fmt.Sprintf("%032x", i), Kind: memory.KindObservation, SessionID: "s", Project: "p",
 		At: time.Date(2026, 11, 28, 0, 0, i, 0, time.UTC), ToolName: "Bash"}
 }
 
 // collect drains into a slice.
-func collect(t *testing.T, dir string) []Event {
+func collect(t *testing.T, dir string) []apitype.Event {
 	t.Helper()
-	var got []Event
-	n, err := DrainSpool(dir, func(evs []Event) error {
+	var got []apitype.Event
+	n, err := DrainSpool(dir, func(evs []apitype.Event) error {
 		got = append(got, evs...)
 		return nil
 	})
@@ -73,7 +74,7 @@ func TestDrainKeepsFileWhenFnFails(t *testing.T) {
 		}
 	}
 	boom := errors.New("db closed")
-	n, err := DrainSpool(dir, func([]Event) error { return boom })
+	n, err := DrainSpool(dir, func([]apitype.Event) error { return boom })
 	if !errors.Is(err, boom) || n != 0 {
 		t.Fatalf("n=%d err=%v", n, err)
 	}
@@ -112,7 +113,7 @@ func TestDrainLeftoverReplayingAndTornLine(t *testing.T) {
 	}
 }
 
-func jsonLine(ev Event) ([]byte, error) {
+func jsonLine(ev apitype.Event) ([]byte, error) {
 	var b []byte
 	dir, err := os.MkdirTemp("", "line")
 	if err != nil {
@@ -146,7 +147,7 @@ func TestSpoolConcurrentAppendDuringDrain(t *testing.T) {
 	}
 	seen := map[string]int{}
 	drain := func() {
-		if _, err := DrainSpool(dir, func(evs []Event) error {
+		if _, err := DrainSpool(dir, func(evs []apitype.Event) error {
 			for _, ev := range evs {
 				seen[ev.EventID]++
 			}

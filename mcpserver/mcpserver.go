@@ -10,18 +10,17 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/memnode/memnode/search"
 )
 
 // Memory is what the tools need from the node (client.Client implements it).
 type Memory interface {
-	Search(ctx context.Context, q search.Query) (search.Results, error)
-	Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error)
-	Get(ctx context.Context, ids []string) (search.Records, error)
-	SaveNote(ctx context.Context, n search.Note) (search.SaveResult, error)
-	Forget(ctx context.Context, ids []string) (search.ForgetResult, error)
+	Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error)
+	Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error)
+	Get(ctx context.Context, ids []string) (apitype.Records, error)
+	SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error)
+	Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error)
 }
 
 // Config configures a Server.
@@ -130,18 +129,18 @@ type SearchArgs struct {
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArgs) (*mcp.CallToolResult, any, error) {
-	q := search.Query{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
+	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
 	if a.ObsType != "" {
 		q.ObsTypes = strings.Split(a.ObsType, ",")
 	}
 	var ok bool
 	if a.Since != "" {
-		if q.Since, ok = search.ParseTimeFilter(a.Since); !ok {
+		if q.Since, ok = apitype.ParseTimeFilter(a.Since); !ok {
 			return nil, nil, fmt.Errorf("since %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Since)
 		}
 	}
 	if a.Until != "" {
-		if q.Until, ok = search.ParseTimeFilter(a.Until); !ok {
+		if q.Until, ok = apitype.ParseTimeFilter(a.Until); !ok {
 			return nil, nil, fmt.Errorf("until %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Until)
 		}
 	}
@@ -162,8 +161,8 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArg
 		b.WriteString(" (few records had every word; records with some of the words follow)")
 	}
 	b.WriteString(". Next: timeline(anchor=ID) for context, get_observations(ids=[...]) for details.\n")
-	_ = search.WriteIndex(&b, res.Hits)
-	if len(res.Hits) == q.Limit || (q.Limit == 0 && len(res.Hits) == search.DefaultLimit) {
+	_ = apitype.WriteIndex(&b, res.Hits)
+	if len(res.Hits) == q.Limit || (q.Limit == 0 && len(res.Hits) == apitype.DefaultLimit) {
 		fmt.Fprintf(&b, "(more may follow: offset=%d)\n", a.Offset+len(res.Hits))
 	}
 	return text(b.String()), nil, nil
@@ -183,22 +182,22 @@ func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a Timelin
 	if strings.TrimSpace(a.Anchor) == "" && strings.TrimSpace(a.Query) == "" {
 		return nil, nil, errors.New("give anchor (a record ID from search, S<session id> or an ISO time) or query")
 	}
-	tl, err := s.cfg.Memory.Timeline(ctx, search.TimelineQuery{Anchor: a.Anchor, Query: a.Query, Before: a.DepthBefore,
+	tl, err := s.cfg.Memory.Timeline(ctx, apitype.TimelineQuery{Anchor: a.Anchor, Query: a.Query, Before: a.DepthBefore,
 		After: a.DepthAfter, Project: a.Project, Device: a.Device})
 	if err != nil {
 		return nil, nil, err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Timeline around %s (%d records, oldest first; > marks the anchor):\n", anchorName(tl), len(tl.Items))
-	_ = search.WriteIndex(&b, tl.Items)
+	_ = apitype.WriteIndex(&b, tl.Items)
 	return text(b.String()), nil, nil
 }
 
-func anchorName(tl search.Timeline) string {
+func anchorName(tl apitype.Timeline) string {
 	if tl.AnchorID != "" {
 		return tl.AnchorID
 	}
-	return search.FormatTime(tl.AnchorTime)
+	return apitype.FormatTime(tl.AnchorTime)
 }
 
 // GetArgs are the get_observations tool's arguments.
@@ -218,7 +217,7 @@ func (s *Server) get(ctx context.Context, _ *mcp.CallToolRequest, a GetArgs) (*m
 		return text("None of these IDs names a record (never stored, or forgotten)."), nil, nil
 	}
 	var b strings.Builder
-	_ = search.WriteRecords(&b, recs)
+	_ = apitype.WriteRecords(&b, recs)
 	return text(b.String()), nil, nil
 }
 
@@ -234,7 +233,7 @@ func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, a SaveArgs) (
 	if a.Project == "" {
 		a.Project = s.cfg.DefaultProject
 	}
-	res, err := s.cfg.Memory.SaveNote(ctx, search.Note{Text: a.Text, Title: a.Title, Project: a.Project, Type: a.Type})
+	res, err := s.cfg.Memory.SaveNote(ctx, apitype.Note{Text: a.Text, Title: a.Title, Project: a.Project, Type: a.Type})
 	if err != nil {
 		return nil, nil, err
 	}

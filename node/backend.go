@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/memnode/memnode/ai/llm"
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/inject"
 )
 
@@ -43,7 +43,7 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 }
 
 // ObservationsByFile serves the file-context hook.
-func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]hooks.FileObservation, error) {
+func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]apitype.FileObservation, error) {
 	rep := n.rep.Load()
 	if rep == nil {
 		return nil, errNotReady
@@ -52,9 +52,9 @@ func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []s
 	if err != nil {
 		return nil, err
 	}
-	out := make([]hooks.FileObservation, 0, len(obs))
+	out := make([]apitype.FileObservation, 0, len(obs))
 	for _, o := range obs {
-		out = append(out, hooks.FileObservation{ID: o.ID, SessionID: o.SessionID, Type: o.Type, Title: o.Title,
+		out = append(out, apitype.FileObservation{ID: o.ID, SessionID: o.SessionID, Type: o.Type, Title: o.Title,
 			CreatedAt: o.CreatedAt, FilesRead: nonNil(o.FilesRead), FilesModified: nonNil(o.FilesModified)})
 	}
 	return out, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/memory"
@@ -55,7 +56,7 @@ func TestEmbeddingWorkerFillsVectorsAndServesHybrid(t *testing.T) {
 	n := startEmbedNode(t, dir, hashingEmbedder(64), true)
 	var ids []string
 	for _, text := range embedNotes {
-		res, err := n.search.SaveNote(ctx, search.Note{Text: text, Project: "p"})
+		res, err := n.search.SaveNote(ctx, apitype.Note{Text: text, Project: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestEmbeddingWorkerFillsVectorsAndServesHybrid(t *testing.T) {
 	}
 	waitEmbedded(t, n, "hashing-64", 5)
 
-	res, err := n.search.Search(ctx, search.Query{Text: "authentication defect"})
+	res, err := n.search.Search(ctx, apitype.SearchQuery{Text: "authentication defect"})
 	if err != nil || res.Ranking != search.ModeHybrid || len(res.Hits) == 0 || res.Hits[0].ID != ids[0] {
 		t.Fatalf("hybrid search = %+v %v; want the login note first", res, err)
 	}
@@ -95,7 +96,7 @@ func TestEmbeddingWorkerFillsVectorsAndServesHybrid(t *testing.T) {
 	w := n.embedW.Load()
 	testutil.WaitFor(t, "the index to drop the forgotten note", 20*time.Second, func() bool { return w.Len() == 4 })
 	waitEmbedded(t, n, "hashing-64", 4)
-	res, _ = n.search.Search(ctx, search.Query{Text: "daemon stalled", Mode: search.ModeVector})
+	res, _ = n.search.Search(ctx, apitype.SearchQuery{Text: "daemon stalled", Mode: search.ModeVector})
 	for _, h := range res.Hits {
 		if h.ID == ids[1] {
 			t.Fatal("forgotten note still found by vector search")
@@ -108,7 +109,7 @@ func TestEmbeddingModelChangeReembeds(t *testing.T) {
 	dir := t.TempDir()
 	n := startEmbedNode(t, dir, hashingEmbedder(64), false)
 	for _, text := range embedNotes {
-		if _, err := n.search.SaveNote(ctx, search.Note{Text: text, Project: "p"}); err != nil {
+		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: text, Project: "p"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,10 +142,10 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 		testutil.WaitFor(t, name+": status says no model", 10*time.Second, func() bool {
 			return statusOf(t, n).Embeddings == "off — no model (memnode embed pull)"
 		})
-		if _, err := n.search.SaveNote(ctx, search.Note{Text: embedNotes[0], Project: "p"}); err != nil {
+		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: embedNotes[0], Project: "p"}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := n.search.Search(ctx, search.Query{Text: "login bug"})
+		res, err := n.search.Search(ctx, apitype.SearchQuery{Text: "login bug"})
 		if err != nil || res.Ranking != search.ModeFTS || len(res.Hits) != 1 {
 			t.Fatalf("%s: search = %+v %v; want FTS with one hit", name, res, err)
 		}
@@ -167,12 +168,12 @@ func TestEmbeddingWithRandomCybertronModel(t *testing.T) {
 	}
 	n := startEmbedNode(t, t.TempDir(), open, false)
 	for _, text := range embedNotes {
-		if _, err := n.search.SaveNote(ctx, search.Note{Text: text, Project: "p"}); err != nil {
+		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: text, Project: "p"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitEmbedded(t, n, "test/tiny", 4)
-	res, err := n.search.Search(ctx, search.Query{Text: "dark mode toggle", Mode: search.ModeVector})
+	res, err := n.search.Search(ctx, apitype.SearchQuery{Text: "dark mode toggle", Mode: search.ModeVector})
 	if err != nil || len(res.Hits) != 4 {
 		t.Fatalf("vector search = %+v %v; want all 4 notes ranked", res, err)
 	}
@@ -198,7 +199,7 @@ func TestEmbeddingConcurrentWritesSearchesAndForget(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; i < 200; i++ {
-			if _, err := n.search.Search(ctx, search.Query{Text: fmt.Sprintf("note %d worker", i%40)}); err != nil {
+			if _, err := n.search.Search(ctx, apitype.SearchQuery{Text: fmt.Sprintf("note %d worker", i%40)}); err != nil {
 				errc <- err
 				return
 			}
@@ -206,7 +207,7 @@ func TestEmbeddingConcurrentWritesSearchesAndForget(t *testing.T) {
 	}()
 	var ids []string
 	for i := 0; i < 40; i++ {
-		res, err := n.search.SaveNote(ctx, search.Note{Text: fmt.Sprintf("note %d about the worker pool and channel %d", i, i*7), Project: "p"})
+		res, err := n.search.SaveNote(ctx, apitype.Note{Text: fmt.Sprintf("note %d about the worker pool and channel %d", i, i*7), Project: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}

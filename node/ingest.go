@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
@@ -20,20 +20,20 @@ var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.Kin
 
 // Ingest validates an event, cleans it again (the node's second privacy guard), and queues
 // it durably. When it returns without error the event survives a crash.
-func (n *Node) Ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error) {
+func (n *Node) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
 	return n.ingest(ctx, ev)
 }
 
-func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, error) {
+func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
 	rep := n.rep.Load()
 	if rep == nil {
-		return hooks.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
 	}
 	if !slices.Contains(knownKinds, ev.Kind) {
-		return hooks.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
+		return apitype.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
 	}
 	if ev.SessionID == "" || ev.Project == "" {
-		return hooks.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
+		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
 	}
 	if ev.EventID == "" {
 		ev.EventID = newEventID()
@@ -42,37 +42,37 @@ func (n *Node) ingest(ctx context.Context, ev hooks.Event) (hooks.EventReply, er
 		ev.At = n.cfg.Now()
 	}
 	if matchAny(n.cfg.Settings.ExcludedProjects, ev.Project) {
-		return hooks.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
+		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
 	}
 	if ev.Kind == memory.KindObservation && slices.Contains(n.cfg.Settings.SkipTools, ev.ToolName) {
-		return hooks.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
+		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
 	if err := cleanEvent(&ev); err != nil {
-		return hooks.EventReply{}, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
+		return apitype.EventReply{}, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return hooks.EventReply{}, fmt.Errorf("ingest: %w", err)
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	dup, err := rep.Enqueue(ctx, replica.PendingEvent{
 		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
 		Payload: payload, CreatedAt: ev.At.UnixMilli(),
 	})
 	if err != nil {
-		return hooks.EventReply{}, fmt.Errorf("ingest: %w", err)
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	n.stats.ingested.Add(1)
 	n.lastEnqueue.Store(time.Now().UnixNano())
 	n.notify()
 	if dup {
-		return hooks.EventReply{OK: true, Status: "duplicate"}, nil
+		return apitype.EventReply{OK: true, Status: "duplicate"}, nil
 	}
-	return hooks.EventReply{OK: true, Status: "queued"}, nil
+	return apitype.EventReply{OK: true, Status: "queued"}, nil
 }
 
 // cleanEvent is the node's second guard: every free-text field passes the privacy filter
 // again, whatever the hook did.
-func cleanEvent(ev *hooks.Event) error {
+func cleanEvent(ev *apitype.Event) error {
 	for _, s := range []*string{&ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
 		*s = privacy.Clean(*s)
 	}

@@ -8,6 +8,7 @@
 package node
 
 import (
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/memory"
 
@@ -262,7 +263,7 @@ const spoolRescan = 2 * time.Second
 
 // replaySpool ingests the events hooks spooled; what fails stays spooled for the next try.
 func (n *Node) replaySpool(ctx context.Context) {
-	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []hooks.Event) error {
+	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []apitype.Event) error {
 		for _, ev := range evs {
 			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, memory.ErrInvalid) {
 				return err

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/memory"
 )
@@ -107,7 +107,7 @@ func TestPrivateTurnSkipsItsToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Now()
-	evs := []hooks.Event{
+	evs := []apitype.Event{
 		{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Prompt: "refactor the parser"},
 		{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Edit", ToolInput: json.RawMessage(`{"file_path":"/p/parser.go","old_string":"a","new_string":"b"}`)},
 		{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Private: true},

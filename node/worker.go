@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
@@ -132,7 +132,7 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 	}
 	b := &replica.Batch{}
 	var calls []ai.ToolCall
-	var callEvents []hooks.Event
+	var callEvents []apitype.Event
 	var sessionObs []ai.Observation // observations of this session made in this batch
 
 	flush := func() error {
@@ -170,7 +170,7 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 	}
 
 	for _, pe := range evs {
-		var ev hooks.Event
+		var ev apitype.Event
 		if err := json.Unmarshal(pe.Payload, &ev); err != nil {
 			// Cannot happen for events we queued; drop it rather than block the session.
 			n.log.Error("undecodable queued event dropped", "id", pe.ID, "err", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/testutil"
 	"github.com/memnode/memnode/memory"
@@ -18,8 +19,8 @@ func startDeferNode(t *testing.T, lingerFor, maxDeferFor time.Duration, capAt in
 	return readyNode(t, Config{Settings: testSettings(), Linger: lingerFor, MaxDefer: maxDeferFor, DeferCap: capAt})
 }
 
-func bashEvent(i int) hooks.Event {
-	return hooks.Event{Kind: memory.KindObservation, SessionID: fmt.Sprintf("s%d", i%3), Project: "p", ToolName: "Bash",
+func bashEvent(i int) apitype.Event {
+	return apitype.Event{Kind: memory.KindObservation, SessionID: fmt.Sprintf("s%d", i%3), Project: "p", ToolName: "Bash",
 		ToolInput:    json.RawMessage(fmt.Sprintf(`{"command":"go test ./pkg%d/..."}`, i)),
 		ToolResponse: json.RawMessage(fmt.Sprintf(`{"stdout":"ok  pkg%d 0.%ds"}`, i, i%10)), At: time.Now()}
 }

@@ -35,17 +35,6 @@ type ImportResult struct {
 	Skipped      int `json:"skipped"`
 }
 
-// Add accumulates another result.
-func (a *ImportResult) Add(b ImportResult) {
-	a.Devices += b.Devices
-	a.Sessions += b.Sessions
-	a.Prompts += b.Prompts
-	a.Observations += b.Observations
-	a.Summaries += b.Summaries
-	a.Tombstones += b.Tombstones
-	a.Skipped += b.Skipped
-}
-
 // ImportID derives a stable global ID for a record imported from elsewhere: the same key
 // always gives the same ID (so imports are idempotent), and IDs sort by createdAt like
 // the IDs minted here.

@@ -6,40 +6,22 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
-// MaxGet bounds one Get batch.
-const MaxGet = 100
-
-// Item is one full record.
-type Item struct {
-	Kind        string              `json:"kind"`
-	Device      string              `json:"device,omitempty"`
-	Observation *memory.Observation `json:"observation,omitempty"`
-	Summary     *memory.Summary     `json:"summary,omitempty"`
-	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
-}
-
-// Records is the answer to Get: the records found, in the order asked, and the IDs that
-// name nothing (never stored, or forgotten).
-type Records struct {
-	Items   []Item   `json:"items"`
-	Missing []string `json:"missing,omitempty"`
-}
-
 const promptColumns = "id, session_id, project, prompt_number, text, created_at, origin, hlc"
 
 // Get returns full records by ID (observations, summaries or prompts), in the order asked.
-func (s *Searcher) Get(ctx context.Context, ids []string) (Records, error) {
+func (s *Searcher) Get(ctx context.Context, ids []string) (apitype.Records, error) {
 	if len(ids) == 0 {
-		return Records{}, fmt.Errorf("%w: at least one ID is required", ErrInvalid)
+		return apitype.Records{}, fmt.Errorf("%w: at least one ID is required", ErrInvalid)
 	}
-	if len(ids) > MaxGet {
-		return Records{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, MaxGet)
+	if len(ids) > apitype.MaxGet {
+		return apitype.Records{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, apitype.MaxGet)
 	}
-	out := Records{Items: []Item{}}
+	out := apitype.Records{Items: []apitype.Item{}}
 	seen := map[string]bool{}
 	for _, id := range ids {
 		if seen[id] {
@@ -48,7 +30,7 @@ func (s *Searcher) Get(ctx context.Context, ids []string) (Records, error) {
 		seen[id] = true
 		it, err := s.getOne(ctx, id)
 		if err != nil {
-			return Records{}, fmt.Errorf("get %s: %w", id, err)
+			return apitype.Records{}, fmt.Errorf("get %s: %w", id, err)
 		}
 		if it == nil {
 			out.Missing = append(out.Missing, id)
@@ -59,17 +41,17 @@ func (s *Searcher) Get(ctx context.Context, ids []string) (Records, error) {
 	return out, nil
 }
 
-func (s *Searcher) getOne(ctx context.Context, id string) (*Item, error) {
+func (s *Searcher) getOne(ctx context.Context, id string) (*apitype.Item, error) {
 	o, err := replica.ScanObservation(s.db.QueryRowContext(ctx, "SELECT "+replica.ObservationColumns+" FROM observations WHERE id = ?", id))
 	if err == nil {
-		return &Item{Kind: KindObservation, Observation: &o, Device: s.deviceName(ctx, o.Origin)}, nil
+		return &apitype.Item{Kind: apitype.KindObservation, Observation: &o, Device: s.deviceName(ctx, o.Origin)}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
 	sm, err := replica.ScanSummary(s.db.QueryRowContext(ctx, "SELECT "+replica.SummaryColumns+" FROM summaries WHERE id = ?", id))
 	if err == nil {
-		return &Item{Kind: KindSummary, Summary: &sm, Device: s.deviceName(ctx, sm.Origin)}, nil
+		return &apitype.Item{Kind: apitype.KindSummary, Summary: &sm, Device: s.deviceName(ctx, sm.Origin)}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
@@ -80,7 +62,7 @@ func (s *Searcher) getOne(ctx context.Context, id string) (*Item, error) {
 		Scan(&p.ID, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt, &p.Origin, &hlc)
 	if err == nil {
 		p.HLC = uint64(hlc)
-		return &Item{Kind: KindPrompt, Prompt: &p, Device: s.deviceName(ctx, p.Origin)}, nil
+		return &apitype.Item{Kind: apitype.KindPrompt, Prompt: &p, Device: s.deviceName(ctx, p.Origin)}, nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil

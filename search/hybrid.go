@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 )
 
@@ -94,7 +95,7 @@ func (s *Searcher) resolveMode(q *Query) (string, Vectors, error) {
 
 func hasObservations(q *Query) bool {
 	for _, k := range q.kinds() {
-		if k == KindObservation {
+		if k == apitype.KindObservation {
 			return true
 		}
 	}
@@ -106,17 +107,17 @@ func hasFilters(q *Query) bool {
 }
 
 // searchVectors answers q (normalized, with text) in vector or hybrid mode.
-func (s *Searcher) searchVectors(ctx context.Context, q Query, mode string, v Vectors) (Results, error) {
+func (s *Searcher) searchVectors(ctx context.Context, q Query, mode string, v Vectors) (apitype.Results, error) {
 	need := q.Offset + q.Limit
 	depth := max(need, fuseDepth)
-	res := Results{Query: q.Text, Mode: "similar", Ranking: mode, Hits: []Hit{}}
+	res := apitype.Results{Query: q.Text, Mode: "similar", Ranking: mode, Hits: []apitype.Hit{}}
 
 	vec, err := s.vectorHits(ctx, &q, v, depth, 0)
 	if err != nil {
-		return Results{}, err
+		return apitype.Results{}, err
 	}
 	if mode == ModeVector {
-		hits := make([]Hit, len(vec))
+		hits := make([]apitype.Hit, len(vec))
 		for i, sh := range vec {
 			hits[i] = sh.hit
 			hits[i].Score = -float64(sh.score) // lower is better, as for bm25
@@ -130,7 +131,7 @@ func (s *Searcher) searchVectors(ctx context.Context, q Query, mode string, v Ve
 	fq.Mode, fq.Offset, fq.Limit = ModeFTS, 0, min(depth, MaxLimit)
 	fts, err := s.Search(ctx, fq)
 	if err != nil {
-		return Results{}, err
+		return apitype.Results{}, err
 	}
 	res.Mode = fts.Mode
 	res.Hits = fuse(fts.Hits, vec, q.Order)
@@ -139,14 +140,14 @@ func (s *Searcher) searchVectors(ctx context.Context, q Query, mode string, v Ve
 }
 
 type scoredHit struct {
-	hit   Hit
+	hit   apitype.Hit
 	score float32
 }
 
 // fuse merges the FTS and vector rankings by reciprocal rank fusion. Score is the
 // negated fused score, so lower is better as everywhere else.
-func fuse(fts []Hit, vec []scoredHit, order string) []Hit {
-	byID := make(map[string]Hit, len(fts)+len(vec))
+func fuse(fts []apitype.Hit, vec []scoredHit, order string) []apitype.Hit {
+	byID := make(map[string]apitype.Hit, len(fts)+len(vec))
 	lists := [][]string{make([]string, 0, len(fts)), make([]string, 0, len(vec))}
 	for _, h := range fts {
 		byID[h.ID] = h
@@ -159,7 +160,7 @@ func fuse(fts []Hit, vec []scoredHit, order string) []Hit {
 		lists[1] = append(lists[1], sh.hit.ID)
 	}
 	fused := embed.FuseRRF(lists, embed.DefaultRRFK)
-	out := make([]Hit, len(fused))
+	out := make([]apitype.Hit, len(fused))
 	for i, f := range fused {
 		h := byID[f.ID]
 		h.Score = -float64(f.Score)
@@ -205,8 +206,8 @@ func (s *Searcher) vectorHits(ctx context.Context, q *Query, v Vectors, n int, m
 
 // hydrate looks observations up by ID with q's filters applied. IDs that name nothing
 // (forgotten since they were indexed) or fail a filter are absent from the result.
-func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (map[string]Hit, error) {
-	k := kinds[KindObservation]
+func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (map[string]apitype.Hit, error) {
+	k := kinds[apitype.KindObservation]
 	where, fargs := filters(k, q)
 	args := make([]any, 0, hydrateChunk+len(fargs))
 	for _, c := range ids {
@@ -225,7 +226,7 @@ func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (m
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	out := make(map[string]Hit, len(hits))
+	out := make(map[string]apitype.Hit, len(hits))
 	for _, h := range hits {
 		out[h.ID] = h
 	}
@@ -236,7 +237,7 @@ func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (m
 // prompt): vector neighbours at least minScore similar, fused with the observations that
 // contain every word of text. Without vectors it returns nothing: a long prompt's words
 // alone select too loosely to be worth injecting.
-func (s *Searcher) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]Hit, error) {
+func (s *Searcher) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]apitype.Hit, error) {
 	v := s.vectors()
 	text = strings.TrimSpace(text)
 	if v == nil || v.Len() == 0 || text == "" || limit <= 0 {
@@ -250,7 +251,7 @@ func (s *Searcher) Related(ctx context.Context, text, project string, limit int,
 	if err != nil {
 		return nil, err
 	}
-	var fts []Hit
+	var fts []apitype.Hit
 	if e := Parse(text); !e.Empty() {
 		if fts, err = s.collect(ctx, &q, allTerms(e, map[string]int{}), fuseDepth); err != nil {
 			return nil, err
@@ -267,6 +268,6 @@ func (s *Searcher) Related(ctx context.Context, text, project string, limit int,
 func (v *Service) SetVectors(vs Vectors) { v.s.SetVectors(vs) }
 
 // Related: see Searcher.Related.
-func (v *Service) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]Hit, error) {
+func (v *Service) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]apitype.Hit, error) {
 	return v.s.Related(ctx, text, project, limit, minScore)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
@@ -140,7 +141,7 @@ func hybridFixture(tb testing.TB) (*replica.Replica, *search.Service, *memVector
 	return r, svc, vs, ids
 }
 
-func rankIn(hits []search.Hit, id string) int {
+func rankIn(hits []apitype.Hit, id string) int {
 	for i, h := range hits {
 		if h.ID == id {
 			return i + 1
@@ -160,7 +161,7 @@ func TestHybridBeatsEachSideOnRealFTS(t *testing.T) {
 	for _, q := range hybridQueries {
 		ranks := map[string]int{}
 		for mode, m := range got {
-			res, err := svc.Search(ctx, search.Query{Text: q.text, Mode: mode, Limit: 20})
+			res, err := svc.Search(ctx, apitype.SearchQuery{Text: q.text, Mode: mode, Limit: 20})
 			if err != nil {
 				t.Fatalf("%s %q: %v", mode, q.text, err)
 			}
@@ -243,7 +244,7 @@ func TestModeDefaultsAndErrors(t *testing.T) {
 		t.Errorf("type sessions: ranking %q, want fts", res.Ranking)
 	}
 	// The timeline's query anchor goes through the same path: a synonym query anchors.
-	tl, err := s.Timeline(ctx, search.TimelineQuery{Query: "authentication defect", Before: 1, After: 1})
+	tl, err := s.Timeline(ctx, apitype.TimelineQuery{Query: "authentication defect", Before: 1, After: 1})
 	if err != nil || tl.AnchorID != ids["obs-01"] {
 		t.Fatalf("timeline anchor = %q %v, want obs-01 (%s)", tl.AnchorID, err, ids["obs-01"])
 	}
@@ -318,7 +319,7 @@ func TestRelated(t *testing.T) {
 		t.Fatalf("limit 3, got %d", len(hits))
 	}
 	for _, h := range hits {
-		if h.Project != "p" || h.Kind != search.KindObservation {
+		if h.Project != "p" || h.Kind != apitype.KindObservation {
 			t.Fatalf("related hit %+v outside project p", h)
 		}
 	}

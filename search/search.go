@@ -10,13 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-)
 
-// Record kinds.
-const (
-	KindObservation = "observation"
-	KindSummary     = "summary"
-	KindPrompt      = "prompt"
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // Scopes of Query.Type.
@@ -36,9 +31,8 @@ const (
 
 // Defaults and bounds.
 const (
-	DefaultLimit = 20
-	MaxLimit     = 200
-	MaxOffset    = 10000
+	MaxLimit  = 200
+	MaxOffset = 10000
 	// DefaultWindow bounds how many matches of one kind are ranked per query: when a query
 	// matches more, only the newest DefaultWindow (by local arrival) are ranked, which keeps
 	// a very frequent term as cheap as a rare one.
@@ -55,22 +49,9 @@ const (
 // ErrInvalid marks a query the caller must fix.
 var ErrInvalid = errors.New("invalid search request")
 
-// Query is one search request. The zero value (plus Text) is a valid query.
-type Query struct {
-	Text     string   `json:"query,omitempty"`
-	Project  string   `json:"project,omitempty"`
-	Type     string   `json:"type,omitempty"`     // all (default), observations, sessions, prompts
-	ObsTypes []string `json:"obs_type,omitempty"` // bugfix, decision, …: observations only
-	Device   string   `json:"device,omitempty"`   // origin ID or device name
-	Since    int64    `json:"since,omitempty"`    // epoch ms, inclusive
-	Until    int64    `json:"until,omitempty"`    // epoch ms, exclusive
-	Limit    int      `json:"limit,omitempty"`
-	Offset   int      `json:"offset,omitempty"`
-	Order    string   `json:"order,omitempty"` // relevance (default with text), newest, oldest
-	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
-	// embedded observations, else fts). See hybrid.go.
-	Mode string `json:"mode,omitempty"`
-}
+// Query is one search request: the API's SearchQuery, with the node's validation.
+// The zero value (plus Text) is a valid query.
+type Query apitype.SearchQuery
 
 // Normalize fills defaults and validates.
 func (q *Query) Normalize() error {
@@ -96,7 +77,7 @@ func (q *Query) Normalize() error {
 		return fmt.Errorf("%w: order must be relevance, newest or oldest (got %q)", ErrInvalid, q.Order)
 	}
 	if q.Limit == 0 {
-		q.Limit = DefaultLimit
+		q.Limit = apitype.DefaultLimit
 	}
 	if q.Limit < 0 || q.Limit > MaxLimit {
 		return fmt.Errorf("%w: limit must be 1..%d", ErrInvalid, MaxLimit)
@@ -117,33 +98,6 @@ func (q *Query) Normalize() error {
 	}
 	q.ObsTypes = types
 	return normalizeMode(q)
-}
-
-// Hit is one row of the compact index: enough to decide whether to look closer.
-type Hit struct {
-	Kind      string  `json:"kind"`
-	ID        string  `json:"id"`
-	Time      int64   `json:"time"` // epoch ms
-	Type      string  `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
-	Title     string  `json:"title"`
-	Project   string  `json:"project"`
-	SessionID string  `json:"session_id,omitempty"`
-	Origin    string  `json:"origin,omitempty"`
-	Device    string  `json:"device,omitempty"` // the origin's device name when known
-	Score     float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
-	Anchor    bool    `json:"anchor,omitempty"` // timeline: the anchor item
-}
-
-// Results is the answer to a Query.
-type Results struct {
-	Query string `json:"query"`
-	// Mode says how the text was matched: "all" (every term), "all+any" (too few hits had
-	// every term, so hits with any term follow), "recent" (no text), "none" (nothing
-	// searchable in the text).
-	Mode string `json:"mode"`
-	// Ranking is the ranking used for a text query: fts, vector or hybrid.
-	Ranking string `json:"ranking,omitempty"`
-	Hits    []Hit  `json:"hits"`
 }
 
 // Config configures a Searcher.
@@ -246,34 +200,34 @@ func (k kindSpec) hitCols() string {
 }
 
 var kinds = map[string]kindSpec{
-	KindObservation: {KindObservation, "observations", "observations_fts",
+	apitype.KindObservation: {apitype.KindObservation, "observations", "observations_fts",
 		// title, subtitle, narrative, facts, concepts
 		"10.0, 4.0, 1.0, 4.0, 2.0", "t.type", "t.title"},
-	KindSummary: {KindSummary, "summaries", "summaries_fts",
+	apitype.KindSummary: {apitype.KindSummary, "summaries", "summaries_fts",
 		// request, investigated, learned, completed, next_steps, notes
 		"5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
 		"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"},
-	KindPrompt: {KindPrompt, "prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"},
+	apitype.KindPrompt: {apitype.KindPrompt, "prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"},
 }
 
 func (q *Query) kinds() []string {
 	switch {
 	case q.Type == TypeObservations || (q.Type == TypeAll && len(q.ObsTypes) > 0):
-		return []string{KindObservation}
+		return []string{apitype.KindObservation}
 	case q.Type == TypeSessions:
-		return []string{KindSummary}
+		return []string{apitype.KindSummary}
 	case q.Type == TypePrompts:
-		return []string{KindPrompt}
+		return []string{apitype.KindPrompt}
 	}
-	return []string{KindObservation, KindSummary, KindPrompt}
+	return []string{apitype.KindObservation, apitype.KindSummary, apitype.KindPrompt}
 }
 
 // Search returns the compact index for q.
-func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
+func (s *Searcher) Search(ctx context.Context, q Query) (apitype.Results, error) {
 	if err := q.Normalize(); err != nil {
-		return Results{}, err
+		return apitype.Results{}, err
 	}
-	res := Results{Query: q.Text, Hits: []Hit{}}
+	res := apitype.Results{Query: q.Text, Hits: []apitype.Hit{}}
 	need := q.Offset + q.Limit
 	if q.Text == "" {
 		res.Mode = "recent"
@@ -282,14 +236,14 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 		}
 		hits, err := s.collect(ctx, &q, nil, need)
 		if err != nil {
-			return Results{}, err
+			return apitype.Results{}, err
 		}
 		res.Hits = page(hits, q.Offset, q.Limit)
 		return res, nil
 	}
 	mode, vec, err := s.resolveMode(&q)
 	if err != nil {
-		return Results{}, err
+		return apitype.Results{}, err
 	}
 	if mode != ModeFTS {
 		return s.searchVectors(ctx, q, mode, vec)
@@ -304,12 +258,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 	counts := map[string]int{}
 	hits, err := s.collect(ctx, &q, allTerms(e, counts), need)
 	if err != nil {
-		return Results{}, err
+		return apitype.Results{}, err
 	}
 	if len(hits) < minResults && e.Terms() > 1 {
 		more, err := s.collect(ctx, &q, anyTerm(e, counts), need)
 		if err != nil {
-			return Results{}, err
+			return apitype.Results{}, err
 		}
 		seen := make(map[string]bool, len(hits))
 		for _, h := range hits {
@@ -328,9 +282,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (Results, error) {
 	return res, nil
 }
 
-func page(hits []Hit, offset, limit int) []Hit {
+func page(hits []apitype.Hit, offset, limit int) []apitype.Hit {
 	if offset >= len(hits) {
-		return []Hit{}
+		return []apitype.Hit{}
 	}
 	hits = hits[offset:]
 	if len(hits) > limit {
@@ -341,8 +295,8 @@ func page(hits []Hit, offset, limit int) []Hit {
 
 // collect runs match (empty: no text) over every kind q asks for and merges the hits in
 // q's order, keeping the first n.
-func (s *Searcher) collect(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
-	var all []Hit
+func (s *Searcher) collect(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
+	var all []apitype.Hit
 	for _, k := range q.kinds() {
 		hits, err := s.searchKind(ctx, kinds[k], q, fq, n)
 		if err != nil {
@@ -357,7 +311,7 @@ func (s *Searcher) collect(ctx context.Context, q *Query, fq *ftsQuery, n int) (
 	return all, nil
 }
 
-func sortHits(h []Hit, order string, scored bool) {
+func sortHits(h []apitype.Hit, order string, scored bool) {
 	sort.SliceStable(h, func(i, j int) bool {
 		a, b := h[i], h[j]
 		switch {
@@ -396,7 +350,7 @@ func filters(k kindSpec, q *Query) (string, []any) {
 		where = append(where, "(t.origin = ? OR t.origin IN (SELECT origin FROM devices WHERE name = ?))")
 		args = append(args, q.Device, q.Device)
 	}
-	if k.kind == KindObservation && len(q.ObsTypes) > 0 {
+	if k.kind == apitype.KindObservation && len(q.ObsTypes) > 0 {
 		where = append(where, "t.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(q.ObsTypes)), ",")+")")
 		for _, t := range q.ObsTypes {
 			args = append(args, t)
@@ -445,7 +399,7 @@ func (s *Searcher) count(ctx context.Context, k kindSpec, fq *ftsQuery, term str
 	return c, err
 }
 
-func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]Hit, error) {
+func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
 	where, args := filters(k, q)
 	cols := k.hitCols()
 	dir := "DESC"
@@ -529,9 +483,9 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 
 // recent answers a query made only of frequent terms: among the newest matches (the
 // window), those with the query's words in their title come first, then by time.
-func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, match string, words []string, where string, args []any, dir string, window, n int) ([]Hit, error) {
+func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, match string, words []string, where string, args []any, dir string, window, n int) ([]apitype.Hit, error) {
 	bonus, bargs := "0", []any{}
-	if q.Order == OrderRelevance && k.kind == KindObservation {
+	if q.Order == OrderRelevance && k.kind == apitype.KindObservation {
 		var parts []string
 		for _, w := range words {
 			if w != "" {
@@ -554,15 +508,15 @@ func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, match strin
 // next to any bm25 score of a selective term, so such hits rank after real matches.
 const titleBonus = 1e-3
 
-func (s *Searcher) scanHits(ctx context.Context, k kindSpec, query string, args []any) ([]Hit, error) {
+func (s *Searcher) scanHits(ctx context.Context, k kindSpec, query string, args []any) ([]apitype.Hit, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Hit
+	var out []apitype.Hit
 	for rows.Next() {
-		h := Hit{Kind: k.kind}
+		h := apitype.Hit{Kind: k.kind}
 		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score); err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
@@ -81,9 +82,9 @@ func TestSearchFiltersAndOrders(t *testing.T) {
 	cases := []struct {
 		name  string
 		q     search.Query
-		check func(t *testing.T, hits []search.Hit)
+		check func(t *testing.T, hits []apitype.Hit)
 	}{
-		{"project", search.Query{Text: "build", Project: "mobile-app"}, func(t *testing.T, hits []search.Hit) {
+		{"project", search.Query{Text: "build", Project: "mobile-app"}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) == 0 {
 				t.Fatal("no hits")
 			}
@@ -93,57 +94,57 @@ func TestSearchFiltersAndOrders(t *testing.T) {
 				}
 			}
 		}},
-		{"obs type", search.Query{Text: "invoice", ObsTypes: []string{"bugfix"}}, func(t *testing.T, hits []search.Hit) {
+		{"obs type", search.Query{Text: "invoice", ObsTypes: []string{"bugfix"}}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) != 2 {
 				t.Fatalf("want the 2 invoice bugfixes, got %+v", hits)
 			}
 			for _, h := range hits {
-				if h.Kind != search.KindObservation || h.Type != "bugfix" {
+				if h.Kind != apitype.KindObservation || h.Type != "bugfix" {
 					t.Errorf("hit %+v", h)
 				}
 			}
 		}},
-		{"sessions only", search.Query{Text: "webhook", Type: "sessions"}, func(t *testing.T, hits []search.Hit) {
-			if len(hits) != 1 || hits[0].Kind != search.KindSummary || !strings.Contains(hits[0].Title, "Stripe webhook") {
+		{"sessions only", search.Query{Text: "webhook", Type: "sessions"}, func(t *testing.T, hits []apitype.Hit) {
+			if len(hits) != 1 || hits[0].Kind != apitype.KindSummary || !strings.Contains(hits[0].Title, "Stripe webhook") {
 				t.Fatalf("hits %+v", hits)
 			}
 		}},
-		{"prompts only", search.Query{Text: "gradle", Type: "prompts"}, func(t *testing.T, hits []search.Hit) {
-			if len(hits) != 1 || hits[0].Kind != search.KindPrompt {
+		{"prompts only", search.Query{Text: "gradle", Type: "prompts"}, func(t *testing.T, hits []apitype.Hit) {
+			if len(hits) != 1 || hits[0].Kind != apitype.KindPrompt {
 				t.Fatalf("hits %+v", hits)
 			}
 		}},
-		{"newest no text", search.Query{Order: "oldest", Limit: 3}, func(t *testing.T, hits []search.Hit) {
+		{"newest no text", search.Query{Order: "oldest", Limit: 3}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) != 3 || hits[0].Time > hits[1].Time || hits[1].Time > hits[2].Time {
 				t.Fatalf("not oldest first: %+v", hits)
 			}
 		}},
-		{"since until", search.Query{Text: "export", Since: 1790953920000, Until: 1790953920001}, func(t *testing.T, hits []search.Hit) {
+		{"since until", search.Query{Text: "export", Since: 1790953920000, Until: 1790953920001}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) != 1 || hits[0].Time != 1790953920000 {
 				t.Fatalf("hits %+v", hits)
 			}
 		}},
-		{"offset", search.Query{Order: "newest", Limit: 2, Offset: 16}, func(t *testing.T, hits []search.Hit) {
+		{"offset", search.Query{Order: "newest", Limit: 2, Offset: 16}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) != 1 { // 9 obs + 4 summaries + 4 prompts = 17
 				t.Fatalf("want the last of 17, got %d", len(hits))
 			}
 		}},
-		{"or fallback", search.Query{Text: "gradle zebra"}, func(t *testing.T, hits []search.Hit) {
+		{"or fallback", search.Query{Text: "gradle zebra"}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) == 0 {
 				t.Fatal("OR fallback found nothing")
 			}
 		}},
-		{"phrase", search.Query{Text: `"reverse charge"`}, func(t *testing.T, hits []search.Hit) {
+		{"phrase", search.Query{Text: `"reverse charge"`}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) == 0 {
 				t.Fatal("phrase found nothing")
 			}
 		}},
-		{"device", search.Query{Text: "invoice", Device: "elsewhere"}, func(t *testing.T, hits []search.Hit) {
+		{"device", search.Query{Text: "invoice", Device: "elsewhere"}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) != 0 {
 				t.Fatalf("device filter let through %+v", hits)
 			}
 		}},
-		{"path", search.Query{Text: "webhook/handler.go"}, func(t *testing.T, hits []search.Hit) {
+		{"path", search.Query{Text: "webhook/handler.go"}, func(t *testing.T, hits []apitype.Hit) {
 			if len(hits) == 0 || !strings.Contains(hits[0].Title, "webhook") {
 				t.Fatalf("hits %+v", hits)
 			}
@@ -179,7 +180,7 @@ func TestTimelineAndGet(t *testing.T) {
 		t.Fatalf("search: %v %+v", err, res.Hits)
 	}
 	anchor := res.Hits[0]
-	tl, err := s.Timeline(ctx, search.TimelineQuery{Anchor: anchor.ID, Before: 2, After: 2})
+	tl, err := s.Timeline(ctx, apitype.TimelineQuery{Anchor: anchor.ID, Before: 2, After: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,22 +193,22 @@ func TestTimelineAndGet(t *testing.T) {
 		}
 	}
 	// Before the decision: the webhook observation; after it: the session summary.
-	if tl.Items[1].Title != "Idempotency keys for Stripe webhook" || tl.Items[3].Kind != search.KindSummary {
+	if tl.Items[1].Title != "Idempotency keys for Stripe webhook" || tl.Items[3].Kind != apitype.KindSummary {
 		t.Errorf("neighbours %+v", tl.Items)
 	}
-	byQuery, err := s.Timeline(ctx, search.TimelineQuery{Query: "SETNX", Before: 1, After: 1})
+	byQuery, err := s.Timeline(ctx, apitype.TimelineQuery{Query: "SETNX", Before: 1, After: 1})
 	if err != nil || byQuery.AnchorID != anchor.ID {
 		t.Fatalf("query anchor: %v %+v", err, byQuery)
 	}
-	sess, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "Sc-0002", Before: 1, After: 0})
-	if err != nil || len(sess.Items) != 2 || sess.Items[1].Kind != search.KindSummary {
+	sess, err := s.Timeline(ctx, apitype.TimelineQuery{Anchor: "Sc-0002", Before: 1, After: 0})
+	if err != nil || len(sess.Items) != 2 || sess.Items[1].Kind != apitype.KindSummary {
 		t.Fatalf("session anchor: %v %+v", err, sess.Items)
 	}
-	at, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "2026-10-02T05:10:00Z", Before: 1, After: 1})
+	at, err := s.Timeline(ctx, apitype.TimelineQuery{Anchor: "2026-10-02T05:10:00Z", Before: 1, After: 1})
 	if err != nil || len(at.Items) != 2 || at.Items[1].Time != 1790917800000 {
 		t.Fatalf("time anchor: %v %+v", err, at.Items)
 	}
-	if _, err := s.Timeline(ctx, search.TimelineQuery{Anchor: "nonsense"}); err == nil {
+	if _, err := s.Timeline(ctx, apitype.TimelineQuery{Anchor: "nonsense"}); err == nil {
 		t.Fatal("bad anchor accepted")
 	}
 
@@ -220,7 +221,7 @@ func TestTimelineAndGet(t *testing.T) {
 		t.Fatalf("get %+v", recs)
 	}
 	var b strings.Builder
-	if err := search.WriteRecords(&b, recs); err != nil || !strings.Contains(b.String(), "SETNX") {
+	if err := apitype.WriteRecords(&b, recs); err != nil || !strings.Contains(b.String(), "SETNX") {
 		t.Fatalf("render: %v\n%s", err, b.String())
 	}
 }
@@ -265,7 +266,7 @@ func TestDeviceNamesAndFilter(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(search.IndexLine(search.Hit{ID: "X", Title: "t", Project: "p", Device: "old-laptop"}), "@old-laptop") {
+	if !strings.Contains(apitype.IndexLine(apitype.Hit{ID: "X", Title: "t", Project: "p", Device: "old-laptop"}), "@old-laptop") {
 		t.Error("index line does not show the device")
 	}
 }
@@ -311,13 +312,13 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 func TestDeferred(t *testing.T) {
 	ctx := context.Background()
 	var d search.Deferred
-	if _, err := d.Search(ctx, search.Query{Text: "invoice"}); !errors.Is(err, search.ErrNotOpen) {
+	if _, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); !errors.Is(err, search.ErrNotOpen) {
 		t.Fatalf("before Set: %v, want ErrNotOpen", err)
 	}
 	r := openReplica(t, "dev-a")
 	importSample(t, r)
 	d.Set(search.NewService(r, search.Config{}))
-	if res, err := d.Search(ctx, search.Query{Text: "invoice"}); err != nil || len(res.Hits) == 0 {
+	if res, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); err != nil || len(res.Hits) == 0 {
 		t.Fatalf("after Set: %+v %v", res, err)
 	}
 }

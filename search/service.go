@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
@@ -33,24 +34,22 @@ func NewService(rep *replica.Replica, cfg Config) *Service {
 func (v *Service) Searcher() *Searcher { return v.s }
 
 // Search runs a query.
-func (v *Service) Search(ctx context.Context, q Query) (Results, error) { return v.s.Search(ctx, q) }
+func (v *Service) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
+	return v.s.Search(ctx, Query(q))
+}
 
 // Timeline returns the records around an anchor.
-func (v *Service) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error) {
+func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
 	return v.s.Timeline(ctx, q)
 }
 
 // Get returns full records by ID.
-func (v *Service) Get(ctx context.Context, ids []string) (Records, error) { return v.s.Get(ctx, ids) }
-
-// ForgetResult reports a Forget.
-type ForgetResult struct {
-	Requested int `json:"requested"`
-	Found     int `json:"found"` // IDs that named a record this replica knew
+func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error) {
+	return v.s.Get(ctx, ids)
 }
 
 // Forget tombstones records (or whole sessions) and purges their content everywhere.
-func (v *Service) Forget(ctx context.Context, ids []string) (ForgetResult, error) {
+func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
 	clean := make([]string, 0, len(ids))
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
@@ -64,52 +63,38 @@ func (v *Service) Forget(ctx context.Context, ids []string) (ForgetResult, error
 			case err == nil:
 				id = sid
 			case !errors.Is(err, sql.ErrNoRows):
-				return ForgetResult{}, fmt.Errorf("forget: find session: %w", err)
+				return apitype.ForgetResult{}, fmt.Errorf("forget: find session: %w", err)
 			}
 		}
 		clean = append(clean, id)
 	}
 	if len(clean) == 0 {
-		return ForgetResult{}, fmt.Errorf("%w: at least one ID is required", ErrInvalid)
+		return apitype.ForgetResult{}, fmt.Errorf("%w: at least one ID is required", ErrInvalid)
 	}
-	if len(clean) > MaxGet {
-		return ForgetResult{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, MaxGet)
+	if len(clean) > apitype.MaxGet {
+		return apitype.ForgetResult{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, apitype.MaxGet)
 	}
 	n, err := v.rep.Forget(ctx, clean)
 	if err != nil {
-		return ForgetResult{}, fmt.Errorf("forget: %w", err)
+		return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
 	}
-	return ForgetResult{Requested: len(clean), Found: n}, nil
-}
-
-// Note is a memory saved by hand (the MCP save_memory tool, or `memnode save`).
-type Note struct {
-	Text    string `json:"text"`
-	Title   string `json:"title,omitempty"`
-	Project string `json:"project"`
-	Type    string `json:"type,omitempty"` // default "note"
-}
-
-// SaveResult reports a saved note.
-type SaveResult struct {
-	ID        string `json:"id,omitempty"`
-	Duplicate bool   `json:"duplicate,omitempty"`
+	return apitype.ForgetResult{Requested: len(clean), Found: n}, nil
 }
 
 // manualSession groups the notes of a project saved by hand.
 func manualSession(project string) string { return "manual:" + project }
 
 // SaveNote stores a note as an observation. Private parts and secrets are removed first.
-func (v *Service) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
+func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
 	text, title := strings.TrimSpace(privacy.Clean(n.Text)), strings.TrimSpace(privacy.Clean(n.Title))
 	if text == "" {
-		return SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
+		return apitype.SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
 	}
 	if strings.TrimSpace(n.Project) == "" {
-		return SaveResult{}, fmt.Errorf("%w: project is required", ErrInvalid)
+		return apitype.SaveResult{}, fmt.Errorf("%w: project is required", ErrInvalid)
 	}
 	if title == "" {
-		title = clip(oneLine(text), 80)
+		title = apitype.Clip(oneLine(text), 80)
 	}
 	typ := strings.TrimSpace(n.Type)
 	if typ == "" {
@@ -120,12 +105,12 @@ func (v *Service) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
 		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
 	}}})
 	if err != nil {
-		return SaveResult{}, fmt.Errorf("save note: %w", err)
+		return apitype.SaveResult{}, fmt.Errorf("save note: %w", err)
 	}
 	if len(res.Observations) == 0 {
-		return SaveResult{Duplicate: true}, nil
+		return apitype.SaveResult{Duplicate: true}, nil
 	}
-	return SaveResult{ID: res.Observations[0].ID}, nil
+	return apitype.SaveResult{ID: res.Observations[0].ID}, nil
 }
 
 // Export writes the replica (or one project) as memnode JSONL.
@@ -134,8 +119,9 @@ func (v *Service) Export(ctx context.Context, w io.Writer, project string) (int,
 }
 
 // Import stores records (from an export or a claude-mem conversion) idempotently.
-func (v *Service) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
-	return v.rep.Import(ctx, importer.Batch(recs))
+func (v *Service) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
+	res, err := v.rep.Import(ctx, importer.Batch(recs))
+	return apitype.ImportResult(res), err
 }
 
 // ErrNotOpen is returned by a Deferred service before its replica is open.
@@ -161,28 +147,28 @@ func call[T any](d *Deferred, f func(*Service) (T, error)) (T, error) {
 }
 
 // Search implements api.SearchBackend.
-func (d *Deferred) Search(ctx context.Context, q Query) (Results, error) {
-	return call(d, func(s *Service) (Results, error) { return s.Search(ctx, q) })
+func (d *Deferred) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
+	return call(d, func(s *Service) (apitype.Results, error) { return s.Search(ctx, q) })
 }
 
 // Timeline implements api.SearchBackend.
-func (d *Deferred) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error) {
-	return call(d, func(s *Service) (Timeline, error) { return s.Timeline(ctx, q) })
+func (d *Deferred) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
+	return call(d, func(s *Service) (apitype.Timeline, error) { return s.Timeline(ctx, q) })
 }
 
 // Get implements api.SearchBackend.
-func (d *Deferred) Get(ctx context.Context, ids []string) (Records, error) {
-	return call(d, func(s *Service) (Records, error) { return s.Get(ctx, ids) })
+func (d *Deferred) Get(ctx context.Context, ids []string) (apitype.Records, error) {
+	return call(d, func(s *Service) (apitype.Records, error) { return s.Get(ctx, ids) })
 }
 
 // Forget implements api.SearchBackend.
-func (d *Deferred) Forget(ctx context.Context, ids []string) (ForgetResult, error) {
-	return call(d, func(s *Service) (ForgetResult, error) { return s.Forget(ctx, ids) })
+func (d *Deferred) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
+	return call(d, func(s *Service) (apitype.ForgetResult, error) { return s.Forget(ctx, ids) })
 }
 
 // SaveNote implements api.SearchBackend.
-func (d *Deferred) SaveNote(ctx context.Context, n Note) (SaveResult, error) {
-	return call(d, func(s *Service) (SaveResult, error) { return s.SaveNote(ctx, n) })
+func (d *Deferred) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
+	return call(d, func(s *Service) (apitype.SaveResult, error) { return s.SaveNote(ctx, n) })
 }
 
 // Export implements api.SearchBackend.
@@ -191,6 +177,6 @@ func (d *Deferred) Export(ctx context.Context, w io.Writer, project string) (int
 }
 
 // Import implements api.SearchBackend.
-func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (replica.ImportResult, error) {
-	return call(d, func(s *Service) (replica.ImportResult, error) { return s.Import(ctx, recs) })
+func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
+	return call(d, func(s *Service) (apitype.ImportResult, error) { return s.Import(ctx, recs) })
 }

@@ -5,70 +5,48 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/memnode/memnode/api/apitype"
 )
 
 // Timeline defaults and bounds.
-const (
-	DefaultDepth = 10
-	MaxDepth     = 100
-)
+const MaxDepth = 100
 
 // ErrNotFound reports an anchor that names nothing.
 var ErrNotFound = errors.New("not found")
 
-// TimelineQuery asks for the records around an anchor: a record ID, "S<session id>", an
-// RFC 3339 / ISO date(-time), or, when Anchor is empty, the top hit of Query.
-type TimelineQuery struct {
-	Anchor  string `json:"anchor,omitempty"`
-	Query   string `json:"query,omitempty"`
-	Before  int    `json:"before,omitempty"`
-	After   int    `json:"after,omitempty"`
-	Project string `json:"project,omitempty"`
-	Device  string `json:"device,omitempty"`
-}
-
-// Timeline is observations, prompts and summaries interleaved in time order.
-type Timeline struct {
-	// AnchorID is the anchor record ("" for a time anchor); AnchorTime its time.
-	AnchorID   string `json:"anchor_id,omitempty"`
-	AnchorTime int64  `json:"anchor_time"`
-	Items      []Hit  `json:"items"`
-}
-
 // Timeline returns the records around an anchor.
-func (s *Searcher) Timeline(ctx context.Context, tq TimelineQuery) (Timeline, error) {
+func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apitype.Timeline, error) {
 	if tq.Before == 0 && tq.After == 0 {
-		tq.Before, tq.After = DefaultDepth, DefaultDepth
+		tq.Before, tq.After = apitype.DefaultDepth, apitype.DefaultDepth
 	}
 	if tq.Before < 0 || tq.After < 0 || tq.Before > MaxDepth || tq.After > MaxDepth {
-		return Timeline{}, fmt.Errorf("%w: before and after must be 0..%d", ErrInvalid, MaxDepth)
+		return apitype.Timeline{}, fmt.Errorf("%w: before and after must be 0..%d", ErrInvalid, MaxDepth)
 	}
 	tq.Anchor = strings.TrimSpace(tq.Anchor)
-	var anchor *Hit
+	var anchor *apitype.Hit
 	var at int64
 	switch {
 	case tq.Anchor == "" && strings.TrimSpace(tq.Query) == "":
-		return Timeline{}, fmt.Errorf("%w: an anchor or a query is required", ErrInvalid)
+		return apitype.Timeline{}, fmt.Errorf("%w: an anchor or a query is required", ErrInvalid)
 	case tq.Anchor == "":
 		res, err := s.Search(ctx, Query{Text: tq.Query, Project: tq.Project, Device: tq.Device, Limit: 1})
 		if err != nil {
-			return Timeline{}, err
+			return apitype.Timeline{}, err
 		}
 		if len(res.Hits) == 0 {
-			return Timeline{}, fmt.Errorf("timeline: no record matches %q: %w", tq.Query, ErrNotFound)
+			return apitype.Timeline{}, fmt.Errorf("timeline: no record matches %q: %w", tq.Query, ErrNotFound)
 		}
 		anchor = &res.Hits[0]
 	default:
 		h, t, err := s.resolveAnchor(ctx, tq.Anchor)
 		if err != nil {
-			return Timeline{}, err
+			return apitype.Timeline{}, err
 		}
 		anchor, at = h, t
 	}
-	tl := Timeline{AnchorTime: at}
+	tl := apitype.Timeline{AnchorTime: at}
 	q := Query{Project: tq.Project, Device: tq.Device}
 	if anchor != nil {
 		tl.AnchorID, tl.AnchorTime = anchor.ID, anchor.Time
@@ -76,15 +54,15 @@ func (s *Searcher) Timeline(ctx context.Context, tq TimelineQuery) (Timeline, er
 		a.Score, a.Anchor = 0, true
 		tl.Items = append(tl.Items, a)
 	}
-	var before, after []Hit
-	for _, k := range []string{KindObservation, KindSummary, KindPrompt} {
+	var before, after []apitype.Hit
+	for _, k := range []string{apitype.KindObservation, apitype.KindSummary, apitype.KindPrompt} {
 		b, err := s.around(ctx, kinds[k], &q, tl.AnchorTime, tl.AnchorID, true, tq.Before)
 		if err != nil {
-			return Timeline{}, err
+			return apitype.Timeline{}, err
 		}
 		a, err := s.around(ctx, kinds[k], &q, tl.AnchorTime, tl.AnchorID, false, tq.After)
 		if err != nil {
-			return Timeline{}, err
+			return apitype.Timeline{}, err
 		}
 		before, after = append(before, b...), append(after, a...)
 	}
@@ -104,7 +82,7 @@ func (s *Searcher) Timeline(ctx context.Context, tq TimelineQuery) (Timeline, er
 // around returns up to n records of one kind strictly before (or after) the point
 // (at, id): records order by (time, id), and a time anchor (id "") sits before every
 // record of its millisecond.
-func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, id string, before bool, n int) ([]Hit, error) {
+func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, id string, before bool, n int) ([]apitype.Hit, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -127,8 +105,8 @@ func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, i
 }
 
 // resolveAnchor finds the record (or the time) an anchor names.
-func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*Hit, int64, error) {
-	for _, k := range []string{KindObservation, KindSummary, KindPrompt} {
+func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*apitype.Hit, int64, error) {
+	for _, k := range []string{apitype.KindObservation, apitype.KindSummary, apitype.KindPrompt} {
 		h, err := s.hitByID(ctx, kinds[k], "t.id = ?", a)
 		if err != nil {
 			return nil, 0, err
@@ -139,7 +117,7 @@ func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*Hit, int64, er
 	}
 	if sid, ok := strings.CutPrefix(a, "S"); ok && sid != "" {
 		// A session: its newest summary is the anchor, else the moment it started.
-		h, err := s.hitByID(ctx, kinds[KindSummary], "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sid)
+		h, err := s.hitByID(ctx, kinds[apitype.KindSummary], "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sid)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -155,14 +133,14 @@ func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*Hit, int64, er
 			return nil, 0, fmt.Errorf("timeline anchor: %w", err)
 		}
 	}
-	if t, ok := ParseTime(a); ok {
+	if t, ok := apitype.ParseTime(a); ok {
 		return nil, t, nil
 	}
 	return nil, 0, fmt.Errorf("timeline anchor %q (want a record ID, S<session id> or an ISO time): %w", a, ErrNotFound)
 }
 
-func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any) (*Hit, error) {
-	h := Hit{Kind: k.kind}
+func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any) (*apitype.Hit, error) {
+	h := apitype.Hit{Kind: k.kind}
 	err := s.queryRow(ctx, "SELECT "+k.hitCols()+" FROM "+
 		k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
 		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
@@ -174,25 +152,4 @@ func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any
 	}
 	h.Title = oneLine(h.Title)
 	return &h, nil
-}
-
-// timeLayouts are the ISO forms accepted for anchors and --since/--until.
-var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
-
-// ParseTimeFilter parses a --since/--until value: epoch milliseconds or what ParseTime takes.
-func ParseTimeFilter(s string) (int64, bool) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return n, true
-	}
-	return ParseTime(s)
-}
-
-// ParseTime parses an ISO date or date-time (UTC unless it carries a zone) into epoch ms.
-func ParseTime(s string) (int64, bool) {
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UnixMilli(), true
-		}
-	}
-	return 0, false
 }

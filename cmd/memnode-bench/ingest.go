@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -53,7 +53,7 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	for s := range sessions {
 		sessions[s] = fmt.Sprintf("bench-%s-%x-%d", project, nonce, s)
 		// One prompt per session first, as UserPromptSubmit would send; not timed.
-		ev := hooks.Event{EventID: fmt.Sprintf("%x-p%d", nonce, s), Kind: memory.KindPrompt, Platform: "claude-code",
+		ev := apitype.Event{EventID: fmt.Sprintf("%x-p%d", nonce, s), Kind: memory.KindPrompt, Platform: "claude-code",
 			SessionID: sessions[s], Project: project, Cwd: cwd, At: time.Now().UTC(),
 			Prompt: "make the test suite pass and speed up the store"}
 		if _, err := h.do(ctx, http.MethodPost, "/api/events", mustJSON(ev)); err != nil {
@@ -94,7 +94,7 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 				t := time.Now()
 				b, err := h.do(ctx, http.MethodPost, "/api/events", bodies[i])
 				took := time.Since(t)
-				var rep hooks.EventReply
+				var rep apitype.EventReply
 				if err == nil {
 					err = json.Unmarshal(b, &rep)
 				}
@@ -170,7 +170,7 @@ func (h *harness) drain(ctx context.Context, limit time.Duration) (nodeStatus, e
 
 // observationEvent is a Bash tool call like the anchor's load generator sends to
 // claude-mem: a distinct test command and ~40 words of output.
-func observationEvent(w *words, id, session, project, cwd string, i int) hooks.Event {
+func observationEvent(w *words, id, session, project, cwd string, i int) apitype.Event {
 	in := mustJSON(map[string]string{
 		"command":     fmt.Sprintf("go test ./pkg/%s/... -run Test%d", w.pick(), i),
 		"description": "run tests",
@@ -181,7 +181,7 @@ func observationEvent(w *words, id, session, project, cwd string, i int) hooks.E
 		"interrupted": false,
 		"isImage":     false,
 	})
-	return hooks.Event{EventID: id, Kind: memory.KindObservation, Platform: "claude-code", SessionID: session,
+	return apitype.Event{EventID: id, Kind: memory.KindObservation, Platform: "claude-code", SessionID: session,
 		Project: project, Cwd: cwd, At: time.Now().UTC(), ToolName: "Bash",
 		ToolUseID: "toolu_bench_" + id, ToolInput: in, ToolResponse: out}
 }

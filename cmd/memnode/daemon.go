@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/node"
 )
@@ -76,8 +76,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // health asks the node at env's port; ok is false when nothing memnode answers there.
-func health(ctx context.Context, env *cliEnv) (api.Health, bool) {
-	var h api.Health
+func health(ctx context.Context, env *cliEnv) (apitype.Health, bool) {
+	var h apitype.Health
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(env)+"/health", nil)
@@ -93,7 +93,7 @@ func health(ctx context.Context, env *cliEnv) (api.Health, bool) {
 }
 
 // ourNode reports whether the node answering on the port serves this data dir.
-func ourNode(h api.Health, env *cliEnv) bool { return h.DataDir == env.DataDir }
+func ourNode(h apitype.Health, env *cliEnv) bool { return h.DataDir == env.DataDir }
 
 // startNode starts the node detached if it is not running and waits until it is ready.
 func startNode(ctx context.Context, env *cliEnv) error {

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/replica"
-	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
 )
 
@@ -150,10 +150,10 @@ func (n *syncNode) rodb() *sql.DB {
 
 // find returns n's observation hits for word: through `memnode search --json` when the CLI
 // has it, else through the same FTS index read straight from the database.
-func (n *syncNode) find(cli bool, word string) []search.Hit {
+func (n *syncNode) find(cli bool, word string) []apitype.Hit {
 	n.tb.Helper()
 	if cli {
-		var res search.Results
+		var res apitype.Results
 		out := n.mustRun(nil, "search", word, "--type", "observations", "--json")
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			n.tb.Fatalf("%s: search --json: %v\n%s", n.name, err, out)
@@ -169,9 +169,9 @@ func (n *syncNode) find(cli bool, word string) []search.Hit {
 		n.tb.Fatalf("%s: search db: %v", n.name, err)
 	}
 	defer rows.Close()
-	var hits []search.Hit
+	var hits []apitype.Hit
 	for rows.Next() {
-		h := search.Hit{Kind: "observation"}
+		h := apitype.Hit{Kind: "observation"}
 		if err := rows.Scan(&h.ID, &h.Title, &h.Origin, &h.Device); err != nil {
 			n.tb.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/importer"
-	"github.com/memnode/memnode/replica"
 )
 
 // importBatch is how many records go to the node per request: big enough to amortise the
@@ -107,13 +107,26 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	bar := &progress{w: env.Stderr, total: total, quiet: *quiet}
-	var sum replica.ImportResult
+	var sum apitype.ImportResult
 	batch := make([]importer.Record, 0, importBatch)
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := with(ctx, conn, func(c *client.Client) (replica.ImportResult, error) { return c.Import(ctx, batch) })
+		var body bytes.Buffer
+		w := importer.NewWriter(&body)
+		for _, r := range batch {
+			if err := w.Write(r); err != nil {
+				return fmt.Errorf("encode import: %w", err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("encode import: %w", err)
+		}
+		// with retries once the node is started: each try reads the batch from its start.
+		res, err := with(ctx, conn, func(c *client.Client) (apitype.ImportResult, error) {
+			return c.Import(ctx, bytes.NewReader(body.Bytes()))
+		})
 		if err != nil {
 			return err
 		}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -23,11 +23,11 @@ import (
 type peersReadyBackend struct{}
 
 func (peersReadyBackend) Ready() bool { return true }
-func (peersReadyBackend) Ingest(context.Context, hooks.Event) (hooks.EventReply, error) {
-	return hooks.EventReply{}, nil
+func (peersReadyBackend) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
+	return apitype.EventReply{}, nil
 }
 func (peersReadyBackend) Context(context.Context, string, string) (string, error) { return "", nil }
-func (peersReadyBackend) ObservationsByFile(context.Context, string, []string, int) ([]hooks.FileObservation, error) {
+func (peersReadyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
 func (peersReadyBackend) Status(context.Context) (any, error) { return map[string]any{}, nil }

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/search"
 )
 
 // nodeConn is a client of the local node that starts the node once when it is not
@@ -65,24 +65,24 @@ func with[T any](ctx context.Context, n *nodeConn, fn func(*client.Client) (T, e
 }
 
 // nodeConn implements mcpserver.Memory.
-func (n *nodeConn) Search(ctx context.Context, q search.Query) (search.Results, error) {
-	return with(ctx, n, func(c *client.Client) (search.Results, error) { return c.Search(ctx, q) })
+func (n *nodeConn) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.Results, error) { return c.Search(ctx, q) })
 }
 
-func (n *nodeConn) Timeline(ctx context.Context, q search.TimelineQuery) (search.Timeline, error) {
-	return with(ctx, n, func(c *client.Client) (search.Timeline, error) { return c.Timeline(ctx, q) })
+func (n *nodeConn) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.Timeline, error) { return c.Timeline(ctx, q) })
 }
 
-func (n *nodeConn) Get(ctx context.Context, ids []string) (search.Records, error) {
-	return with(ctx, n, func(c *client.Client) (search.Records, error) { return c.Get(ctx, ids) })
+func (n *nodeConn) Get(ctx context.Context, ids []string) (apitype.Records, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.Records, error) { return c.Get(ctx, ids) })
 }
 
-func (n *nodeConn) SaveNote(ctx context.Context, note search.Note) (search.SaveResult, error) {
-	return with(ctx, n, func(c *client.Client) (search.SaveResult, error) { return c.SaveNote(ctx, note) })
+func (n *nodeConn) SaveNote(ctx context.Context, note apitype.Note) (apitype.SaveResult, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.SaveResult, error) { return c.SaveNote(ctx, note) })
 }
 
-func (n *nodeConn) Forget(ctx context.Context, ids []string) (search.ForgetResult, error) {
-	return with(ctx, n, func(c *client.Client) (search.ForgetResult, error) { return c.Forget(ctx, ids) })
+func (n *nodeConn) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.ForgetResult, error) { return c.Forget(ctx, ids) })
 }
 
 // parseMixed parses flags that may come after positional arguments
@@ -126,7 +126,7 @@ func timeFlag(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	if t, ok := search.ParseTimeFilter(v); ok {
+	if t, ok := apitype.ParseTimeFilter(v); ok {
 		return t, nil
 	}
 	return 0, fmt.Errorf("--%s %q: want an ISO date/time (2026-10-01, 2026-10-01T09:00:00Z) or epoch ms", name, v)
@@ -134,7 +134,7 @@ func timeFlag(name, v string) (int64, error) {
 
 func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "search QUERY")
-	var q search.Query
+	var q apitype.SearchQuery
 	var obsTypes, since, until string
 	fs.StringVar(&q.Project, "project", "", "only this project")
 	fs.StringVar(&q.Type, "type", "all", "observations, sessions, prompts or all")
@@ -142,7 +142,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Device, "device", "", "only records that originated on this device (name or ID)")
 	fs.StringVar(&since, "since", "", "only records at or after this ISO date/time")
 	fs.StringVar(&until, "until", "", "only records before this ISO date/time")
-	fs.IntVar(&q.Limit, "limit", search.DefaultLimit, "rows to show")
+	fs.IntVar(&q.Limit, "limit", apitype.DefaultLimit, "rows to show")
 	fs.IntVar(&q.Offset, "offset", 0, "rows to skip")
 	fs.StringVar(&q.Order, "order", "relevance", "relevance, newest or oldest")
 	fs.StringVar(&q.Mode, "mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
@@ -171,7 +171,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stderr, "no matching records")
 		return 0
 	}
-	if err := search.WriteIndex(env.Stdout, res.Hits); err != nil {
+	if err := apitype.WriteIndex(env.Stdout, res.Hits); err != nil {
 		return fail(env, "write output: %v", err)
 	}
 	return 0
@@ -179,10 +179,10 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 
 func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "timeline ANCHOR")
-	var q search.TimelineQuery
+	var q apitype.TimelineQuery
 	fs.StringVar(&q.Query, "query", "", "anchor on the best match of this query instead")
-	fs.IntVar(&q.Before, "before", search.DefaultDepth, "records before the anchor")
-	fs.IntVar(&q.After, "after", search.DefaultDepth, "records after the anchor")
+	fs.IntVar(&q.Before, "before", apitype.DefaultDepth, "records before the anchor")
+	fs.IntVar(&q.After, "after", apitype.DefaultDepth, "records after the anchor")
 	fs.StringVar(&q.Project, "project", "", "only this project")
 	fs.StringVar(&q.Device, "device", "", "only records from this device")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -204,7 +204,7 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	if *asJSON {
 		return printJSON(env, tl)
 	}
-	if err := search.WriteIndex(env.Stdout, tl.Items); err != nil {
+	if err := apitype.WriteIndex(env.Stdout, tl.Items); err != nil {
 		return fail(env, "write output: %v", err)
 	}
 	return 0
@@ -228,7 +228,7 @@ func cmdGet(ctx context.Context, env *cliEnv, args []string) int {
 	if *asJSON {
 		return printJSON(env, recs)
 	}
-	if err := search.WriteRecords(env.Stdout, recs); err != nil {
+	if err := apitype.WriteRecords(env.Stdout, recs); err != nil {
 		return fail(env, "write output: %v", err)
 	}
 	if len(recs.Items) == 0 {

@@ -1,4 +1,4 @@
-package search
+package apitype
 
 import (
 	"fmt"
@@ -29,17 +29,18 @@ func IndexLine(h Hit) string {
 	if h.Anchor {
 		b.WriteString("> ")
 	}
-	fmt.Fprintf(&b, "%s  %s  %-9s %s  [%s", h.ID, FormatTime(h.Time), h.Type, clip(h.Title, maxTitleRunes), h.Project)
+	fmt.Fprintf(&b, "%s  %s  %-9s %s  [%s", h.ID, FormatTime(h.Time), h.Type, Clip(h.Title, maxTitleRunes), h.Project)
 	if d := h.Device; d != "" {
 		b.WriteString(" @" + d)
 	} else if h.Origin != "" {
-		b.WriteString(" @" + clip(h.Origin, 12))
+		b.WriteString(" @" + Clip(h.Origin, 12))
 	}
 	b.WriteString("]")
 	return b.String()
 }
 
-func clip(s string, n int) string {
+// Clip shortens s to at most n runes, marking the cut with "…".
+func Clip(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

@@ -1,4 +1,4 @@
-package hooks
+package apitype
 
 import (
 	"encoding/json"
@@ -18,12 +18,12 @@ type Event struct {
 	Cwd       string    `json:"cwd,omitempty"`
 	At        time.Time `json:"at"`
 
-	// KindPrompt. Private is true when the whole prompt was private: nothing of it is
+	// memory.KindPrompt. Private is true when the whole prompt was private: nothing of it is
 	// stored, and the tool calls of that turn are skipped by the node.
 	Prompt  string `json:"prompt,omitempty"`
 	Private bool   `json:"private,omitempty"`
 
-	// KindObservation.
+	// memory.KindObservation.
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 	ToolInput    json.RawMessage `json:"tool_input,omitempty"`
@@ -31,10 +31,10 @@ type Event struct {
 	AgentID      string          `json:"agent_id,omitempty"`
 	AgentType    string          `json:"agent_type,omitempty"`
 
-	// KindSummarize.
+	// memory.KindSummarize.
 	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
 
-	// KindSessionStart / KindSessionEnd: Claude Code's source / reason.
+	// memory.KindSessionStart / memory.KindSessionEnd: Claude Code's source / reason.
 	Reason string `json:"reason,omitempty"`
 }
 

@@ -1,0 +1,175 @@
+package apitype
+
+import "github.com/memnode/memnode/memory"
+
+// Record kinds of Hit.Kind and Item.Kind.
+const (
+	KindObservation = "observation"
+	KindSummary     = "summary"
+	KindPrompt      = "prompt"
+)
+
+// Defaults the node applies when a request leaves a bound out.
+const (
+	DefaultLimit = 20 // SearchQuery.Limit
+	DefaultDepth = 10 // TimelineQuery.Before and After
+	MaxGet       = 100
+)
+
+// SearchQuery is GET /api/search; each field is the query parameter named by its tag
+// (ObsTypes comma-joined, Since/Until epoch ms or an ISO date/time).
+type SearchQuery struct {
+	Text     string   `json:"query,omitempty"`
+	Project  string   `json:"project,omitempty"`
+	Type     string   `json:"type,omitempty"`     // all (default), observations, sessions, prompts
+	ObsTypes []string `json:"obs_type,omitempty"` // bugfix, decision, …: observations only
+	Device   string   `json:"device,omitempty"`   // origin ID or device name
+	Since    int64    `json:"since,omitempty"`    // epoch ms, inclusive
+	Until    int64    `json:"until,omitempty"`    // epoch ms, exclusive
+	Limit    int      `json:"limit,omitempty"`
+	Offset   int      `json:"offset,omitempty"`
+	Order    string   `json:"order,omitempty"` // relevance (default with text), newest, oldest
+	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
+	// embedded observations, else fts).
+	Mode string `json:"mode,omitempty"`
+}
+
+// Hit is one row of the compact index: enough to decide whether to look closer.
+type Hit struct {
+	Kind      string  `json:"kind"`
+	ID        string  `json:"id"`
+	Time      int64   `json:"time"` // epoch ms
+	Type      string  `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
+	Title     string  `json:"title"`
+	Project   string  `json:"project"`
+	SessionID string  `json:"session_id,omitempty"`
+	Origin    string  `json:"origin,omitempty"`
+	Device    string  `json:"device,omitempty"` // the origin's device name when known
+	Score     float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
+	Anchor    bool    `json:"anchor,omitempty"` // timeline: the anchor item
+}
+
+// Results is the answer of GET /api/search.
+type Results struct {
+	Query string `json:"query"`
+	// Mode says how the text was matched: "all" (every term), "all+any" (too few hits had
+	// every term, so hits with any term follow), "recent" (no text), "none" (nothing
+	// searchable in the text).
+	Mode string `json:"mode"`
+	// Ranking is the ranking used for a text query: fts, vector or hybrid.
+	Ranking string `json:"ranking,omitempty"`
+	Hits    []Hit  `json:"hits"`
+}
+
+// TimelineQuery is GET /api/timeline: the records around an anchor — a record ID,
+// "S<session id>", an RFC 3339 / ISO date(-time), or, when Anchor is empty, the top hit of
+// Query.
+type TimelineQuery struct {
+	Anchor  string `json:"anchor,omitempty"`
+	Query   string `json:"query,omitempty"`
+	Before  int    `json:"before,omitempty"`
+	After   int    `json:"after,omitempty"`
+	Project string `json:"project,omitempty"`
+	Device  string `json:"device,omitempty"`
+}
+
+// Timeline is the answer of GET /api/timeline: observations, prompts and summaries
+// interleaved in time order.
+type Timeline struct {
+	// AnchorID is the anchor record ("" for a time anchor); AnchorTime its time.
+	AnchorID   string `json:"anchor_id,omitempty"`
+	AnchorTime int64  `json:"anchor_time"`
+	Items      []Hit  `json:"items"`
+}
+
+// IDs is the body of POST /api/records/batch and POST /api/forget.
+type IDs struct {
+	IDs []string `json:"ids"`
+}
+
+// Item is one full record.
+type Item struct {
+	Kind        string              `json:"kind"`
+	Device      string              `json:"device,omitempty"`
+	Observation *memory.Observation `json:"observation,omitempty"`
+	Summary     *memory.Summary     `json:"summary,omitempty"`
+	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
+}
+
+// Records is the answer of POST /api/records/batch: the records found, in the order asked,
+// and the IDs that name nothing (never stored, or forgotten).
+type Records struct {
+	Items   []Item   `json:"items"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// ForgetResult is the answer of POST /api/forget.
+type ForgetResult struct {
+	Requested int `json:"requested"`
+	Found     int `json:"found"` // IDs that named a record this replica knew
+}
+
+// Note is the body of POST /api/memories: a memory saved by hand (the MCP save_memory
+// tool, or `memnode save`).
+type Note struct {
+	Text    string `json:"text"`
+	Title   string `json:"title,omitempty"`
+	Project string `json:"project"`
+	Type    string `json:"type,omitempty"` // default "note"
+}
+
+// SaveResult is the answer of POST /api/memories.
+type SaveResult struct {
+	ID        string `json:"id,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// ImportResult is the answer of POST /api/import: what one batch added.
+type ImportResult struct {
+	Devices      int `json:"devices"`
+	Sessions     int `json:"sessions"`
+	Prompts      int `json:"prompts"`
+	Observations int `json:"observations"`
+	Summaries    int `json:"summaries"`
+	Tombstones   int `json:"tombstones"`
+	Skipped      int `json:"skipped"`
+}
+
+// Add accumulates another result.
+func (a *ImportResult) Add(b ImportResult) {
+	a.Devices += b.Devices
+	a.Sessions += b.Sessions
+	a.Prompts += b.Prompts
+	a.Observations += b.Observations
+	a.Summaries += b.Summaries
+	a.Tombstones += b.Tombstones
+	a.Skipped += b.Skipped
+}
+
+// ExportEnd is the trailer line that ends a complete GET /api/export stream.
+type ExportEnd struct {
+	Kind  string `json:"kind"` // "end"
+	Count int    `json:"count"`
+}
+
+// Health is the body of GET /health (no token needed).
+type Health struct {
+	Status  string `json:"status"`
+	Ready   bool   `json:"ready"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	DataDir string `json:"data_dir"`
+	// API is the node's Version; 0 from a node older than this field.
+	API int `json:"api,omitempty"`
+}
+
+// Error is the body of every error answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// SemanticRequest is the body of POST /api/context/semantic.
+type SemanticRequest struct {
+	Prompt  string `json:"prompt"`
+	Project string `json:"project"`
+}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
@@ -98,7 +99,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Compressor == nil {
-		cfg.Compressor = ai.NewOffline()
+		cfg.Compressor = offline.New()
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = linger

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/ai/offline"
 )
 
 func BenchmarkParseObservations(b *testing.B) {
@@ -74,12 +74,12 @@ func TestChainWithRealOfflineFallback(t *testing.T) {
 	f := newFakeAPI(t, "gemini", "k")
 	p := f.provider(time.Second)
 	f.setKey("other")
-	ch, err := NewChain(ChainConfig{Compressors: []*Compressor{newTestCompressor(t, p, &sleepRecorder{})}, Fallback: ai.NewOffline()})
+	ch, err := NewChain(ChainConfig{Compressors: []*Compressor{newTestCompressor(t, p, &sleepRecorder{})}, Fallback: offline.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	obs, u, err := ch.Observe(context.Background(), toolCalls(2, "s"))
-	if err != nil || len(obs) == 0 || u.Model != ai.NewOffline().Name() {
+	if err != nil || len(obs) == 0 || u.Model != offline.New().Name() {
 		t.Fatalf("obs %d usage %+v err %v", len(obs), u, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/ai/llm"
+	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/keys"
 )
 
@@ -15,7 +16,7 @@ import (
 // key is left out with a warning (the node still runs).
 func buildCompressor(env *cliEnv, log *slog.Logger) (ai.Compressor, error) {
 	s := env.Settings
-	offline := ai.NewOffline()
+	offline := offline.New()
 	if len(s.AIProviders) == 0 {
 		return offline, nil
 	}

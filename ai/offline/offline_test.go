@@ -1,4 +1,4 @@
-package ai
+package offline
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -21,14 +22,14 @@ var privateTag = regexp.MustCompile(`(?s)<private>.*?</private>`)
 func stripPrivate(s string) string { return privateTag.ReplaceAllString(s, "") }
 
 // fixtureCalls reads the observation events of the Claude Code fixture session.
-func fixtureCalls(tb testing.TB) []ToolCall {
+func fixtureCalls(tb testing.TB) []ai.ToolCall {
 	tb.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "fixtures", "claude-code", "session.jsonl"))
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "fixtures", "claude-code", "session.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	var calls []ToolCall
+	var calls []ai.ToolCall
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -48,7 +49,7 @@ func fixtureCalls(tb testing.TB) []ToolCall {
 		if ev.Event != "observation" {
 			continue
 		}
-		calls = append(calls, ToolCall{
+		calls = append(calls, ai.ToolCall{
 			SessionID:    ev.Payload.SessionID,
 			Project:      "demo-app",
 			Cwd:          ev.Payload.Cwd,
@@ -70,7 +71,7 @@ func fixtureCalls(tb testing.TB) []ToolCall {
 // fixtureLastMessage returns the text of the last assistant message of the transcript.
 func fixtureLastMessage(tb testing.TB) string {
 	tb.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", "claude-code", "transcript.jsonl"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "claude-code", "transcript.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -111,9 +112,9 @@ func fixtureLastMessage(tb testing.TB) string {
 	return last
 }
 
-func observeAll(tb testing.TB, calls []ToolCall) []Observation {
+func observeAll(tb testing.TB, calls []ai.ToolCall) []ai.Observation {
 	tb.Helper()
-	obs, usage, err := NewOffline().Observe(context.Background(), calls)
+	obs, usage, err := New().Observe(context.Background(), calls)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestOfflineFixtureSessionTellsTheStory(t *testing.T) {
 		t.Fatalf("got %d observations, want 5 (none of the fixture calls is worthless)", len(obs))
 	}
 
-	var edit, tests *Observation
+	var edit, tests *ai.Observation
 	var modified []string
 	for i := range obs {
 		o := &obs[i]
@@ -192,7 +193,7 @@ func TestOfflineFixtureSessionTellsTheStory(t *testing.T) {
 		}
 	}
 
-	sum, usage, err := NewOffline().Summarize(context.Background(), SessionInput{
+	sum, usage, err := New().Summarize(context.Background(), ai.SessionInput{
 		SessionID:            "5f0c9a3e",
 		Project:              "demo-app",
 		Request:              fixturePrompt,
@@ -239,7 +240,7 @@ func containsStr(list []string, s string) bool {
 }
 
 // checkBounded asserts the compactness bounds every observation must meet.
-func checkBounded(tb testing.TB, o Observation) {
+func checkBounded(tb testing.TB, o ai.Observation) {
 	tb.Helper()
 	runes := func(s string) int { return len([]rune(s)) }
 	switch o.Type {

@@ -1,4 +1,4 @@
-package ai
+package offline
 
 import (
 	"strconv"

@@ -1,10 +1,12 @@
-package ai
+package offline
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/ai"
 )
 
 // FuzzOfflineObserve feeds arbitrary tool calls to the offline compressor: it must never
@@ -13,8 +15,8 @@ import (
 func FuzzOfflineObserve(f *testing.F) {
 	f.Add("Edit", []byte(`{"file_path":"/a/b.go","old_string":"x","new_string":"if y {"}`), []byte(`{}`), "fix", "/a")
 	f.Fuzz(func(t *testing.T, tool string, input, response []byte, prompt, cwd string) {
-		c := ToolCall{ToolName: tool, Cwd: cwd, Prompt: prompt, ToolInput: input, ToolResponse: response}
-		obs, _, err := NewOffline().Observe(context.Background(), []ToolCall{c})
+		c := ai.ToolCall{ToolName: tool, Cwd: cwd, Prompt: prompt, ToolInput: input, ToolResponse: response}
+		obs, _, err := New().Observe(context.Background(), []ai.ToolCall{c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +36,7 @@ func FuzzOfflineObserve(f *testing.F) {
 func FuzzOfflineSummarize(f *testing.F) {
 	f.Add("Fixed: x because y. Next: z.")
 	f.Fuzz(func(t *testing.T, msg string) {
-		s, _, err := NewOffline().Summarize(context.Background(), SessionInput{Request: msg, LastAssistantMessage: msg})
+		s, _, err := New().Summarize(context.Background(), ai.SessionInput{Request: msg, LastAssistantMessage: msg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,12 +52,12 @@ func FuzzOfflineSummarize(f *testing.F) {
 }
 
 // benchCalls are ordinary payloads, one per common tool kind.
-func benchCalls(b *testing.B) map[string]ToolCall {
+func benchCalls(b *testing.B) map[string]ai.ToolCall {
 	b.Helper()
 	fixture := fixtureCalls(b)
 	gotest := "--- FAIL: TestExpiredTokenReturns401 (0.00s)\n    middleware_test.go:42: status = 500, want 401\nFAIL\nFAIL\tdemo-app/internal/auth\t0.311s\n"
 	large := strings.Repeat(goServer, 160) // ~100 KB source file
-	return map[string]ToolCall{
+	return map[string]ai.ToolCall{
 		"read":      fixture[0],
 		"edit":      fixture[1],
 		"bash-test": fixture[2],
@@ -72,11 +74,11 @@ func benchCalls(b *testing.B) map[string]ToolCall {
 // BenchmarkOfflineObserve measures one tool call per op; "session" is the five calls of
 // the fixture session per op, reported per call as ns/call.
 func BenchmarkOfflineObserve(b *testing.B) {
-	c := NewOffline()
+	c := New()
 	ctx := context.Background()
 	calls := benchCalls(b)
 	for _, name := range []string{"read", "edit", "bash-test", "bash-curl", "bash-fail", "grep", "write", "mcp", "read-100KB"} {
-		one := []ToolCall{calls[name]}
+		one := []ai.ToolCall{calls[name]}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -99,13 +101,13 @@ func BenchmarkOfflineObserve(b *testing.B) {
 }
 
 func BenchmarkOfflineSummarize(b *testing.B) {
-	c := NewOffline()
+	c := New()
 	ctx := context.Background()
 	obs, _, err := c.Observe(ctx, fixtureCalls(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := SessionInput{Request: fixturePrompt, LastAssistantMessage: fixtureLastMessage(b), Observations: obs}
+	in := ai.SessionInput{Request: fixturePrompt, LastAssistantMessage: fixtureLastMessage(b), Observations: obs}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := c.Summarize(ctx, in); err != nil {

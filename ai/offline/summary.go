@@ -1,9 +1,11 @@
-package ai
+package offline
 
 import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/memnode/memnode/ai"
 )
 
 // Bounds of an offline summary.
@@ -338,19 +340,19 @@ func filler(s string) bool {
 	return len(s) < 4
 }
 
-// Summarize implements Compressor: the sentences of the last assistant message are sorted
+// Summarize implements ai.Compressor: the sentences of the last assistant message are sorted
 // into learned / completed / next steps / notes by labels, headings and cue words; what was
 // investigated and changed comes from the session's observations.
-func (*Offline) Summarize(ctx context.Context, in SessionInput) (Summary, Usage, error) {
-	usage := Usage{Model: OfflineModel}
+func (*Compressor) Summarize(ctx context.Context, in ai.SessionInput) (ai.Summary, ai.Usage, error) {
+	usage := ai.Usage{Model: Model}
 	if err := ctx.Err(); err != nil {
-		return Summary{}, usage, fmt.Errorf("summarize session: %w", err)
+		return ai.Summary{}, usage, fmt.Errorf("summarize session: %w", err)
 	}
 	return summarize(in), usage, nil
 }
 
-func summarize(in SessionInput) Summary {
-	var sum Summary
+func summarize(in ai.SessionInput) ai.Summary {
+	var sum ai.Summary
 	sum.Request = clip(in.Request, maxRequest)
 
 	buckets := map[string][]string{}

@@ -1,4 +1,4 @@
-package ai
+package offline
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -37,7 +38,7 @@ type obsWant struct {
 	factsLackText string // no fact may contain this
 }
 
-func checkObs(t *testing.T, calls []ToolCall, w obsWant) {
+func checkObs(t *testing.T, calls []ai.ToolCall, w obsWant) {
 	t.Helper()
 	obs := observeAll(t, calls)
 	if w.skip {
@@ -84,9 +85,9 @@ func checkObs(t *testing.T, calls []ToolCall, w obsWant) {
 	}
 }
 
-func call(tb testing.TB, tool, prompt string, in, resp any) ToolCall {
+func call(tb testing.TB, tool, prompt string, in, resp any) ai.ToolCall {
 	tb.Helper()
-	c := ToolCall{SessionID: "s1", Project: "demo-app", Cwd: cwd, ToolName: tool, Prompt: prompt}
+	c := ai.ToolCall{SessionID: "s1", Project: "demo-app", Cwd: cwd, ToolName: tool, Prompt: prompt}
 	switch v := in.(type) {
 	case nil:
 	case json.RawMessage:
@@ -159,7 +160,7 @@ async def refresh(token):
 func TestOfflineRead(t *testing.T) {
 	tests := []struct {
 		name string
-		call ToolCall
+		call ai.ToolCall
 		want obsWant
 	}{
 		{"go file", call(t, "Read", "", m{"file_path": cwd + "/internal/server/server.go"},
@@ -191,14 +192,14 @@ func TestOfflineRead(t *testing.T) {
 			obsWant{factsHave: []string{"defines: b"}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ToolCall{tt.call}, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ai.ToolCall{tt.call}, tt.want) })
 	}
 }
 
 func TestOfflineEdit(t *testing.T) {
 	tests := []struct {
 		name string
-		call ToolCall
+		call ai.ToolCall
 		want obsWant
 	}{
 		{"feature adds a function", call(t, "Edit", "Add rate limiting to the login handler",
@@ -251,7 +252,7 @@ func TestOfflineEdit(t *testing.T) {
 			obsWant{modified: []string{"lib/util.js"}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ToolCall{tt.call}, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ai.ToolCall{tt.call}, tt.want) })
 	}
 }
 
@@ -259,7 +260,7 @@ func TestOfflineWrite(t *testing.T) {
 	testFile := "package auth\n\nimport \"testing\"\n\nfunc TestExpiredTokenReturns401(t *testing.T) {\n\tt.Fatal(\"todo\")\n}\n"
 	tests := []struct {
 		name string
-		call ToolCall
+		call ai.ToolCall
 		want obsWant
 	}{
 		{"create under a bug prompt", call(t, "Write", fixturePrompt,
@@ -278,11 +279,11 @@ func TestOfflineWrite(t *testing.T) {
 			obsWant{typ: memory.TypeFeature, factsHave: []string{"sections: Auth, Tokens"}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ToolCall{tt.call}, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ai.ToolCall{tt.call}, tt.want) })
 	}
 }
 
-func bashCall(tb testing.TB, prompt, cmd, desc string, resp any) ToolCall {
+func bashCall(tb testing.TB, prompt, cmd, desc string, resp any) ai.ToolCall {
 	tb.Helper()
 	in := m{"command": cmd}
 	if desc != "" {
@@ -299,7 +300,7 @@ func TestOfflineBash(t *testing.T) {
 	goFail := "--- FAIL: TestExpiredTokenReturns401 (0.00s)\n    middleware_test.go:42: status = 500, want 401\nFAIL\nFAIL\tdemo-app/internal/auth\t0.311s\nok  \tdemo-app/internal/user\t0.101s\nFAIL\n"
 	tests := []struct {
 		name string
-		call ToolCall
+		call ai.ToolCall
 		want obsWant
 	}{
 		{"go test fails", bashCall(t, fixturePrompt, "go test ./...", "Run all tests", out(goFail, "")),
@@ -348,14 +349,14 @@ func TestOfflineBash(t *testing.T) {
 		{"cd chain is skipped", bashCall(t, "", "cd internal && cd auth", "", out("", "")), obsWant{skip: true}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ToolCall{tt.call}, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ai.ToolCall{tt.call}, tt.want) })
 	}
 }
 
 func TestOfflineSearchAndOtherTools(t *testing.T) {
 	tests := []struct {
 		name string
-		call ToolCall
+		call ai.ToolCall
 		want obsWant
 	}{
 		{"grep files", call(t, "Grep", "", m{"pattern": "ErrTokenExpired", "path": cwd, "glob": "*.go"},
@@ -403,7 +404,7 @@ func TestOfflineSearchAndOtherTools(t *testing.T) {
 			obsWant{title: "List internal", factsHave: []string{"entries"}}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ToolCall{tt.call}, tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkObs(t, []ai.ToolCall{tt.call}, tt.want) })
 	}
 }
 
@@ -427,17 +428,17 @@ func TestOfflineMalformedPayloads(t *testing.T) {
 	}
 	tools := []string{"Read", "Edit", "MultiEdit", "Write", "Bash", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "Task",
 		"NotebookEdit", "ExitPlanMode", "AskUserQuestion", "mcp__x__y", "mcp__", "Whatever", "read_file"}
-	var calls []ToolCall
+	var calls []ai.ToolCall
 	for _, tool := range tools {
 		for _, in := range small {
 			for _, resp := range small {
-				calls = append(calls, ToolCall{ToolName: tool, Cwd: "/x", ToolInput: in, ToolResponse: resp, Prompt: "fix \xff"})
+				calls = append(calls, ai.ToolCall{ToolName: tool, Cwd: "/x", ToolInput: in, ToolResponse: resp, Prompt: "fix \xff"})
 			}
 		}
 		for _, p := range big {
 			calls = append(calls,
-				ToolCall{ToolName: tool, Cwd: "/x", ToolInput: p, ToolResponse: small[1], Prompt: binaryish},
-				ToolCall{ToolName: tool, Cwd: "/x", ToolInput: small[9], ToolResponse: p})
+				ai.ToolCall{ToolName: tool, Cwd: "/x", ToolInput: p, ToolResponse: small[1], Prompt: binaryish},
+				ai.ToolCall{ToolName: tool, Cwd: "/x", ToolInput: small[9], ToolResponse: p})
 		}
 	}
 	obs := observeAll(t, calls)
@@ -458,7 +459,7 @@ func TestOfflineMalformedPayloads(t *testing.T) {
 func TestOfflineDeterministicAndConcurrent(t *testing.T) {
 	calls := fixtureCalls(t)
 	first := dump(t, observeAll(t, calls))
-	c := NewOffline()
+	c := New()
 	errs := make(chan error, 8)
 	for range 8 {
 		go func() {
@@ -485,16 +486,16 @@ const errDiffers = testErr("concurrent Observe gave a different result")
 func TestOfflineObserveHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := NewOffline().Observe(ctx, fixtureCalls(t)); err == nil {
+	if _, _, err := New().Observe(ctx, fixtureCalls(t)); err == nil {
 		t.Fatal("Observe with a cancelled context succeeded")
 	}
-	if _, _, err := NewOffline().Summarize(ctx, SessionInput{}); err == nil {
+	if _, _, err := New().Summarize(ctx, ai.SessionInput{}); err == nil {
 		t.Fatal("Summarize with a cancelled context succeeded")
 	}
 }
 
 func TestOfflineNameAndEstimate(t *testing.T) {
-	if got := NewOffline().Name(); got != "offline" {
+	if got := New().Name(); got != "offline" {
 		t.Errorf("Name() = %q", got)
 	}
 	for s, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, strings.Repeat("x", 400): 100} {
@@ -505,7 +506,7 @@ func TestOfflineNameAndEstimate(t *testing.T) {
 }
 
 func TestOfflineBatchSkipsWorthlessCalls(t *testing.T) {
-	calls := []ToolCall{
+	calls := []ai.ToolCall{
 		bashCall(t, "", "pwd", "", out(cwd+"\n", "")),
 		call(t, "TodoWrite", "", m{"todos": []m{}}, m{}),
 		fixtureCalls(t)[0],
@@ -516,7 +517,7 @@ func TestOfflineBatchSkipsWorthlessCalls(t *testing.T) {
 		t.Fatalf("got %s, want only the Read", dump(t, obs))
 	}
 	// A failing quiet command is kept: the failure is worth remembering.
-	failed := observeAll(t, []ToolCall{call(t, "Bash", "", m{"command": "cd nowhere"}, m{"stdout": "", "stderr": "cd: no such file or directory: nowhere", "exit_code": 1})})
+	failed := observeAll(t, []ai.ToolCall{call(t, "Bash", "", m{"command": "cd nowhere"}, m{"stdout": "", "stderr": "cd: no such file or directory: nowhere", "exit_code": 1})})
 	if len(failed) != 1 || !strings.Contains(strings.Join(failed[0].Facts, " "), "exit 1") {
 		t.Fatalf("failed cd: %s", dump(t, failed))
 	}

@@ -1,4 +1,4 @@
-package ai
+package offline
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
 )
 
-func summarizeT(t *testing.T, in SessionInput) Summary {
+func summarizeT(t *testing.T, in ai.SessionInput) ai.Summary {
 	t.Helper()
-	s, usage, err := NewOffline().Summarize(context.Background(), in)
+	s, usage, err := New().Summarize(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if usage != (Usage{Model: "offline"}) {
+	if usage != (ai.Usage{Model: "offline"}) {
 		t.Errorf("usage = %+v", usage)
 	}
 	for name, v := range map[string]string{"request": s.Request, "investigated": s.Investigated, "learned": s.Learned,
@@ -42,7 +43,7 @@ func TestOfflineSummarizeMarkdown(t *testing.T) {
 		"- Consider adding a lint rule.\n\n" +
 		"Note: the old keys expire after 24h.\n" +
 		"Let me know if you want anything else!"
-	s := summarizeT(t, SessionInput{Request: "Users see other tenants' data", LastAssistantMessage: msg})
+	s := summarizeT(t, ai.SessionInput{Request: "Users see other tenants' data", LastAssistantMessage: msg})
 	mustContain(t, "learned", s.Learned, "ignored the tenant ID, so users saw each other's data")
 	mustContain(t, "completed", s.Completed, "Added tenantID to the cache key in cache/key.go", "Updated the tests in key_test.go")
 	mustContain(t, "next steps", s.NextSteps, "Flush the production cache", "lint rule")
@@ -62,7 +63,7 @@ func TestOfflineSummarizeCueWords(t *testing.T) {
 	msg := "I looked at the retry loop in worker.go. The worker retried forever because the backoff was never reset. " +
 		"I changed it to reset after a success and added a cap of 5 attempts. The flaky test now passes. " +
 		"We should also add a metric for retries. Would you like me to open a PR?"
-	s := summarizeT(t, SessionInput{LastAssistantMessage: msg})
+	s := summarizeT(t, ai.SessionInput{LastAssistantMessage: msg})
 	mustContain(t, "investigated", s.Investigated, "I looked at the retry loop in worker.go.")
 	mustContain(t, "learned", s.Learned, "retried forever because the backoff was never reset")
 	mustContain(t, "completed", s.Completed, "added a cap of 5 attempts", "The flaky test now passes.")
@@ -73,14 +74,14 @@ func TestOfflineSummarizeCueWords(t *testing.T) {
 }
 
 func TestOfflineSummarizeFromObservations(t *testing.T) {
-	obs := []Observation{
+	obs := []ai.Observation{
 		{Type: memory.TypeDiscovery, Title: "Read internal/queue/worker.go", FilesRead: []string{"internal/queue/worker.go"}},
 		{Type: memory.TypeDiscovery, Title: `Search "backoff": 3 matching files`, FilesRead: []string{"a.go", "b.go", "c.go"}},
 		{Type: memory.TypeBugfix, Title: "Edit internal/queue/worker.go: handle ErrPermanent", FilesModified: []string{"internal/queue/worker.go"}},
 		{Type: memory.TypeDiscovery, Title: "Tests pass: go test ./internal/queue/"},
 		{Type: memory.TypeDiscovery, Title: "Tests fail: go test ./..."},
 	}
-	s := summarizeT(t, SessionInput{Request: "fix the retry storm", Observations: obs})
+	s := summarizeT(t, ai.SessionInput{Request: "fix the retry storm", Observations: obs})
 	mustContain(t, "investigated", s.Investigated, "Read internal/queue/worker.go.", `Search "backoff": 3 matching files.`)
 	if strings.Contains(s.Investigated, "a.go") {
 		t.Errorf("search hits are listed as read files: %q", s.Investigated)
@@ -91,8 +92,8 @@ func TestOfflineSummarizeFromObservations(t *testing.T) {
 		t.Errorf("learned/next steps invented from nothing: %s", dump(t, s))
 	}
 
-	empty := summarizeT(t, SessionInput{})
-	if empty != (Summary{}) {
+	empty := summarizeT(t, ai.SessionInput{})
+	if empty != (ai.Summary{}) {
 		t.Errorf("empty input gave %+v", empty)
 	}
 }

@@ -1,4 +1,7 @@
-package ai
+// Package offline is memnode's default compressor: deterministic heuristics that turn a
+// canonical tool call (platform.Input's shape) into an observation and a session's last
+// message into a summary, with no key and no network.
+package offline
 
 import (
 	"bytes"
@@ -7,13 +10,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
 )
 
-// OfflineModel is the Usage.Model of the offline compressor.
-const OfflineModel = "offline"
+// Model is the ai.Usage.Model of the offline compressor.
+const Model = "offline"
 
-// Offline is the default Compressor: deterministic heuristics over the tool input and
+// Compressor is the default ai.Compressor: deterministic heuristics over the tool input and
 // response, no key, no network. It is stateless and safe for concurrent use.
 //
 // Each tool kind has its own reading (file outlines for reads, a line diff with new checks,
@@ -32,20 +36,20 @@ const OfflineModel = "offline"
 //   - an ExitPlanMode without a plan, an AskUserQuestion without answers, an LS that
 //     listed nothing;
 //   - calls with no (printable) tool name.
-type Offline struct{}
+type Compressor struct{}
 
-var _ Compressor = (*Offline)(nil)
+var _ ai.Compressor = (*Compressor)(nil)
 
-// NewOffline returns the offline compressor.
-func NewOffline() *Offline { return &Offline{} }
+// New returns the offline compressor.
+func New() *Compressor { return &Compressor{} }
 
-// Name implements Compressor.
-func (*Offline) Name() string { return OfflineModel }
+// Name implements ai.Compressor.
+func (*Compressor) Name() string { return Model }
 
-// Observe implements Compressor. Usage reports zero tokens: no model was asked.
-func (*Offline) Observe(ctx context.Context, calls []ToolCall) ([]Observation, Usage, error) {
-	usage := Usage{Model: OfflineModel}
-	out := make([]Observation, 0, len(calls))
+// Observe implements ai.Compressor. Usage reports zero tokens: no model was asked.
+func (*Compressor) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Observation, ai.Usage, error) {
+	usage := ai.Usage{Model: Model}
+	out := make([]ai.Observation, 0, len(calls))
 	for i := range calls {
 		if err := ctx.Err(); err != nil {
 			return nil, usage, fmt.Errorf("observe tool calls: %w", err)
@@ -59,9 +63,9 @@ func (*Offline) Observe(ctx context.Context, calls []ToolCall) ([]Observation, U
 
 // builder accumulates one observation and bounds it in finish.
 type builder struct {
-	call   *ToolCall
+	call   *ai.ToolCall
 	intent intent
-	obs    Observation
+	obs    ai.Observation
 	cc     concepts
 }
 
@@ -123,7 +127,7 @@ func (b *builder) promptContext(modifies bool) string {
 	}
 }
 
-func (b *builder) finish() Observation {
+func (b *builder) finish() ai.Observation {
 	o := b.obs
 	if o.Type == "" {
 		o.Type = memory.TypeDiscovery
@@ -164,15 +168,15 @@ func (b *builder) modType(l lang, d *editDiff, created bool) string {
 const maxPayload = 4 << 20
 
 // observeCall turns one call into an observation, or reports that it is worth nothing.
-func observeCall(c *ToolCall) (Observation, bool) {
+func observeCall(c *ai.ToolCall) (ai.Observation, bool) {
 	name := strings.TrimSpace(c.ToolName)
 	if clip(name, maxTitle) == "" {
-		return Observation{}, false
+		return ai.Observation{}, false
 	}
 	b := &builder{call: c, intent: promptIntent(c.Prompt)}
 	if len(c.ToolInput) > maxPayload {
 		if toolKind(name) == kindSkip {
-			return Observation{}, false
+			return ai.Observation{}, false
 		}
 		return b.oversized(name), true
 	}
@@ -185,7 +189,7 @@ func observeCall(c *ToolCall) (Observation, bool) {
 	var ok bool
 	switch kind := toolKind(name); kind {
 	case kindSkip:
-		return Observation{}, false
+		return ai.Observation{}, false
 	case kindRead:
 		ok = b.readFile()
 	case kindEdit:
@@ -216,7 +220,7 @@ func observeCall(c *ToolCall) (Observation, bool) {
 		ok = b.generic(name, "")
 	}
 	if !ok {
-		return Observation{}, false
+		return ai.Observation{}, false
 	}
 	if dropped {
 		b.fact("response of " + itoa(len(c.ToolResponse)) + " bytes not summarised")
@@ -260,7 +264,7 @@ func findStringField(raw []byte, key string) (string, bool) {
 
 // oversized describes a call whose input is too large to decode, from the file path that
 // a cheap scan of its head finds.
-func (b *builder) oversized(name string) Observation {
+func (b *builder) oversized(name string) ai.Observation {
 	b.obs.Title = name
 	in := b.call.ToolInput
 	for _, key := range [...]string{`"file_path"`, `"notebook_path"`, `"path"`} {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,6 +32,11 @@ type Config struct {
 	DefaultProject string
 	Version        string
 	Logger         *slog.Logger
+	// MaxLineBytes bounds one JSON-RPC line (default DefaultMaxLineBytes).
+	MaxLineBytes int
+	// DrainTimeout bounds how long calls read before EOF may take to be answered
+	// (default DefaultDrainTimeout).
+	DrainTimeout time.Duration
 }
 
 // Server is the MCP server. New → Run (blocks until the client hangs up or ctx ends).
@@ -56,6 +62,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.MaxLineBytes <= 0 {
+		cfg.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
 	}
 	s := &Server{cfg: cfg}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "memnode", Version: cfg.Version}, &mcp.ServerOptions{
@@ -94,9 +106,12 @@ func New(cfg Config) *Server {
 }
 
 // Run serves MCP over in/out (newline-delimited JSON-RPC) until the client disconnects or
-// ctx ends. Nothing else is ever written to out.
+// ctx ends. Nothing else is ever written to out. A malformed line is answered with a
+// JSON-RPC error and serving goes on; at EOF the calls already read are answered first.
 func (s *Server) Run(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	t := &lineTransport{in: in, out: out, maxLine: s.cfg.MaxLineBytes, drain: s.cfg.DrainTimeout}
+	err := s.srv.Run(ctx, t)
+	t.waitInputEnded()
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/embed/worker"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -76,7 +77,7 @@ type Node struct {
 	// lastEnqueue is when a hook event was last queued (UnixNano): workers hold back while
 	// events keep arriving (see settle).
 	lastEnqueue atomic.Int64
-	embedW      atomic.Pointer[embedWorker]
+	embedW      atomic.Pointer[worker.Worker]
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
 	closeMu     sync.Mutex
@@ -239,7 +240,7 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		}()
 	}
 	n.notify()
-	n.startEmbed(ctx, rep, svc)
+	n.startEmbed(rep, svc)
 	// A hook that could not reach the node (while it was starting, say) spools its event;
 	// the spool is read at start and then again every spoolRescan.
 	n.wg.Add(1)
@@ -301,6 +302,9 @@ func (n *Node) Close(ctx context.Context) error {
 		n.cancel()
 	}
 	n.wg.Wait()
+	if w := n.embedW.Load(); w != nil {
+		errs = append(errs, w.Close())
+	}
 	if rep := n.rep.Load(); rep != nil {
 		errs = append(errs, rep.Close())
 	}

@@ -180,3 +180,8 @@ func (d *Deferred) Export(ctx context.Context, w io.Writer, project string) (int
 func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
 	return call(d, func(s *Service) (apitype.ImportResult, error) { return s.Import(ctx, recs) })
 }
+
+// Related: see Searcher.Related.
+func (d *Deferred) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]apitype.Hit, error) {
+	return call(d, func(s *Service) ([]apitype.Hit, error) { return s.Related(ctx, text, project, limit, minScore) })
+}

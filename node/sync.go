@@ -77,7 +77,13 @@ func (n *Node) syncSummary(ctx context.Context) string {
 	if len(st.Devices) <= 1 {
 		return "on, not paired yet ('memnode peers invite' on this device, 'memnode peers join CODE' on another)"
 	}
-	return strconv.Itoa(len(st.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
+	line := strconv.Itoa(len(st.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
+	for _, d := range st.Devices {
+		if d.Error != "" {
+			line += "; error with " + d.Name + ": " + d.Error
+		}
+	}
+	return line
 }
 
 // peers serves the peers API routes from whatever sync node is running.

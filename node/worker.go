@@ -242,6 +242,9 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 		return err
 	}
 	b.States = append(b.States, st)
+	if k := b.ClipOversized(); k > 0 {
+		n.log.Warn("records clipped to the record size limit", "records", k, "limit_bytes", replica.MaxRecordSize)
+	}
 	res, err := rep.Commit(ctx, b)
 	if err != nil {
 		return err

@@ -49,6 +49,9 @@ type opWriter struct {
 }
 
 func (w *opWriter) append(ctx context.Context, kind, recordID, project string, hlc uint64, payload []byte) error {
+	if err := checkRecordSize(kind, recordID, payload); err != nil {
+		return err // one limit for every record, replicated or local-only
+	}
 	if project != "" && w.r.cfg.LocalOnly(project) {
 		return nil // local-only projects produce no ops: nothing of them can leave the device
 	}

@@ -174,7 +174,15 @@ type Node struct {
 type peerRun struct {
 	inflight bool
 	again    bool
+	// fails counts sessions in a row that reached the peer and then failed; lastErr is the
+	// cause of the latest. From failWarn on, the peer shows the error in Status.
+	fails   int
+	lastErr string
 }
+
+// failWarn is the number of failed sessions in a row after which a peer is in error: one
+// failure is a cut connection, three in a row are a cause that will not go away by itself.
+const failWarn = 3
 
 // Stats counts sync traffic since Start.
 type Stats struct {
@@ -506,10 +514,12 @@ func (n *Node) startSession(ctx context.Context, p peer.ID) {
 	go func() {
 		defer n.wg.Done()
 		for {
-			if err := n.runSession(ctx, p); err != nil && ctx.Err() == nil {
+			err := n.runSession(ctx, p)
+			if err != nil && ctx.Err() == nil {
 				n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
 			}
 			n.mu.Lock()
+			n.noteSessionLocked(p, pr, err, ctx.Err() != nil)
 			if pr.again && ctx.Err() == nil {
 				pr.again = false
 				n.mu.Unlock()
@@ -520,6 +530,26 @@ func (n *Node) startSession(ctx context.Context, p peer.ID) {
 			return
 		}
 	}()
+}
+
+// noteSessionLocked keeps the failure streak of a peer's sessions. An unreachable peer is not
+// an error (Status shows it dead); a session that reached the peer and failed is, and the
+// streak's first WARN names the cause once, not every retry.
+func (n *Node) noteSessionLocked(p peer.ID, pr *peerRun, err error, closing bool) {
+	switch {
+	case closing || errors.Is(err, errUnreachable):
+	case err == nil:
+		if pr.fails >= failWarn {
+			n.log.Info("sync with peer recovered", "peer", shortID(p))
+		}
+		pr.fails, pr.lastErr = 0, ""
+	default:
+		pr.fails++
+		pr.lastErr = err.Error()
+		if pr.fails == failWarn {
+			n.log.Warn("sync with peer keeps failing", "peer", shortID(p), "sessions", pr.fails, "err", err)
+		}
+	}
 }
 
 // learnAddrs puts every member's known addresses into the peerstore.

@@ -17,6 +17,10 @@ import (
 // ErrProtocol reports a peer that broke the session's state machine.
 var ErrProtocol = errors.New("sync protocol violation")
 
+// errUnreachable marks a session that could not open a stream: the peer is offline, which
+// Status shows as its state, not as a sync error.
+var errUnreachable = errors.New("peer unreachable")
+
 // conn is one side of a session stream, counting bytes for the traffic stats.
 type conn struct {
 	n *Node
@@ -113,7 +117,7 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 	defer cancel()
 	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, ProtocolSync)
 	if err != nil {
-		return fmt.Errorf("open sync stream: %w", err)
+		return fmt.Errorf("open sync stream: %w: %w", errUnreachable, err)
 	}
 	defer s.Close()
 	stop := context.AfterFunc(ctx, func() { s.Reset() })

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/memnode/memnode/replica"
 )
@@ -31,6 +32,9 @@ type PeerStatus struct {
 	// Ahead counts ops the peer had that this device still lacks.
 	Behind uint64 `json:"ops_behind"`
 	Ahead  uint64 `json:"ops_ahead"`
+	// Error is the cause of the latest session when several in a row reached the peer and
+	// failed (a record the peer refuses, a protocol error); empty while sync works.
+	Error string `json:"error,omitempty"`
 }
 
 // Status is the group as this device sees it.
@@ -77,6 +81,11 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 				ps.LastSync = &t
 			}
 			ps.Behind, ps.Ahead = diffVV(vv, n.state.RemoteVV[id])
+			if p, err := peer.Decode(id); err == nil {
+				if pr := n.peers[p]; pr != nil && pr.fails >= failWarn {
+					ps.Error = pr.lastErr
+				}
+			}
 		}
 		st.Devices = append(st.Devices, ps)
 	}

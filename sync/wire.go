@@ -27,7 +27,11 @@ const (
 const (
 	MaxMessageSize = 8 << 20 // one framed message
 	maxStringLen   = 64 << 10
-	maxBlobLen     = 4 << 20 // an op payload or a group state
+	maxBlobLen     = 4 << 20 // a group state
+	// maxPayloadLen bounds one op payload: far above replica.MaxRecordSize, which every
+	// record is checked against where it enters, so an op a replica accepted always
+	// travels, even one stored before that limit existed (up to this size).
+	maxPayloadLen  = MaxMessageSize - 1<<20
 	maxListLen     = 100_000
 	opsMessageSoft = 2 << 20 // a sender starts a new Ops message past this many bytes
 )
@@ -177,7 +181,7 @@ func (d *decoder) optBytes() []byte {
 	if n == 0 || d.err != nil {
 		return nil
 	}
-	return d.raw(n-1, maxBlobLen)
+	return d.raw(n-1, maxPayloadLen)
 }
 
 // count reads a list length, refusing lengths that the remaining bytes cannot hold (every

@@ -124,6 +124,11 @@ func printPeers(w io.Writer, st memsync.Status) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, d.ShortID, d.State, last, behind, strings.Join(d.Addrs, " "))
 	}
 	tw.Flush()
+	for _, d := range st.Devices {
+		if d.Error != "" {
+			fmt.Fprintf(w, "sync with %s (%s) keeps failing: %s\n", d.Name, d.ShortID, d.Error)
+		}
+	}
 	if st.PendingInvites > 0 {
 		fmt.Fprintf(w, "%d invite(s) pending\n", st.PendingInvites)
 	}

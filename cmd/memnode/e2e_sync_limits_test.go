@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/search"
+	memsync "github.com/memnode/memnode/sync"
+)
+
+// syncPair starts two nodes, joins b to a's group and waits until each sees the other alive.
+// On failure it prints the tail of both logs.
+func syncPair(t *testing.T) (a, b *syncNode) {
+	t.Helper()
+	ports := syncPorts{}
+	a, b = newSyncNode(t, "dev-a", ports), newSyncNode(t, "dev-b", ports)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range []*syncNode{a, b} {
+				logs, _ := os.ReadFile(filepath.Join(n.dataDir, "logs", "memnode.log"))
+				t.Logf("---- %s log:\n%s", n.name, tail(string(logs), 6000))
+			}
+		}
+	})
+	for _, n := range []*syncNode{a, b} {
+		n.startSync(t)
+		n.origin = n.peers().Devices[0].PeerID
+	}
+	if out := b.mustRun(nil, "peers", "join", a.invite("2m")); !strings.Contains(out, "Joined") {
+		t.Fatalf("join: %s", out)
+	}
+	for _, n := range []*syncNode{a, b} {
+		poll(t, n.name+" to see 2 live devices", 30*time.Second, func() bool {
+			st := n.peers()
+			if len(st.Devices) != 2 {
+				return false
+			}
+			for _, d := range st.Devices {
+				if d.State != memsync.StateAlive {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return a, b
+}
+
+// TestSyncHugeNoteNeverStalls is issue 12's first defect: a 5 MB note (what MCP save_memory
+// sends) used to be accepted, then block every later op of its device on the wire for good.
+// Now it is refused with a clear error, and A's next writes reach B within 2 s.
+func TestSyncHugeNoteNeverStalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two-node sync test skipped in -short")
+	}
+	a, b := syncPair(t)
+	cli := searchCLI(a.instance)
+
+	c, err := client.FromDataDir(a.dataDir, a.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	huge := strings.Repeat("a huge note line about the build cache\n", 5<<20/39)
+	_, err = c.SaveNote(ctx, search.Note{Text: huge, Project: "bigproj", Title: "hugenoteyankee"})
+	if err == nil {
+		t.Fatal("a 5 MB note was accepted")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "limit") || strings.Contains(msg, "internal error") {
+		t.Fatalf("5 MB note refused without a clear cause: %v", err)
+	}
+	t.Logf("5 MB note refused: %v", err)
+
+	// A note just under the limit is accepted and synced.
+	big := strings.Repeat("x", 900<<10) + " bignotezulu"
+	if _, err := c.SaveNote(ctx, search.Note{Text: big, Project: "bigproj", Title: "bignotezulu"}); err != nil {
+		t.Fatalf("900 KiB note: %v", err)
+	}
+	for i, word := range []string{"afterhugeone", "afterhugetwo"} {
+		a.write(word)
+		began := time.Now()
+		poll(t, fmt.Sprintf("B to find A's write %d", i), 10*time.Second, func() bool { return len(b.find(cli, word)) > 0 })
+		if took := time.Since(began); took > 2*time.Second {
+			t.Errorf("A's write %d reached B after %s, want ≤ 2 s", i, took.Round(time.Millisecond))
+		}
+	}
+	if len(b.find(cli, "bignotezulu")) == 0 {
+		t.Error("the 900 KiB note did not reach B")
+	}
+	if len(b.find(cli, "hugenoteyankee")) != 0 || len(a.find(cli, "hugenoteyankee")) != 0 {
+		t.Error("the refused note was stored")
+	}
+	for _, d := range a.peers().Devices {
+		if d.Error != "" {
+			t.Errorf("A shows a sync error for %s: %s", d.Name, d.Error)
+		}
+	}
+}

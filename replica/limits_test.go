@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
@@ -14,13 +16,13 @@ func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
 	now := time.Now().UnixMilli()
 	huge := strings.Repeat("n", 5<<20)
 	_, err := r.Commit(ctx, &Batch{
-		Observations: []Observation{{SessionID: "s1", Project: "demo", Type: "note", Title: "small", CreatedAt: now},
+		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "note", Title: "small", CreatedAt: now},
 			{SessionID: "s1", Project: "demo", Type: "note", Title: "huge", Narrative: huge, CreatedAt: now}},
 	})
 	if !errors.Is(err, ErrRecordTooLarge) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("Commit of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
-	_, err = r.Import(ctx, &ImportBatch{Observations: []Observation{{ID: ImportID(now, "k"), SessionID: "s1", Project: "demo", Title: "t", Narrative: huge, CreatedAt: now}}})
+	_, err = r.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: ImportID(now, "k"), SessionID: "s1", Project: "demo", Title: "t", Narrative: huge, CreatedAt: now}}})
 	if !errors.Is(err, ErrRecordTooLarge) {
 		t.Fatalf("Import of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
@@ -47,11 +49,11 @@ func TestClipOversizedFitsEveryRecord(t *testing.T) {
 	// "<" is escaped by encoding/json into six bytes: the clip must measure the JSON.
 	escapes := strings.Repeat("<", 2<<20)
 	b := &Batch{
-		Prompts:      []Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: strings.Repeat("é", 1<<20), CreatedAt: now}},
-		Observations: []Observation{{SessionID: "s1", Project: "demo", Type: "change", Title: "t", Narrative: escapes, Facts: []string{strings.Repeat("f", 3<<20)}, CreatedAt: now}},
-		Summaries:    []Summary{{SessionID: "s1", Project: "demo", Learned: "kept", Notes: strings.Repeat("s", 4<<20), CreatedAt: now}},
+		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: strings.Repeat("é", 1<<20), CreatedAt: now}},
+		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "change", Title: "t", Narrative: escapes, Facts: []string{strings.Repeat("f", 3<<20)}, CreatedAt: now}},
+		Summaries:    []memory.Summary{{SessionID: "s1", Project: "demo", Learned: "kept", Notes: strings.Repeat("s", 4<<20), CreatedAt: now}},
 	}
-	small := Observation{SessionID: "s1", Project: "demo", Type: "change", Title: "small one", CreatedAt: now}
+	small := memory.Observation{SessionID: "s1", Project: "demo", Type: "change", Title: "small one", CreatedAt: now}
 	b.Observations = append(b.Observations, small)
 	if k := b.ClipOversized(); k != 3 {
 		t.Fatalf("ClipOversized clipped %d records, want 3", k)

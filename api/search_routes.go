@@ -13,6 +13,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/search"
 )
 
@@ -56,7 +57,7 @@ func (s *Server) searchError(c *gin.Context, err error) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 	case errors.Is(err, search.ErrNotFound):
 		c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})
-	case errors.Is(err, replica.ErrRecordTooLarge):
+	case errors.Is(err, memory.ErrRecordTooLarge):
 		c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": err.Error()})
 	default:
 		s.reply(c, nil, err)

@@ -5,3 +5,11 @@ import "errors"
 // ErrInvalid marks input the caller must fix (an HTTP API answers 400). Producers wrap it
 // with the reason: fmt.Errorf("%w: project is required", memory.ErrInvalid).
 var ErrInvalid = errors.New("invalid request")
+
+// MaxRecordSize bounds one record as it replicates (its JSON op payload, bytes). The replica
+// refuses a larger record where it enters, so no record can stall device sync.
+const MaxRecordSize = 1 << 20
+
+// ErrRecordTooLarge marks a record over MaxRecordSize (an HTTP API answers 413); nothing of
+// its batch is stored.
+var ErrRecordTooLarge = errors.New("record too large")

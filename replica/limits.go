@@ -1,26 +1,25 @@
 package replica
 
 import (
-	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // MaxRecordSize bounds the JSON payload of one op (one record as it replicates). Every
-// record enters through the op writer, which refuses larger ones, so every op a replica
-// holds fits one sync message (sync's frame limit is 8 MiB, its payload limit 7 MiB):
-// size can never stall an origin's strictly ordered op stream.
-const MaxRecordSize = 1 << 20
-
-// ErrRecordTooLarge reports a record over MaxRecordSize; nothing of the batch is stored.
-var ErrRecordTooLarge = errors.New("record too large")
+// record enters through the op writer, which refuses larger ones with
+// memory.ErrRecordTooLarge, so every op a replica holds fits one sync message (sync's frame
+// limit is 8 MiB, its payload limit 7 MiB): size can never stall an origin's strictly
+// ordered op stream.
+const MaxRecordSize = memory.MaxRecordSize
 
 func checkRecordSize(kind, id string, payload []byte) error {
 	if len(payload) <= MaxRecordSize {
 		return nil
 	}
 	return fmt.Errorf("%s %s is %d KiB, over the %d KiB limit of one record (split it): %w",
-		kind, id, len(payload)>>10, MaxRecordSize>>10, ErrRecordTooLarge)
+		kind, id, len(payload)>>10, MaxRecordSize>>10, memory.ErrRecordTooLarge)
 }
 
 // clipMarker ends a field ClipOversized shortened.

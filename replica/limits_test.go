@@ -19,11 +19,11 @@ func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "note", Title: "small", CreatedAt: now},
 			{SessionID: "s1", Project: "demo", Type: "note", Title: "huge", Narrative: huge, CreatedAt: now}},
 	})
-	if !errors.Is(err, ErrRecordTooLarge) || !strings.Contains(err.Error(), "limit") {
+	if !errors.Is(err, memory.ErrRecordTooLarge) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("Commit of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
 	_, err = r.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: ImportID(now, "k"), SessionID: "s1", Project: "demo", Title: "t", Narrative: huge, CreatedAt: now}}})
-	if !errors.Is(err, ErrRecordTooLarge) {
+	if !errors.Is(err, memory.ErrRecordTooLarge) {
 		t.Fatalf("Import of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
 	vv, err := r.VersionVector(ctx)

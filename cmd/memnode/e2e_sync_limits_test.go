@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
 )
 
@@ -69,7 +69,7 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	huge := strings.Repeat("a huge note line about the build cache\n", 5<<20/39)
-	_, err = c.SaveNote(ctx, search.Note{Text: huge, Project: "bigproj", Title: "hugenoteyankee"})
+	_, err = c.SaveNote(ctx, apitype.Note{Text: huge, Project: "bigproj", Title: "hugenoteyankee"})
 	if err == nil {
 		t.Fatal("a 5 MB note was accepted")
 	}
@@ -80,7 +80,7 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 
 	// A note just under the limit is accepted and synced.
 	big := strings.Repeat("x", 900<<10) + " bignotezulu"
-	if _, err := c.SaveNote(ctx, search.Note{Text: big, Project: "bigproj", Title: "bignotezulu"}); err != nil {
+	if _, err := c.SaveNote(ctx, apitype.Note{Text: big, Project: "bigproj", Title: "bignotezulu"}); err != nil {
 		t.Fatalf("900 KiB note: %v", err)
 	}
 	for i, word := range []string{"afterhugeone", "afterhugetwo"} {

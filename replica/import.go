@@ -85,7 +85,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpDevice, "device:"+d.Origin, "", hlc, mustJSON(d)); err != nil {
+			if err := ow.append(ctx, OpDevice, "device:"+d.Origin, "", hlc, encodeDevice(d)); err != nil {
 				return err
 			}
 			res.Devices++
@@ -116,7 +116,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := upsertSession(ctx, tx, s); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpSession, s.ID, s.Project, r.clock.Now(), mustJSON(s)); err != nil {
+			if err := ow.append(ctx, OpSession, s.ID, s.Project, r.clock.Now(), encodeSession(s)); err != nil {
 				return err
 			}
 			res.Sessions++
@@ -135,7 +135,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, r.clock.Now(), mustJSON(p)); err != nil {
+			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
 				return err
 			}
 			res.Prompts++
@@ -155,7 +155,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpObservation, o.ID, o.Project, r.clock.Now(), mustJSON(o)); err != nil {
+			if err := ow.append(ctx, OpObservation, o.ID, o.Project, r.clock.Now(), encodeObservation(o)); err != nil {
 				return err
 			}
 			res.Observations++
@@ -174,7 +174,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpSummary, s.ID, s.Project, r.clock.Now(), mustJSON(s)); err != nil {
+			if err := ow.append(ctx, OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
 				return err
 			}
 			res.Summaries++
@@ -194,7 +194,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpForget, id, "", hlc, mustJSON(forgetPayload{ID: id})); err != nil {
+			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
 			res.Tombstones++

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/memnode/memnode/memory"
 )
 
 // Op kinds.
@@ -33,11 +31,6 @@ type Op struct {
 
 // VersionVector maps origin → highest contiguous seq applied.
 type VersionVector map[string]uint64
-
-// forgetPayload is the payload of an OpForget.
-type forgetPayload struct {
-	ID string `json:"id"`
-}
 
 // opWriter appends local ops inside one transaction.
 type opWriter struct {
@@ -224,48 +217,48 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	}
 	switch op.Kind {
 	case OpSession:
-		var s memory.Session
-		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
-			return ErrBadOp
+		s, err := decodeSession(payload)
+		if err != nil {
+			return err
 		}
 		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		return upsertSession(ctx, tx, s)
 	case OpPrompt:
-		var p memory.Prompt
-		if err := json.Unmarshal(payload, &p); err != nil || p.ID == "" {
-			return ErrBadOp
+		p, err := decodePrompt(payload)
+		if err != nil {
+			return err
 		}
 		p.Origin, p.HLC = stamp(p.Origin, p.HLC, op)
-		_, err := insertPrompt(ctx, tx, p)
+		_, err = insertPrompt(ctx, tx, p)
 		return err
 	case OpObservation:
-		var o memory.Observation
-		if err := json.Unmarshal(payload, &o); err != nil || o.ID == "" {
-			return ErrBadOp
+		o, err := decodeObservation(payload)
+		if err != nil {
+			return err
 		}
 		o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
-		_, err := insertObservation(ctx, tx, &o)
+		_, err = insertObservation(ctx, tx, &o)
 		return err
 	case OpSummary:
-		var s memory.Summary
-		if err := json.Unmarshal(payload, &s); err != nil || s.ID == "" {
-			return ErrBadOp
+		s, err := decodeSummary(payload)
+		if err != nil {
+			return err
 		}
 		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
-		_, err := insertSummary(ctx, tx, s)
+		_, err = insertSummary(ctx, tx, s)
 		return err
 	case OpDevice:
-		var d memory.Device
-		if err := json.Unmarshal(payload, &d); err != nil || d.Origin == "" {
-			return ErrBadOp
+		d, err := decodeDevice(payload)
+		if err != nil {
+			return err
 		}
 		return upsertDevice(ctx, tx, d, op.HLC, op.Origin)
 	case OpForget:
-		var f forgetPayload
-		if err := json.Unmarshal(payload, &f); err != nil || f.ID == "" {
-			return ErrBadOp
+		id, err := decodeForget(payload)
+		if err != nil {
+			return err
 		}
-		return forgetTx(ctx, tx, f.ID, op.HLC, op.Origin)
+		return forgetTx(ctx, tx, id, op.HLC, op.Origin)
 	default:
 		// An op kind from a newer version: keep it (it relays) but do not interpret it.
 		return nil

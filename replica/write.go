@@ -53,7 +53,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := upsertSession(ctx, tx, s); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpSession, s.ID, s.Project, s.HLC, mustJSON(s)); err != nil {
+			if err := ow.append(ctx, OpSession, s.ID, s.Project, s.HLC, encodeSession(s)); err != nil {
 				return err
 			}
 		}
@@ -73,7 +73,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if !ok {
 				continue
 			}
-			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, p.HLC, mustJSON(p)); err != nil {
+			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, p.HLC, encodePrompt(p)); err != nil {
 				return err
 			}
 			res.Prompts = append(res.Prompts, p)
@@ -99,7 +99,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if !ok {
 				continue
 			}
-			if err := ow.append(ctx, OpObservation, o.ID, o.Project, o.HLC, mustJSON(o)); err != nil {
+			if err := ow.append(ctx, OpObservation, o.ID, o.Project, o.HLC, encodeObservation(o)); err != nil {
 				return err
 			}
 			res.Observations = append(res.Observations, o)
@@ -114,7 +114,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if !ok {
 				continue
 			}
-			if err := ow.append(ctx, OpSummary, s.ID, s.Project, s.HLC, mustJSON(s)); err != nil {
+			if err := ow.append(ctx, OpSummary, s.ID, s.Project, s.HLC, encodeSummary(s)); err != nil {
 				return err
 			}
 			res.Summaries = append(res.Summaries, s)
@@ -266,7 +266,7 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 			return err
 		}
 		ow := tx.ops()
-		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, mustJSON(d))
+		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, encodeDevice(d))
 	})
 }
 
@@ -291,7 +291,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpForget, id, "", hlc, mustJSON(forgetPayload{ID: id})); err != nil {
+			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
 		}

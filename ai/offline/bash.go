@@ -19,19 +19,13 @@ type bashResponse struct {
 	Stdout           string `json:"stdout"`
 	Stderr           string `json:"stderr"`
 	Output           string `json:"output"`
-	LLMContent       string `json:"llmContent"`
 	Interrupted      bool   `json:"interrupted"`
 	ExitCode         *int   `json:"exit_code"`
-	ExitCode2        *int   `json:"exitCode"`
-	ReturnCode       *int   `json:"returncode"`
 	BackgroundTaskID string `json:"backgroundTaskId"`
-}
-
-// quietCommands change nothing worth remembering and print nothing of interest.
-var quietCommands = map[string]bool{
-	"cd": true, "pwd": true, "clear": true, "true": true, "sleep": true, "echo": true,
-	"which": true, "whoami": true, "date": true, "export": true, "source": true, "set": true,
-	".": true, "ls": true,
+	// Error is set for a failed call (the canonical platform.Failure): Claude Code's
+	// PostToolUseFailure puts "Exit code N" and the output in it.
+	Error       string `json:"error"`
+	IsInterrupt bool   `json:"is_interrupt"`
 }
 
 // commandParts splits a shell command line into its simple commands (on && || ; | and
@@ -82,20 +76,6 @@ func mainCommand(cmd string) string {
 		}
 	}
 	return c
-}
-
-var testRunners = [...]string{
-	"go test", "npm test", "npm run test", "yarn test", "pnpm test", "bun test", "pnpm run test",
-	"yarn run test", "pytest", "py.test", "-m pytest", "-m unittest", "cargo test", "cargo nextest",
-	"jest", "vitest", "mocha", "mvn test", "gradle test", "./gradlew test", "rspec",
-	"make test", "make check", "deno test", "phpunit", "ctest", "mix test", "dotnet test",
-	"tox", "rake test", "swift test", "npx playwright test", "go vet ./...",
-}
-
-var buildRunners = [...]string{
-	"go build", "go vet", "npm run build", "yarn build", "pnpm build", "tsc", "cargo build",
-	"cargo check", "cargo clippy", "make", "mvn package", "gradle build", "golangci-lint",
-	"eslint", "ruff", "mypy", "flake8", "gofmt", "prettier --check", "docker build",
 }
 
 func hasRunner(cmd string, runners []string) string {
@@ -184,26 +164,35 @@ func (b *builder) bash() bool {
 	decode(b.call.ToolInput, &in)
 	out := ""
 	exit := -1
-	if s, ok := rawString(b.call.ToolResponse); ok {
-		out = s
+	exitFrom := func(s string) {
 		if rest, ok := strings.CutPrefix(strings.TrimPrefix(s, "Error: "), "Exit code "); ok {
 			if n, err := strconv.Atoi(strings.TrimSpace(firstLine(rest))); err == nil {
 				exit = n
 			}
 		}
+	}
+	if s, ok := rawString(b.call.ToolResponse); ok {
+		out = s
+		exitFrom(s)
 	} else {
 		decode(b.call.ToolResponse, &resp)
 		out = resp.Stdout
 		if out == "" {
 			out = resp.Output
 		}
-		if out == "" {
-			out = resp.LLMContent
-		}
-		for _, p := range [...]*int{resp.ExitCode, resp.ExitCode2, resp.ReturnCode} {
+		for _, p := range [...]*int{resp.ExitCode} {
 			if p != nil {
 				exit = *p
 				break
+			}
+		}
+		if resp.Error != "" {
+			exitFrom(resp.Error)
+			if exit <= 0 {
+				exit = 1 // it failed, whatever the text says
+			}
+			if out == "" {
+				out = resp.Error
 			}
 		}
 	}
@@ -214,13 +203,13 @@ func (b *builder) bash() bool {
 	stderr := resp.Stderr
 	outLines := outputLines(out, 4000)
 	errLines := outputLines(stderr, 2000)
-	failed := exit > 0 || resp.Interrupted
+	failed := exit > 0 || resp.Interrupted || resp.IsInterrupt
 
 	parts := commandParts(cmd)
 	quiet := len(parts) > 0
 	for _, p := range parts {
 		w, _ := cutWord(p)
-		if !quietCommands[w] || (w == "ls" && len(outLines) > 0) {
+		if !b.v.quiet[w] || (w == "ls" && len(outLines) > 0) {
 			quiet = false
 			break
 		}
@@ -236,9 +225,9 @@ func (b *builder) bash() bool {
 	first, _ := cutWord(main)
 
 	switch {
-	case hasRunner(main, testRunners[:]) != "":
+	case hasRunner(main, b.v.testRunners) != "":
 		b.testRun(shown, outLines, errLines, exit, failed)
-	case hasRunner(main, buildRunners[:]) != "" && !strings.HasPrefix(main, "make test"):
+	case hasRunner(main, b.v.buildRunners) != "" && !strings.HasPrefix(main, "make test"):
 		b.buildRun(shown, outLines, errLines, exit, failed)
 	case first == "git":
 		b.gitRun(main, outLines, errLines, failed)
@@ -470,20 +459,11 @@ func commitMessage(cmd string) string {
 	return clip(w, 72)
 }
 
-var changeCommands = map[string]bool{
-	"rm": true, "mv": true, "cp": true, "mkdir": true, "touch": true, "chmod": true,
-	"ln": true, "npm": true, "yarn": true, "pnpm": true, "pip": true, "pip3": true,
-	"cargo": true, "brew": true, "apt": true, "apt-get": true, "sed": true, "patch": true,
-	"docker": true, "kubectl": true, "terraform": true, "uv": true, "poetry": true,
-}
-
-var readCommands = map[string]bool{"cat": true, "head": true, "tail": true, "less": true, "bat": true, "wc": true, "nl": true}
-
 func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit int, failed bool) {
 	first, args := cutWord(main)
 	base := baseName(first)
 	b.obs.Type = memory.TypeDiscovery
-	if changeCommands[base] {
+	if b.v.change[base] {
 		sub, _ := cutWord(args)
 		switch {
 		case base == "sed" && !strings.Contains(args, "-i"):
@@ -502,7 +482,11 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 			b.cc.add("dependencies")
 		}
 	}
-	b.commandFiles(base, args)
+	// Every simple command of the line names its files: "cat a.go && rm b.go", "x;y", "a | b".
+	for _, part := range commandParts(firstLine(main)) {
+		w, rest := cutWord(part)
+		b.commandFiles(baseName(w), rest)
+	}
 	desc = strings.TrimSpace(desc)
 	line := firstLine(main) // the rest of a multi-line command is heredoc content
 	switch {
@@ -616,7 +600,7 @@ func (b *builder) commandFiles(base, args string) {
 		b.obs.Type = memory.TypeChange
 	}
 	switch {
-	case readCommands[base] && !redirected:
+	case b.v.read[base] && !redirected:
 		for _, a := range operands {
 			b.read(a)
 		}

@@ -11,9 +11,7 @@ import (
 type fileInput struct {
 	FilePath     string `json:"file_path"`
 	Path         string `json:"path"`
-	AbsolutePath string `json:"absolute_path"`
 	NotebookPath string `json:"notebook_path"`
-	TargetFile   string `json:"target_file"`
 	Offset       int    `json:"offset"`
 	Limit        int    `json:"limit"`
 	OldString    string `json:"old_string"`
@@ -31,7 +29,7 @@ type fileInput struct {
 }
 
 func (in *fileInput) path() string {
-	for _, p := range [...]string{in.FilePath, in.NotebookPath, in.AbsolutePath, in.TargetFile, in.Path} {
+	for _, p := range [...]string{in.FilePath, in.NotebookPath, in.Path} {
 		if p != "" {
 			return p
 		}
@@ -63,7 +61,6 @@ type fileResponse struct {
 	OriginalFile    string      `json:"originalFile"`
 	Content         string      `json:"content"`
 	StructuredPatch []patchHunk `json:"structuredPatch"`
-	LLMContent      string      `json:"llmContent"`
 	Output          string      `json:"output"`
 }
 
@@ -93,7 +90,7 @@ func (b *builder) readFile() bool {
 	b.cc.path(rp)
 	l := langOf(path)
 	content := resp.File.Content
-	for _, alt := range [...]string{resp.Content, resp.LLMContent, resp.Output} {
+	for _, alt := range [...]string{resp.Content, resp.Output} {
 		if content == "" {
 			content = alt
 		}

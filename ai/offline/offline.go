@@ -24,11 +24,12 @@ const Model = "offline"
 // outcomes and identifiers for edits, test/build/git recognition for shell commands, match
 // lists for searches); tools it does not know (MCP included) are described from their
 // arguments and response text. The turn's prompt decides bugfix / refactor / feature for
-// calls that change code. Tool names of Gemini CLI, Codex and Cursor map to the same kinds.
+// calls that change code. It reads the canonical tool call only (platform.Input): each
+// agent's adapter maps its own tool names and fields onto Claude Code's.
 //
 // One call gives at most one observation. Calls worth nothing are skipped (fewer
 // observations than calls):
-//   - bookkeeping tools: TodoWrite/TodoRead (todo_write, update_plan), BashOutput,
+//   - bookkeeping tools: TodoWrite/TodoRead, ToolSearch, BashOutput,
 //     KillShell/KillBash, ListMcpResourcesTool, and memnode's own MCP tools (recording
 //     memory searches in memory is noise);
 //   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
@@ -36,25 +37,33 @@ const Model = "offline"
 //   - an ExitPlanMode without a plan, an AskUserQuestion without answers, an LS that
 //     listed nothing;
 //   - calls with no (printable) tool name.
-type Compressor struct{}
+type Compressor struct {
+	v *vocab
+}
 
 var _ ai.Compressor = (*Compressor)(nil)
 
 // New returns the offline compressor.
-func New() *Compressor { return &Compressor{} }
+func New() *Compressor {
+	v, err := parseVocab(keywordsJSON)
+	if err != nil {
+		panic("offline: embedded keywords.json: " + err.Error()) // a build defect, caught by its test
+	}
+	return &Compressor{v: v}
+}
 
 // Name implements ai.Compressor.
 func (*Compressor) Name() string { return Model }
 
 // Observe implements ai.Compressor. Usage reports zero tokens: no model was asked.
-func (*Compressor) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Observation, ai.Usage, error) {
+func (c *Compressor) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Observation, ai.Usage, error) {
 	usage := ai.Usage{Model: Model}
 	out := make([]ai.Observation, 0, len(calls))
 	for i := range calls {
 		if err := ctx.Err(); err != nil {
 			return nil, usage, fmt.Errorf("observe tool calls: %w", err)
 		}
-		if obs, ok := observeCall(&calls[i]); ok {
+		if obs, ok := observeCall(c.v, &calls[i]); ok {
 			out = append(out, obs)
 		}
 	}
@@ -63,6 +72,7 @@ func (*Compressor) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Obser
 
 // builder accumulates one observation and bounds it in finish.
 type builder struct {
+	v      *vocab
 	call   *ai.ToolCall
 	intent intent
 	obs    ai.Observation
@@ -168,12 +178,12 @@ func (b *builder) modType(l lang, d *editDiff, created bool) string {
 const maxPayload = 4 << 20
 
 // observeCall turns one call into an observation, or reports that it is worth nothing.
-func observeCall(c *ai.ToolCall) (ai.Observation, bool) {
+func observeCall(v *vocab, c *ai.ToolCall) (ai.Observation, bool) {
 	name := strings.TrimSpace(c.ToolName)
 	if clip(name, maxTitle) == "" {
 		return ai.Observation{}, false
 	}
-	b := &builder{call: c, intent: promptIntent(c.Prompt)}
+	b := &builder{v: v, call: c, intent: promptIntent(v, c.Prompt), cc: concepts{v: v}}
 	if len(c.ToolInput) > maxPayload {
 		if toolKind(name) == kindSkip {
 			return ai.Observation{}, false
@@ -222,10 +232,30 @@ func observeCall(c *ai.ToolCall) (ai.Observation, bool) {
 	if !ok {
 		return ai.Observation{}, false
 	}
+	if msg, failed := failureOf(b.call.ToolResponse); failed && toolKind(name) != kindBash {
+		// Shell failures are read by bash(); for every other tool the error is the news.
+		b.obs.Title = "Failed: " + b.obs.Title
+		b.fact("error: " + firstLine(msg))
+	}
 	if dropped {
 		b.fact("response of " + itoa(len(c.ToolResponse)) + " bytes not summarised")
 	}
 	return b.finish(), true
+}
+
+// failureOf reports whether a response is the canonical failure ({"error": "...", …}) and
+// returns its message.
+func failureOf(resp json.RawMessage) (string, bool) {
+	if len(resp) == 0 || resp[0] != '{' || !bytes.Contains(resp, []byte(`"error"`)) {
+		return "", false
+	}
+	var f struct {
+		Error *string `json:"error"`
+	}
+	if json.Unmarshal(resp, &f) != nil || f.Error == nil || strings.TrimSpace(*f.Error) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(*f.Error), true
 }
 
 // findStringField finds `key: "value"` in raw JSON without decoding it: a cheap scan for a
@@ -307,25 +337,23 @@ const (
 	kindMCP
 )
 
-// toolKinds maps lower-cased tool names (Claude Code, Gemini CLI, Codex, Cursor) to kinds.
+// toolKinds maps the lower-cased canonical tool names (Claude Code's; an adapter maps its
+// agent's tools onto them) to kinds.
 var toolKinds = map[string]toolKindID{
-	"read": kindRead, "notebookread": kindRead, "read_file": kindRead, "view": kindRead,
-	"edit": kindEdit, "multiedit": kindEdit, "replace": kindEdit, "str_replace": kindEdit,
-	"edit_file": kindEdit, "search_replace": kindEdit,
-	"write": kindWrite, "write_file": kindWrite, "create_file": kindWrite,
-	"bash": kindBash, "shell": kindBash, "run_shell_command": kindBash,
-	"exec_command": kindBash, "run_terminal_cmd": kindBash, "local_shell": kindBash,
-	"grep": kindGrep, "search_file_content": kindGrep, "grep_search": kindGrep,
-	"glob": kindGlob, "file_search": kindGlob,
-	"ls": kindLS, "list_directory": kindLS, "list_dir": kindLS,
-	"webfetch": kindWebFetch, "web_fetch": kindWebFetch,
-	"websearch": kindWebSearch, "web_search": kindWebSearch, "google_web_search": kindWebSearch,
-	"task": kindTask, "agent": kindTask,
-	"notebookedit": kindNotebook, "edit_notebook": kindNotebook,
+	"read": kindRead, "notebookread": kindRead,
+	"edit": kindEdit, "multiedit": kindEdit,
+	"write":     kindWrite,
+	"bash":      kindBash,
+	"grep":      kindGrep,
+	"glob":      kindGlob,
+	"ls":        kindLS,
+	"webfetch":  kindWebFetch,
+	"websearch": kindWebSearch,
+	"task":      kindTask, "agent": kindTask,
+	"notebookedit": kindNotebook,
 	"exitplanmode": kindPlan, "askuserquestion": kindQuestion,
-	"todowrite": kindSkip, "todoread": kindSkip, "bashoutput": kindSkip,
+	"todowrite": kindSkip, "todoread": kindSkip, "bashoutput": kindSkip, "toolsearch": kindSkip,
 	"killshell": kindSkip, "killbash": kindSkip, "listmcpresourcestool": kindSkip,
-	"todo_write": kindSkip, "update_plan": kindSkip,
 }
 
 func toolKind(name string) toolKindID {

@@ -208,55 +208,11 @@ func lowerInto(dst []byte, s string) []byte {
 	return dst
 }
 
-// conceptWords maps a word to the concept it signals. Read-only.
-var conceptWords = map[string]string{
-	"auth": "auth", "authn": "auth", "authz": "auth", "authentication": "auth",
-	"authorization": "auth", "login": "auth", "logout": "auth", "oauth": "auth",
-	"password": "auth", "credential": "auth", "credentials": "auth", "bearer": "auth",
-	"signin": "auth", "signup": "auth", "permission": "auth", "permissions": "auth",
-	"token": "auth", "tokens": "auth",
-	"jwt":  "jwt",
-	"test": "testing", "tests": "testing", "testing": "testing", "spec": "testing",
-	"pytest": "testing", "jest": "testing", "vitest": "testing", "mock": "testing",
-	"assert": "testing", "fixture": "testing", "fixtures": "testing", "rspec": "testing",
-	"sql": "database", "sqlite": "database", "postgres": "database", "postgresql": "database",
-	"mysql": "database", "db": "database", "database": "database", "migration": "database",
-	"migrations": "database", "schema": "database", "orm": "database", "mongo": "database",
-	"mongodb": "database", "prisma": "database", "fts5": "database",
-	"api": "api", "endpoint": "api", "endpoints": "api", "handler": "api", "handlers": "api",
-	"route": "api", "routes": "api", "router": "api", "http": "api", "rest": "api",
-	"graphql": "api", "grpc": "api", "middleware": "api", "request": "api", "response": "api",
-	"err": "error-handling", "error": "error-handling", "errors": "error-handling",
-	"panic": "error-handling", "exception": "error-handling", "recover": "error-handling",
-	"config": "config", "configuration": "config", "settings": "config", "env": "config",
-	"yaml": "config", "toml": "config", "dotenv": "config",
-	"makefile": "build", "build": "build", "compile": "build", "webpack": "build",
-	"vite": "build", "tsconfig": "build", "bazel": "build", "esbuild": "build",
-	"dependency": "dependencies", "dependencies": "dependencies", "deps": "dependencies",
-	"requirements": "dependencies", "vendor": "dependencies",
-	"ci": "ci", "workflow": "ci", "workflows": "ci", "pipeline": "ci",
-	"docker": "deployment", "dockerfile": "deployment", "kubernetes": "deployment",
-	"k8s": "deployment", "helm": "deployment", "deploy": "deployment", "terraform": "deployment",
-	"git": "git", "commit": "git", "rebase": "git", "branch": "git",
-	"component": "ui", "components": "ui", "css": "ui", "html": "ui", "jsx": "ui",
-	"tsx": "ui", "react": "ui", "vue": "ui", "svelte": "ui", "frontend": "ui",
-	"readme": "docs", "docs": "docs", "documentation": "docs", "changelog": "docs",
-	"performance": "performance", "perf": "performance", "cache": "performance",
-	"benchmark": "performance", "latency": "performance", "optimize": "performance",
-	"goroutine": "concurrency", "mutex": "concurrency", "concurrency": "concurrency",
-	"race": "concurrency", "thread": "concurrency", "threads": "concurrency",
-	"deadlock": "concurrency", "semaphore": "concurrency",
-	"security": "security", "csrf": "security", "xss": "security", "cors": "security",
-	"encrypt": "security", "crypto": "security", "tls": "security", "secret": "security",
-	"secrets": "security", "sanitize": "security",
-	"log": "logging", "logger": "logging", "logging": "logging", "slog": "logging",
-	"cli": "cli", "flags": "cli", "cobra": "cli",
-	"search": "search", "embedding": "search", "embeddings": "search",
-	"websocket": "networking", "tcp": "networking", "dns": "networking", "grpcurl": "networking",
-}
-
 // concepts collects up to maxConcepts distinct concepts, in order of discovery.
-type concepts struct{ list []string }
+type concepts struct {
+	v    *vocab
+	list []string
+}
 
 func (c *concepts) add(concept string) {
 	if concept == "" || len(c.list) >= maxConcepts {
@@ -278,7 +234,7 @@ func (c *concepts) scan(s string) {
 		s = s[:conceptScan]
 	}
 	words(s, func(w []byte) bool {
-		if concept, ok := conceptWords[string(w)]; ok {
+		if concept, ok := c.v.concept[string(w)]; ok {
 			c.add(concept)
 		}
 		return len(c.list) < maxConcepts
@@ -305,43 +261,22 @@ const (
 	intentBug
 )
 
-var bugWords = map[string]bool{
-	"fix": true, "fixes": true, "fixing": true, "bug": true, "bugs": true, "buggy": true,
-	"broken": true, "error": true, "errors": true, "panic": true, "panics": true,
-	"crash": true, "crashes": true, "crashing": true, "fail": true, "fails": true,
-	"failing": true, "failure": true, "500": true, "exception": true, "regression": true,
-	"wrong": true, "incorrect": true, "leak": true, "hang": true, "hangs": true,
-	"deadlock": true, "flaky": true, "traceback": true, "segfault": true, "nil": true,
-	"undefined": true, "debug": true, "issue": true,
-}
-
-var refactorWords = map[string]bool{
-	"refactor": true, "refactoring": true, "rename": true, "cleanup": true, "clean": true,
-	"extract": true, "simplify": true, "restructure": true, "reorganize": true,
-	"reorganise": true, "dedupe": true, "deduplicate": true, "tidy": true,
-}
-
-var featureWords = map[string]bool{
-	"add": true, "implement": true, "create": true, "support": true, "introduce": true,
-	"build": true, "new": true, "feature": true, "allow": true, "enable": true,
-}
-
 // promptIntent classifies a user prompt; a bug report wins over a refactor over a feature.
-func promptIntent(p string) intent {
+func promptIntent(v *vocab, p string) intent {
 	if len(p) > 4096 {
 		p = p[:4096]
 	}
 	it := intentNone
 	words(p, func(w []byte) bool {
 		switch {
-		case bugWords[string(w)]:
+		case v.bug[string(w)]:
 			it = intentBug
 			return false
-		case refactorWords[string(w)]:
+		case v.refactor[string(w)]:
 			if it < intentRefactor {
 				it = intentRefactor
 			}
-		case featureWords[string(w)]:
+		case v.feature[string(w)]:
 			if it < intentFeature {
 				it = intentFeature
 			}

@@ -14,7 +14,6 @@ type searchInput struct {
 	Pattern    string `json:"pattern"`
 	Query      string `json:"query"`
 	Path       string `json:"path"`
-	DirPath    string `json:"dir_path"`
 	Glob       string `json:"glob"`
 	Include    string `json:"include"`
 	Type       string `json:"type"`
@@ -49,9 +48,6 @@ func (b *builder) search(glob bool) bool {
 		return b.generic(b.call.ToolName, "")
 	}
 	dir := in.Path
-	if dir == "" {
-		dir = in.DirPath
-	}
 	where := ""
 	if d := b.rel(dir); d != "" && d != "." {
 		where = " in " + d
@@ -170,9 +166,6 @@ func (b *builder) list() bool {
 	var in searchInput
 	decode(b.call.ToolInput, &in)
 	dir := in.Path
-	if dir == "" {
-		dir = in.DirPath
-	}
 	text := jsonText(b.call.ToolResponse, 16<<10)
 	var entries []string
 	for _, l := range outputLines(text, 500) {

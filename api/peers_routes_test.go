@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -127,7 +127,7 @@ func TestPeersRoutesInviteJoinStatusRemove(t *testing.T) {
 		t.Fatalf("second join of a device already in a group: %d %q", st, e.Error)
 	}
 	var st memsync.Status
-	testutil.WaitFor(t, "status to show desktop alive", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "status to show desktop alive", 10*time.Second, func() bool {
 		st = memsync.Status{}
 		if code := call(t, a, "GET", "/api/peers", "", &st); code != 200 {
 			t.Fatalf("status: %d", code)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -35,11 +35,8 @@ func (coreStub) Status(context.Context) (any, error) { return map[string]string{
 // searchNode serves the search routes over a real replica on httptest.
 func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {
 	t.Helper()
-	rep, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rep.Close() })
+	testkit.LeakCheck(t) // first: its check runs after the server and the replica closed
+	rep := testkit.OpenReplica(t, "dev-a")
 	srv, err := api.New(api.Config{Token: "tok", Backend: coreStub{}, Search: search.NewService(rep, search.Config{})})
 	if err != nil {
 		t.Fatal(err)

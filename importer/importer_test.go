@@ -12,21 +12,12 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
 const sampleDB = "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
-
-func openReplica(tb testing.TB, origin string) *replica.Replica {
-	tb.Helper()
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { r.Close() })
-	return r
-}
 
 func claudeMemRecords(tb testing.TB) []importer.Record {
 	tb.Helper()
@@ -138,7 +129,7 @@ func readAll(t *testing.T, s string) []importer.Record {
 // records, including IDs, origins, stamps, device names and tombstones.
 func TestExportImportRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	a := openReplica(t, "dev-a")
+	a := testkit.OpenReplica(t, "dev-a")
 	if _, err := a.Import(ctx, importer.Batch(claudeMemRecords(t))); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +146,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	first := exportAll(t, a)
 
-	b := openReplica(t, "dev-b")
+	b := testkit.OpenReplica(t, "dev-b")
 	got, err := b.Import(ctx, importer.Batch(readAll(t, first)))
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +222,7 @@ func BenchmarkImport(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		r := openReplica(b, "dev")
+		r := testkit.OpenReplica(b, "dev")
 		b.StartTimer()
 		rd := importer.NewReader(bytes.NewReader(data))
 		batch := make([]importer.Record, 0, 1000)

@@ -11,7 +11,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/embed/worker"
-	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/search"
 )
 
@@ -42,7 +42,7 @@ func statusOf(tb testing.TB, n *Node) Status {
 func waitEmbedded(tb testing.TB, n *Node, model string, total int) {
 	tb.Helper()
 	want := fmt.Sprintf("on: %s, %d/%d embedded", model, total, total)
-	testutil.WaitFor(tb, want, 20*time.Second, func() bool { return statusOf(tb, n).Embeddings == want })
+	testkit.WaitFor(tb, want, 20*time.Second, func() bool { return statusOf(tb, n).Embeddings == want })
 }
 
 var embedNotes = []string{
@@ -111,7 +111,7 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 	}
 	for name, open := range map[string]func() (embed.Embedder, error){"unconfigured": nil, "not installed": noModel} {
 		n := startEmbedNode(t, t.TempDir(), open, true)
-		testutil.WaitFor(t, name+": status says no model", 10*time.Second, func() bool {
+		testkit.WaitFor(t, name+": status says no model", 10*time.Second, func() bool {
 			return statusOf(t, n).Embeddings == worker.StatusNoModel
 		})
 		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: embedNotes[0], Project: "p"}); err != nil {

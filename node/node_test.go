@@ -10,7 +10,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -33,6 +33,7 @@ func testSettings() configs.Settings {
 // when the test ends. It does not wait for readiness; readyNode does.
 func startNode(tb testing.TB, cfg Config) *Node {
 	tb.Helper()
+	testkit.LeakCheck(tb) // before Start: its check runs after the node's Close
 	if cfg.DataDir == "" {
 		cfg.DataDir = tb.TempDir()
 	}
@@ -123,7 +124,7 @@ func TestPrivateTurnSkipsItsToolCalls(t *testing.T) {
 		}
 	}
 	rep := n.Replica()
-	testutil.WaitFor(t, "the queue to drain", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the queue to drain", 10*time.Second, func() bool {
 		c, _ := rep.Counts(ctx)
 		return c.Pending == 0 && c.Observations > 0
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/hooks"
-	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -49,7 +49,7 @@ func TestWorkersWaitForABurstToEnd(t *testing.T) {
 		t.Fatalf("%d observations made while the burst was still arriving, want 0", got)
 	}
 	// Queue rows go right after the commit of their records: wait for both.
-	testutil.WaitFor(t, "the burst to be processed after it ended", 20*time.Second, func() bool {
+	testkit.WaitFor(t, "the burst to be processed after it ended", 20*time.Second, func() bool {
 		d, _ := n.Replica().QueueDepth(ctx)
 		return observations(t, n) == burst && d == 0
 	})
@@ -91,7 +91,7 @@ func TestSpoolWrittenWhileRunningIsReplayed(t *testing.T) {
 	if err := hooks.AppendSpool(n.cfg.DataDir, ev); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "the spooled event to be stored", 20*time.Second, func() bool {
+	testkit.WaitFor(t, "the spooled event to be stored", 20*time.Second, func() bool {
 		return observations(t, n) == 1
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -101,7 +102,7 @@ func (m *memVectors) Len() int { return m.idx.Len() }
 func hybridFixture(tb testing.TB) (*replica.Replica, *search.Service, *memVectors, map[string]string) {
 	tb.Helper()
 	ctx := context.Background()
-	r := openReplica(tb, "dev-a")
+	r := testkit.OpenReplica(tb, "dev-a")
 	keys := make([]string, 0, len(hybridCorpus))
 	for k := range hybridCorpus {
 		keys = append(keys, k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/search"
 )
 
@@ -38,7 +39,7 @@ func TestParse(t *testing.T) {
 // TestHostileQueries runs text that is FTS5 syntax, or breaks naive quoting, against a
 // real index: none may fail.
 func TestHostileQueries(t *testing.T) {
-	r := openReplica(t, "a")
+	r := testkit.OpenReplica(t, "a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	for _, q := range []string{`"`, `""`, `"""`, `*`, `a*b*`, `-`, `--verbose`, `AND`, `OR`, `NOT`, `a OR`, `OR a`, `OR OR`,
@@ -54,7 +55,7 @@ func FuzzSearch(f *testing.F) {
 	for _, s := range []string{"idempotency", `"reverse charge"`, "idem*", "a OR b", "NEAR(x y)", `"`, "-", "😀", "title:x", "a AND OR NOT b"} {
 		f.Add(s)
 	}
-	r := openReplica(f, "a")
+	r := testkit.OpenReplica(f, "a")
 	importSample(f, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	f.Fuzz(func(t *testing.T, q string) {

@@ -3,28 +3,18 @@ package search_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
 
 const sampleDB = "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
-
-func openReplica(tb testing.TB, origin string) *replica.Replica {
-	tb.Helper()
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
-	if err != nil {
-		tb.Fatalf("open replica: %v", err)
-	}
-	tb.Cleanup(func() { r.Close() })
-	return r
-}
 
 // importSample loads the claude-mem fixture into r.
 func importSample(tb testing.TB, r *replica.Replica) replica.ImportResult {
@@ -48,7 +38,7 @@ func importSample(tb testing.TB, r *replica.Replica) replica.ImportResult {
 
 func TestSearchSampleIdempotency(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	res, err := s.Search(ctx, search.Query{Text: "idempotency"})
@@ -76,7 +66,7 @@ func TestSearchSampleIdempotency(t *testing.T) {
 
 func TestSearchFiltersAndOrders(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	cases := []struct {
@@ -162,7 +152,7 @@ func TestSearchFiltersAndOrders(t *testing.T) {
 }
 
 func TestSearchRejectsBadRequests(t *testing.T) {
-	s := search.New(openReplica(t, "a").ReadDB(), search.Config{})
+	s := search.New(testkit.OpenReplica(t, "a").ReadDB(), search.Config{})
 	for _, q := range []search.Query{{Type: "files"}, {Order: "random"}, {Limit: 100000}, {Offset: -1}, {Since: 10, Until: 5}} {
 		if _, err := s.Search(context.Background(), q); err == nil {
 			t.Errorf("%+v accepted", q)
@@ -172,7 +162,7 @@ func TestSearchRejectsBadRequests(t *testing.T) {
 
 func TestTimelineAndGet(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	res, err := s.Search(ctx, search.Query{Text: "SETNX"})
@@ -228,7 +218,7 @@ func TestTimelineAndGet(t *testing.T) {
 
 func TestForgetRemovesFromSearch(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	res, _ := s.Search(ctx, search.Query{Text: "SETNX"})
@@ -249,7 +239,7 @@ func TestForgetRemovesFromSearch(t *testing.T) {
 
 func TestDeviceNamesAndFilter(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	if err := r.SetDeviceName(ctx, importer.ClaudeMemOrigin, "old-laptop"); err != nil {
 		t.Fatal(err)
@@ -275,7 +265,7 @@ func TestDeviceNamesAndFilter(t *testing.T) {
 // replica takes writes; run with -race.
 func TestConcurrentSearchWhileWriting(t *testing.T) {
 	ctx := context.Background()
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	s := search.New(r.ReadDB(), search.Config{})
 	defer s.Close()
@@ -315,7 +305,7 @@ func TestDeferred(t *testing.T) {
 	if _, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); !errors.Is(err, search.ErrNotOpen) {
 		t.Fatalf("before Set: %v, want ErrNotOpen", err)
 	}
-	r := openReplica(t, "dev-a")
+	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
 	d.Set(search.NewService(r, search.Config{}))
 	if res, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); err != nil || len(res.Hits) == 0 {

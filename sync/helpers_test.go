@@ -14,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
@@ -21,19 +22,7 @@ import (
 // waitFor polls cond until it holds or the deadline passes; msg describes the last state.
 func waitFor(tb testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	tb.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out after %s waiting for %s: %s", timeout, what, last)
-		}
-		time.Sleep(10 * time.Millisecond) // polling interval, not synchronisation
-	}
+	testkit.WaitForState(tb, what, timeout, cond)
 }
 
 // checkGoroutines records the goroutine count now and, at cleanup (after every node of the

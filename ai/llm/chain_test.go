@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // fakeClock is a settable clock shared by a Chain and its Budget.
@@ -113,21 +114,10 @@ func TestChainReturnsErrorOnlyWhenContextDone(t *testing.T) {
 	ch := newTestChain(t, &fakeOffline{}, nil, newFakeClock(time.Now()), newTestCompressor(t, f.provider(time.Minute), &sleepRecorder{}))
 	done := make(chan error, 1)
 	go func() { _, _, err := ch.Observe(ctx, toolCalls(1, "s")); done <- err }()
-	waitFor(t, func() bool { return f.count() == 1 })
+	testkit.WaitFor(t, "the condition", 5*time.Second, func() bool { return f.count() == 1 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

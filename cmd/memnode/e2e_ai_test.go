@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // fakeAnthropic is a real HTTP server on 127.0.0.1 speaking the Anthropic Messages wire
@@ -105,7 +107,7 @@ func TestKill9WithSlowProvider(t *testing.T) {
 		}
 	}
 	db := in.db()
-	waitFor(t, "some observations from the provider", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "some observations from the provider", 60*time.Second, func() bool {
 		return in.count(db, "SELECT COUNT(*) FROM observations WHERE model = 'claude-fake-1'") >= 50
 	})
 	syscall.Kill(in.pid(), syscall.SIGKILL)
@@ -114,7 +116,7 @@ func TestKill9WithSlowProvider(t *testing.T) {
 		t.Fatalf("the queue had drained before the kill (%d observations)", before)
 	}
 	in.start()
-	waitFor(t, "the queue to drain after restart", 120*time.Second, func() bool {
+	testkit.WaitFor(t, "the queue to drain after restart", 120*time.Second, func() bool {
 		return in.queued() == 0
 	})
 	if n := in.count(db, "SELECT COUNT(*) FROM observations WHERE project = 'slowai'"); n != total {

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 func (in *instance) token() string {
@@ -134,7 +136,7 @@ func TestKill9DuringBurst(t *testing.T) {
 	// Restart (a hook may already have restarted it) and let the queue and spool drain.
 	in.start()
 	db := in.db()
-	waitFor(t, "queue drained", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "queue drained", 60*time.Second, func() bool {
 		return in.queued() == 0
 	})
 	// Spooled hook events are replayed on start; a node a hook restarted may already have
@@ -148,7 +150,7 @@ func TestKill9DuringBurst(t *testing.T) {
 			t.Logf("hook observations %d; spool files %v\nnode log:\n%s\nhook log:\n%s", n, spool, logs, hlog)
 		}
 	}()
-	waitFor(t, "hook events stored", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "hook events stored", 30*time.Second, func() bool {
 		return in.count(db, "SELECT COUNT(*) FROM observations WHERE project = 'hookproj'") >= hookEvents
 	})
 	if n := in.count(db, "SELECT COUNT(*) FROM observations WHERE project = 'hookproj'"); n != hookEvents {
@@ -214,7 +216,7 @@ func TestHooksWhenNodeUnstartable(t *testing.T) {
 	squatter.Close()
 	in.start()
 	db := in.db()
-	waitFor(t, "spooled events stored", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "spooled events stored", 30*time.Second, func() bool {
 		return in.count(db, "SELECT COUNT(*) FROM observations WHERE project = 'offline'") == 4
 	})
 }

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
-
-	"github.com/memnode/memnode/internal/testutil"
 )
 
 // memnodeBin is the real binary under test, built once by TestMain.
@@ -173,10 +171,4 @@ func (in *instance) count(db *sql.DB, q string, args ...any) int {
 		in.tb.Fatalf("%s: %v", q, err)
 	}
 	return n
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
-	tb.Helper()
-	testutil.WaitFor(tb, what, timeout, cond)
 }

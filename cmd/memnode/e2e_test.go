@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/memnode/memnode/platform/registry"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/platform/registry"
 )
 
 const fixtureDir = "../../testdata/fixtures/claude-code"
@@ -124,7 +126,7 @@ func TestStoryReplay(t *testing.T) {
 	in.start()
 	proj := replayFixture(t, in)
 	db := in.db()
-	waitFor(t, "the queue to drain", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the queue to drain", 30*time.Second, func() bool {
 		return in.queued() == 0 && in.count(db, "SELECT COUNT(*) FROM summaries") == 1
 	})
 	// The private-only prompt and the protocol message are not stored; the real prompt is.
@@ -187,7 +189,7 @@ func TestNodeReleasesStartupPages(t *testing.T) {
 	in := newInstance(t)
 	in.start()
 	logPath := filepath.Join(in.dataDir, "logs", "memnode.log")
-	waitFor(t, "the release to be logged", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the release to be logged", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(logPath)
 		return strings.Contains(string(b), "released start-up pages")
 	})
@@ -205,7 +207,7 @@ func TestNodeReleasesStartupPages(t *testing.T) {
 	// Code that start-up never ran (ingest, workers, search, context) still runs.
 	replayFixture(t, in)
 	db := in.db()
-	waitFor(t, "the queue to drain", 30*time.Second, func() bool { return in.queued() == 0 })
+	testkit.WaitFor(t, "the queue to drain", 30*time.Second, func() bool { return in.queued() == 0 })
 	if n := in.count(db, "SELECT COUNT(*) FROM observations"); n == 0 {
 		t.Fatal("no observations stored after the release")
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/embed/worker"
-	"github.com/memnode/memnode/internal/testutil"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -27,16 +27,6 @@ type fixture struct {
 	rep *replica.Replica
 	svc *search.Service
 	w   *worker.Worker
-}
-
-func openReplica(tb testing.TB, path string) *replica.Replica {
-	tb.Helper()
-	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: "test"})
-	if err != nil {
-		tb.Fatalf("open replica: %v", err)
-	}
-	tb.Cleanup(func() { r.Close() })
-	return r
 }
 
 // start runs a worker on a real replica file; Close runs at cleanup (before the replica's).
@@ -67,12 +57,12 @@ func (f fixture) save(tb testing.TB, text string) string {
 func (f fixture) waitEmbedded(tb testing.TB, model string, total int) {
 	tb.Helper()
 	want := fmt.Sprintf("on: %s, %d/%d embedded", model, total, total)
-	testutil.WaitFor(tb, want, 20*time.Second, func() bool { return f.w.Status() == want && f.w.Len() == total })
+	testkit.WaitFor(tb, want, 20*time.Second, func() bool { return f.w.Status() == want && f.w.Len() == total })
 }
 
 func TestFillsVectorsAndServesHybrid(t *testing.T) {
 	ctx := context.Background()
-	f := start(t, openReplica(t, filepath.Join(t.TempDir(), "memnode.db")), hashing(64))
+	f := start(t, testkit.OpenReplica(t, "test"), hashing(64))
 	var ids []string
 	for _, text := range notes {
 		ids = append(ids, f.save(t, text))
@@ -110,7 +100,7 @@ func TestFillsVectorsAndServesHybrid(t *testing.T) {
 
 func TestModelChangeReembeds(t *testing.T) {
 	ctx := context.Background()
-	rep := openReplica(t, filepath.Join(t.TempDir(), "memnode.db"))
+	rep := testkit.OpenReplica(t, "test")
 	f := start(t, rep, hashing(64))
 	for _, text := range notes {
 		f.save(t, text)
@@ -133,8 +123,8 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 	noModel := func() (embed.Embedder, error) {
 		return embed.OpenCybertron(embed.CybertronConfig{ModelsDir: filepath.Join(t.TempDir(), "models")})
 	}
-	f := start(t, openReplica(t, filepath.Join(t.TempDir(), "memnode.db")), noModel)
-	testutil.WaitFor(t, "status says no model", 10*time.Second, func() bool { return f.w.Status() == worker.StatusNoModel })
+	f := start(t, testkit.OpenReplica(t, "test"), noModel)
+	testkit.WaitFor(t, "status says no model", 10*time.Second, func() bool { return f.w.Status() == worker.StatusNoModel })
 	f.save(t, notes[0])
 	res, err := f.svc.Search(ctx, apitype.SearchQuery{Text: "login bug"})
 	if err != nil || res.Ranking != search.ModeFTS || len(res.Hits) != 1 {
@@ -153,7 +143,7 @@ func TestRandomCybertronModel(t *testing.T) {
 	open := func() (embed.Embedder, error) {
 		return embed.OpenCybertron(embed.CybertronConfig{ModelsDir: models, Model: "test/tiny"})
 	}
-	f := start(t, openReplica(t, filepath.Join(t.TempDir(), "memnode.db")), open)
+	f := start(t, testkit.OpenReplica(t, "test"), open)
 	for _, text := range notes {
 		f.save(t, text)
 	}
@@ -178,7 +168,7 @@ func (c closeTracker) Close() error { close(c.closed); return nil }
 func TestConcurrentWritesSearchesAndForget(t *testing.T) {
 	ctx := context.Background()
 	tr := closeTracker{embed.NewHashing(32, nil), make(chan struct{})}
-	f := start(t, openReplica(t, filepath.Join(t.TempDir(), "memnode.db")), func() (embed.Embedder, error) { return tr, nil })
+	f := start(t, testkit.OpenReplica(t, "test"), func() (embed.Embedder, error) { return tr, nil })
 	done := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {

@@ -1,0 +1,60 @@
+// Package testkit is memnode's one set of test helpers: poll for a condition, check that a
+// test leaves no goroutine running, open a replica on a real SQLite file.
+package testkit
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/replica"
+)
+
+// pollEvery is the polling interval of WaitFor: short enough not to slow a test down.
+const pollEvery = 10 * time.Millisecond
+
+// WaitFor polls cond until it holds, failing the test after timeout. Tests use it instead
+// of sleeping: it returns as soon as the condition is true.
+func WaitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
+	tb.Helper()
+	WaitForState(tb, what, timeout, func() (bool, string) { return cond(), "" })
+}
+
+// WaitForState is WaitFor for a condition that also describes its last state, which the
+// failure message shows.
+func WaitForState(tb testing.TB, what string, timeout time.Duration, cond func() (bool, string)) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			if state != "" {
+				tb.Fatalf("timed out after %s waiting for %s: %s", timeout, what, state)
+			}
+			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(pollEvery) // polling interval, not synchronisation
+	}
+}
+
+// OpenReplica opens a replica on a fresh SQLite file in a temp dir; it is closed when the
+// test ends.
+func OpenReplica(tb testing.TB, origin string) *replica.Replica {
+	tb.Helper()
+	return OpenReplicaAt(tb, filepath.Join(tb.TempDir(), "memnode.db"), origin)
+}
+
+// OpenReplicaAt opens the replica at path; it is closed when the test ends.
+func OpenReplicaAt(tb testing.TB, path, origin string) *replica.Replica {
+	tb.Helper()
+	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin})
+	if err != nil {
+		tb.Fatalf("open replica: %v", err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}

@@ -1,0 +1,80 @@
+package testkit
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// recorder is a testing.TB whose cleanups run when the test says so and whose failures
+// are recorded, not reported.
+type recorder struct {
+	testing.TB
+	mu       sync.Mutex
+	cleanups []func()
+	errs     []string
+}
+
+func (r *recorder) Helper()          {}
+func (r *recorder) Failed() bool     { return false }
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); panic(r) }
+
+func (r *recorder) runCleanups() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+func TestLeakCheckReportsARunningGoroutine(t *testing.T) {
+	rec := &recorder{TB: t}
+	leakCheck(rec, 50*time.Millisecond)
+	stop := make(chan struct{})
+	go leakyPart(stop)
+	rec.runCleanups()
+	close(stop)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "leakyPart") {
+		t.Fatalf("errors = %q; want one naming leakyPart", rec.errs)
+	}
+}
+
+func leakyPart(stop chan struct{}) { <-stop }
+
+func TestLeakCheckWaitsForGoroutinesOnTheirWayOut(t *testing.T) {
+	rec := &recorder{TB: t}
+	leakCheck(rec, 10*time.Second)
+	stop := make(chan struct{})
+	go leakyPart(stop)
+	time.AfterFunc(20*time.Millisecond, func() { close(stop) }) // a Close that returns before its goroutine ends
+	rec.runCleanups()
+	if len(rec.errs) != 0 {
+		t.Fatalf("errors = %q; want none once the goroutine ended", rec.errs)
+	}
+}
+
+func TestWaitForStateNamesTheLastState(t *testing.T) {
+	rec := &recorder{TB: t}
+	func() {
+		defer func() { recover() }()
+		WaitForState(rec, "the answer", 30*time.Millisecond, func() (bool, string) { return false, "still 41" })
+	}()
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "the answer: still 41") {
+		t.Fatalf("errors = %q", rec.errs)
+	}
+	n := 0
+	WaitFor(t, "three polls", time.Second, func() bool { n++; return n == 3 })
+}
+
+func TestOpenReplica(t *testing.T) {
+	r := OpenReplica(t, "origin-a")
+	if r.Origin() != "origin-a" {
+		t.Fatalf("origin = %q", r.Origin())
+	}
+}

@@ -119,6 +119,10 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
+	if privateTurn(h.ad, in.TranscriptPath) {
+		// The answer to a wholly private prompt repeats it: nothing of this turn is kept.
+		return platform.Result{}, nil
+	}
 	var msg string
 	if in.LastAssistantMessage != nil {
 		msg = *in.LastAssistantMessage // from the cleaned payload
@@ -148,4 +152,24 @@ func handleSessionEnd(ctx context.Context, h *hook, in *platform.Input) (platfor
 	ev := h.newEvent(memory.KindSessionEnd, in, project)
 	ev.Reason = in.Reason
 	return platform.Result{}, h.send(ctx, ev)
+}
+
+// promptReader is implemented by adapters that can read the user's last prompt from the
+// agent's transcript.
+type promptReader interface {
+	LastUserPrompt(transcriptPath string) (string, error)
+}
+
+// privateTurn reports whether the turn that just ended answered a prompt that was wholly
+// private (nothing left once memory tags are removed), as the transcript shows.
+func privateTurn(ad platform.Adapter, transcript string) bool {
+	pr, ok := ad.(promptReader)
+	if transcript == "" || !ok {
+		return false
+	}
+	prompt, err := pr.LastUserPrompt(transcript)
+	if err != nil || strings.TrimSpace(prompt) == "" {
+		return false
+	}
+	return privacy.IsEmptyAfterClean(prompt)
 }

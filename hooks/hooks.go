@@ -3,9 +3,11 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -160,12 +162,9 @@ func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) 
 		h.logf("%s/%s hook: normalize input: %v", h.platform, h.event, err)
 		return neutral(), 0
 	}
-	if h.event == platform.EventSessionInit {
-		// The raw prompt is consulted only for two facts; nothing of it leaves this process.
-		if rawIn, err := ad.Normalize(h.event, raw); err == nil {
-			in.PromptHadText = strings.TrimSpace(rawIn.Prompt) != ""
-			in.ProtocolOnly = rawIn.Prompt != "" && privacy.IsProtocolOnly(rawIn.Prompt)
-		}
+	if err := cleanJoined(ad, h.event, raw, &in); err != nil {
+		h.logf("%s/%s hook: %v", h.platform, h.event, err)
+		return neutral(), 0
 	}
 	raw = nil
 
@@ -297,4 +296,38 @@ func ProjectName(cwd, home string) string {
 		d = parent
 	}
 	return filepath.Base(dir)
+}
+
+// cleanJoined cleans the parts a record is assembled from as one text, from the raw
+// payload: the prompt once its text parts are joined (a <private> opened in one part and
+// closed in another), a tool call's input and response together (opened in tool_input,
+// closed in tool_response). Two more facts of a prompt are taken from the raw payload;
+// nothing else of it leaves this process.
+func cleanJoined(ad platform.Adapter, event string, raw []byte, in *platform.Input) error {
+	if event != platform.EventSessionInit && event != platform.EventObservation {
+		return nil
+	}
+	rawIn, err := ad.Normalize(event, raw)
+	if err != nil {
+		return fmt.Errorf("normalize input: %w", err)
+	}
+	if event == platform.EventSessionInit {
+		in.PromptHadText = strings.TrimSpace(rawIn.Prompt) != ""
+		in.ProtocolOnly = rawIn.Prompt != "" && privacy.IsProtocolOnly(rawIn.Prompt)
+		in.Prompt = privacy.Clean(rawIn.Prompt)
+		return nil
+	}
+	parts, err := privacy.CleanJSONParts(rawIn.ToolInput, rawIn.ToolResponse)
+	if err != nil {
+		return fmt.Errorf("clean tool call: %w", err)
+	}
+	in.ToolInput, in.ToolResponse = nonNull(parts[0]), nonNull(parts[1])
+	return nil
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
 }

@@ -79,7 +79,8 @@ func ms(v int64) int64 {
 
 // Each converts every session, prompt, observation and summary into a memnode record
 // with a deterministic ID derived from its claude-mem row, and calls fn in that order.
-// Text goes through privacy.Clean: nothing private or secret is imported.
+// Every field goes through privacy (CleanSession, CleanObservation …): nothing private or
+// secret is imported, IDs, projects, file lists and models included.
 func (c *ClaudeMem) Each(ctx context.Context, fn func(Record) error) error {
 	steps := []func(context.Context, func(Record) error) error{c.sessions, c.prompts, c.observations, c.summaries}
 	for _, st := range steps {
@@ -126,6 +127,7 @@ func (c *ClaudeMem) sessions(ctx context.Context, fn func(Record) error) error {
 			err := r.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status)
 			s.Platform, s.StartedAt, s.EndedAt = platform(s.Platform), ms(s.StartedAt), ms(s.EndedAt)
 			s.Origin = ClaudeMemOrigin
+			privacy.CleanSession(&s)
 			// A fixed stamp from the session's own times: re-importing changes nothing, and
 			// memnode's own later writes to the same session win.
 			s.HLC = uint64(max(s.StartedAt, s.EndedAt)) << 16
@@ -142,8 +144,8 @@ func (c *ClaudeMem) prompts(ctx context.Context, fn func(Record) error) error {
 			err := r.Scan(&id, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt)
 			p.CreatedAt = ms(p.CreatedAt)
 			p.ID = replica.ImportID(p.CreatedAt, "claude-mem:prompt:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(p.CreatedAt, 10))
-			p.Text = privacy.Clean(p.Text)
 			p.Origin, p.HLC = ClaudeMemOrigin, uint64(p.CreatedAt)<<16
+			privacy.CleanPrompt(&p)
 			return Record{Kind: KindPrompt, Prompt: &p}, err
 		}, fn)
 }
@@ -163,14 +165,14 @@ func (c *ClaudeMem) observations(ctx context.Context, fn func(Record) error) err
 				&fr, &fm, &o.PromptNumber, &o.DiscoveryTokens, &o.Model, &o.CreatedAt)
 			o.CreatedAt = ms(o.CreatedAt)
 			o.ID = replica.ImportID(o.CreatedAt, "claude-mem:obs:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(o.CreatedAt, 10))
-			o.Title, o.Subtitle, o.Narrative = privacy.Clean(o.Title), privacy.Clean(o.Subtitle), privacy.Clean(o.Narrative)
-			o.Facts, o.Concepts = cleanList(jsonList(facts)), cleanList(jsonList(concepts))
+			o.Facts, o.Concepts = jsonList(facts), jsonList(concepts)
 			o.FilesRead, o.FilesModified = jsonList(fr), jsonList(fm)
+			o.ToolName = "claude-mem"
+			o.Origin, o.HLC = ClaudeMemOrigin, uint64(o.CreatedAt)<<16
+			privacy.CleanObservation(&o)
 			if o.Title == "" {
 				o.Title = firstWords(o.Narrative, 12)
 			}
-			o.ToolName = "claude-mem"
-			o.Origin, o.HLC = ClaudeMemOrigin, uint64(o.CreatedAt)<<16
 			return Record{Kind: KindObservation, Observation: &o}, err
 		}, fn)
 }
@@ -188,10 +190,8 @@ func (c *ClaudeMem) summaries(ctx context.Context, fn func(Record) error) error 
 				&s.NextSteps, &s.Notes, &s.DiscoveryTokens, &s.CreatedAt)
 			s.CreatedAt = ms(s.CreatedAt)
 			s.ID = replica.ImportID(s.CreatedAt, "claude-mem:summary:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(s.CreatedAt, 10))
-			for _, f := range []*string{&s.Request, &s.Investigated, &s.Learned, &s.Completed, &s.NextSteps, &s.Notes} {
-				*f = privacy.Clean(*f)
-			}
 			s.Origin, s.HLC = ClaudeMemOrigin, uint64(s.CreatedAt)<<16
+			privacy.CleanSummary(&s)
 			return Record{Kind: KindSummary, Summary: &s}, err
 		}, fn)
 }
@@ -207,19 +207,6 @@ func jsonList(s string) []string {
 		return v
 	}
 	return []string{s}
-}
-
-func cleanList(v []string) []string {
-	out := v[:0]
-	for _, s := range v {
-		if s = privacy.Clean(s); strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 func firstWords(s string, n int) string {

@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -158,21 +160,35 @@ func (d *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// Batch turns records into a replica import batch (headers are dropped).
+// Batch turns records into a replica import batch (headers are dropped). It is the privacy
+// gate of every import (memnode JSONL, claude-mem): every field of every record passes
+// privacy.Clean*, whatever the file holds. Tombstone IDs are kept as they are.
 func Batch(recs []Record) *replica.ImportBatch {
 	b := &replica.ImportBatch{}
 	for _, r := range recs {
 		switch r.Kind {
 		case KindDevice:
-			b.Devices = append(b.Devices, *r.Device)
+			d := *r.Device
+			privacy.CleanDevice(&d)
+			b.Devices = append(b.Devices, d)
 		case KindSession:
-			b.Sessions = append(b.Sessions, *r.Session)
+			s := *r.Session
+			privacy.CleanSession(&s)
+			b.Sessions = append(b.Sessions, s)
 		case KindPrompt:
-			b.Prompts = append(b.Prompts, *r.Prompt)
+			p := *r.Prompt
+			privacy.CleanPrompt(&p)
+			b.Prompts = append(b.Prompts, p)
 		case KindObservation:
-			b.Observations = append(b.Observations, *r.Observation)
+			o := *r.Observation
+			o.Facts, o.Concepts = slices.Clone(o.Facts), slices.Clone(o.Concepts)
+			o.FilesRead, o.FilesModified = slices.Clone(o.FilesRead), slices.Clone(o.FilesModified)
+			privacy.CleanObservation(&o)
+			b.Observations = append(b.Observations, o)
 		case KindSummary:
-			b.Summaries = append(b.Summaries, *r.Summary)
+			s := *r.Summary
+			privacy.CleanSummary(&s)
+			b.Summaries = append(b.Summaries, s)
 		case KindTombstone:
 			b.Tombstones = append(b.Tombstones, r.ID)
 		}

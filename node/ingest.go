@@ -50,6 +50,9 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 	if err := cleanEvent(&ev); err != nil {
 		return apitype.EventReply{}, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
 	}
+	if ev.SessionID == "" {
+		return apitype.EventReply{}, fmt.Errorf("%w: session_id is empty once cleaned", memory.ErrInvalid)
+	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
@@ -73,18 +76,21 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 // cleanEvent is the node's second guard: every free-text field passes the privacy filter
 // again, whatever the hook did.
 func cleanEvent(ev *apitype.Event) error {
-	for _, s := range []*string{&ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
+	for _, s := range []*string{&ev.SessionID, &ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
 		*s = privacy.Clean(*s)
 	}
-	for _, raw := range []*json.RawMessage{&ev.ToolInput, &ev.ToolResponse} {
-		if len(*raw) == 0 {
-			continue
+	if len(ev.ToolInput) == 0 && len(ev.ToolResponse) == 0 {
+		return nil
+	}
+	// One record, two parts: cleaned as one text, as the hook does.
+	parts, err := privacy.CleanJSONParts(ev.ToolInput, ev.ToolResponse)
+	if err != nil {
+		return fmt.Errorf("tool payload: %w", err)
+	}
+	for i, raw := range []*json.RawMessage{&ev.ToolInput, &ev.ToolResponse} {
+		if len(*raw) > 0 {
+			*raw = parts[i]
 		}
-		c, err := privacy.CleanJSON(*raw)
-		if err != nil {
-			return fmt.Errorf("tool payload: %w", err)
-		}
-		*raw = c
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -207,8 +208,8 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 			if err := flush(); err != nil {
 				return err
 			}
-			if ev.LastAssistantMessage == "" {
-				break
+			if ev.LastAssistantMessage == "" || st.TurnPrivate {
+				break // a wholly private turn: its answer is not summarised either
 			}
 			in := ai.SessionInput{SessionID: ev.SessionID, Project: ev.Project, Request: st.FirstPrompt, LastAssistantMessage: ev.LastAssistantMessage}
 			prev, err := rep.SessionObservations(ctx, ev.SessionID, 200)
@@ -242,6 +243,7 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 		return err
 	}
 	b.States = append(b.States, st)
+	cleanBatch(b)
 	if k := b.ClipOversized(); k > 0 {
 		n.log.Warn("records clipped to the record size limit", "records", k, "limit_bytes", replica.MaxRecordSize)
 	}
@@ -256,4 +258,22 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 	n.stats.observations.Add(int64(len(res.Observations)))
 	n.stats.summaries.Add(int64(len(res.Summaries)))
 	return nil
+}
+
+// cleanBatch is the second guard for records built from events: the events were cleaned,
+// but a record joins their parts and adds the compressor's words, so every record passes
+// the same gate as an import before it is stored.
+func cleanBatch(b *replica.Batch) {
+	for i := range b.Sessions {
+		privacy.CleanSession(&b.Sessions[i])
+	}
+	for i := range b.Prompts {
+		privacy.CleanPrompt(&b.Prompts[i])
+	}
+	for i := range b.Observations {
+		privacy.CleanObservation(&b.Observations[i])
+	}
+	for i := range b.Summaries {
+		privacy.CleanSummary(&b.Summaries[i])
+	}
 }

@@ -21,7 +21,44 @@ const maxJSONDepth = 10000
 // one that is null. Strings that Clean leaves alone keep their original escapes; changed
 // strings are re-encoded without HTML escaping. Duplicate object keys are kept in order.
 func CleanJSON(raw []byte) ([]byte, error) {
-	w := jsonWalker{s: string(raw)}
+	w := jsonWalker{}
+	return w.doc(raw)
+}
+
+// CleanJSONParts cleans JSON documents that are the parts of one record (a tool call's
+// input and its response) as one text: the string values of all documents, in order, are
+// stripped of memory tags as if joined. Secrets are redacted value by value (a PEM END
+// line hides its own value back to its start). A tag opened in the input and closed in the response hides
+// everything between; a closing tag that closes nothing empties every string value before
+// it. Object keys are cleaned on their own, so the documents keep their shape.
+func CleanJSONParts(docs ...[]byte) ([][]byte, error) {
+	w := jsonWalker{parts: &tagState{}, lastStray: -1}
+	out := make([][]byte, len(docs))
+	for i, d := range docs {
+		c, err := w.doc(d)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	if w.lastStray < 0 {
+		return out, nil
+	}
+	// Again, from the start, now emptying the values before the last stray closing tag.
+	w = jsonWalker{parts: &tagState{}, lastStray: -1, blankBefore: w.lastStray}
+	for i, d := range docs {
+		c, err := w.doc(d)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// doc cleans one document, keeping the walker's part state.
+func (w *jsonWalker) doc(raw []byte) ([]byte, error) {
+	w.s, w.i = string(raw), 0
 	w.skipSpace()
 	if w.i == len(w.s) {
 		return []byte("null"), nil
@@ -43,6 +80,14 @@ type jsonWalker struct {
 	s   string
 	i   int
 	out []byte
+
+	// With parts set, string values are stripped as one text (CleanJSONParts): values
+	// counts them, lastStray is the last one with a stray closing tag, and values before
+	// blankBefore are written as "".
+	parts       *tagState
+	values      int
+	lastStray   int
+	blankBefore int
 }
 
 func (w *jsonWalker) fail(what string) error {
@@ -68,7 +113,7 @@ func (w *jsonWalker) value(depth int) error {
 	case '{', '[':
 		return w.container(depth, c)
 	case '"':
-		return w.str()
+		return w.str(false)
 	case 't':
 		return w.literal("true")
 	case 'f':
@@ -104,7 +149,7 @@ func (w *jsonWalker) container(depth int, open byte) error {
 			if w.i >= len(w.s) || w.s[w.i] != '"' {
 				return w.fail("expected object key")
 			}
-			if err := w.str(); err != nil {
+			if err := w.str(true); err != nil {
 				return err
 			}
 			w.skipSpace()
@@ -194,7 +239,7 @@ func (w *jsonWalker) number() error {
 }
 
 // str cleans one string token. Strings Clean does not change are copied byte for byte.
-func (w *jsonWalker) str() error {
+func (w *jsonWalker) str(key bool) error {
 	s := w.s
 	start := w.i
 	escaped, nonASCII := false, false
@@ -246,7 +291,22 @@ func (w *jsonWalker) str() error {
 	if escaped || badUTF8 {
 		text = unquote(text, !badUTF8)
 	}
-	cleaned := Clean(text)
+	var cleaned string
+	if w.parts == nil || key {
+		cleaned = Clean(text)
+	} else {
+		n := w.values
+		w.values++
+		stripped, stray := w.parts.strip(text)
+		if stray {
+			w.lastStray = n
+		}
+		if n < w.blankBefore {
+			w.out = append(w.out, `""`...)
+			return nil
+		}
+		cleaned = Redact(stripped)
+	}
 	if cleaned == text && !badUTF8 {
 		w.out = append(w.out, s[start:end]...)
 		return nil

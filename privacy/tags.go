@@ -21,31 +21,65 @@ var memoryTags = [...]string{
 const maxStripPasses = 4
 
 // StripTags removes every memory tag and its content (attributes allowed, multi-line,
-// nested, an unclosed opening tag hides everything after it).
+// nested, an unclosed opening tag hides everything after it, a closing tag that closes
+// nothing hides everything before it).
 func StripTags(s string) string {
-	if strings.IndexByte(s, '<') < 0 {
-		return s
-	}
-	out, changed := stripPass(s)
-	for pass := 1; changed; pass++ {
-		if pass == maxStripPasses {
-			return cutAtFirstTag(out)
-		}
-		out, changed = stripPass(out)
-	}
+	var st tagState
+	out, _ := st.strip(s)
 	return out
 }
 
-// stripPass makes one linear scan. It reports whether it saw any memory tag; when it did
-// not, it returns s itself.
-func stripPass(s string) (string, bool) {
+// A tagState is what is still open at the end of the parts stripped so far, so that the
+// parts of one record are stripped as one text (see CleanParts).
+type tagState struct {
+	depth [len(memoryTags)]int
+	open  int // sum of depth: text is hidden while open > 0
+}
+
+// hideRest marks the state as open for good: the rest of the record is hidden.
+func (st *tagState) hideRest() {
+	st.depth[0]++
+	st.open++
+}
+
+// strip removes the memory tags of s, the next part of a record, starting from and
+// updating st. stray reports a closing tag that closed nothing: everything before it,
+// earlier parts included, is private.
+func (st *tagState) strip(s string) (out string, stray bool) {
+	if st.open == 0 && strings.IndexByte(s, '<') < 0 {
+		return s, false
+	}
+	out, changed, stray := st.stripPass(s)
+	for pass := 1; changed; pass++ {
+		if pass == maxStripPasses {
+			st.hideRest()
+			return cutAtFirstTag(out), stray
+		}
+		// Removing regions can join their neighbours into new tags ("<pri" + "vate>"):
+		// rescan what is left, as a text of its own.
+		var again tagState
+		var s2 bool
+		out, changed, s2 = again.stripPass(out)
+		stray = stray || s2
+		if again.open > 0 {
+			st.hideRest()
+		}
+	}
+	return out, stray
+}
+
+// stripPass makes one linear scan. It reports whether it saw any memory tag (or started
+// hidden); when it did not, it returns s itself.
+func (st *tagState) stripPass(s string) (string, bool, bool) {
 	var (
 		out   []byte
-		found bool
-		depth [len(memoryTags)]int
-		open  int // sum of depth: text is hidden while open > 0
+		found = st.open > 0
+		stray bool
 		last  int // start of visible text not yet copied to out
 	)
+	if found {
+		out = make([]byte, 0, len(s))
+	}
 	for i := 0; ; {
 		j := strings.IndexByte(s[i:], '<')
 		if j < 0 {
@@ -61,42 +95,48 @@ func stripPass(s string) (string, bool) {
 			found = true
 			out = make([]byte, 0, len(s))
 		}
-		if open == 0 {
+		if st.open == 0 {
 			out = append(out, s[last:i]...)
 		}
 		gt := strings.IndexByte(s[nameEnd:], '>')
 		if gt < 0 {
-			// A tag that never ends hides everything after it.
-			return string(out), true
+			// A tag that never ends hides everything after it; when it closes nothing, it
+			// may be a closing tag whose '>' is in the next part, and hides what precedes
+			// it too.
+			if closing && st.depth[t] == 0 {
+				out, stray = out[:0], true
+			}
+			st.hideRest()
+			return string(out), true, stray
 		}
 		end := nameEnd + gt + 1
 		switch {
-		case closing && depth[t] == 0:
+		case closing && st.depth[t] == 0:
 			// A stray closing tag: its opening tag was in an earlier part of the record
 			// (another text part, the tool input), so everything before it may be private.
-			// Mirror the unclosed-tag rule and hide all of it.
-			// Tags still open stay open.
+			// Mirror the unclosed-tag rule and hide all of it. Tags still open stay open.
 			out = out[:0]
+			stray = true
 		case closing:
-			depth[t]--
-			open--
+			st.depth[t]--
+			st.open--
 		case s[end-2] == '/': // <private/> holds nothing
 		default:
-			depth[t]++
-			open++
+			st.depth[t]++
+			st.open++
 		}
 		i = end
-		if open == 0 {
+		if st.open == 0 {
 			last = i
 		}
 	}
 	if !found {
-		return s, false
+		return s, false, false
 	}
-	if open == 0 {
+	if st.open == 0 {
 		out = append(out, s[last:]...)
 	}
-	return string(out), true
+	return string(out), true, stray
 }
 
 // tagAt reports whether s[i] ('<') starts a memory tag: "<name" or "</name" followed by

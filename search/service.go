@@ -86,11 +86,14 @@ func manualSession(project string) string { return "manual:" + project }
 
 // SaveNote stores a note as an observation. Private parts and secrets are removed first.
 func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
+	// Every field, not only the text: project and type are stored and synced too.
 	text, title := strings.TrimSpace(privacy.Clean(n.Text)), strings.TrimSpace(privacy.Clean(n.Title))
+	n.Project = strings.TrimSpace(privacy.Clean(n.Project))
+	n.Type = privacy.Clean(n.Type)
 	if text == "" {
 		return apitype.SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
 	}
-	if strings.TrimSpace(n.Project) == "" {
+	if n.Project == "" {
 		return apitype.SaveResult{}, fmt.Errorf("%w: project is required", ErrInvalid)
 	}
 	if title == "" {

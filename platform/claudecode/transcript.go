@@ -23,7 +23,15 @@ func (Adapter) LastAssistantMessage(path string) (string, error) { return lastAs
 // lastAssistantMessage returns the text of the last assistant message in a JSONL transcript
 // that has any text, reading backwards from the end so long transcripts cost little. The
 // text is raw: the caller must clean it.
-func lastAssistantMessage(path string) (string, error) {
+func lastAssistantMessage(path string) (string, error) { return lastEntry(path, assistantText) }
+
+// LastUserPrompt returns the text of the last prompt the user typed (a user message with
+// text and no tool result), so that the Stop hook can tell a wholly private turn. The text
+// is raw: the caller must clean it.
+func (Adapter) LastUserPrompt(path string) (string, error) { return lastEntry(path, userPromptText) }
+
+// lastEntry returns what extract finds in the last transcript line where it finds anything.
+func lastEntry(path string, extract func([]byte) (string, bool)) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("open transcript: %w", err)
@@ -62,7 +70,7 @@ func lastAssistantMessage(path string) (string, error) {
 				break
 			}
 			if !skipping {
-				if text, ok := assistantText(join(data[i+1:])); ok {
+				if text, ok := extract(join(data[i+1:])); ok {
 					return text, nil
 				}
 			}
@@ -78,7 +86,7 @@ func lastAssistantMessage(path string) (string, error) {
 		}
 	}
 	if !skipping && pos == 0 {
-		if text, ok := assistantText(join(nil)); ok {
+		if text, ok := extract(join(nil)); ok {
 			return text, nil
 		}
 	}
@@ -107,4 +115,38 @@ func assistantText(line []byte) (string, bool) {
 	}
 	text := strings.TrimSpace(promptText(entry.Message.Content))
 	return text, text != ""
+}
+
+// userPromptText extracts the text of one transcript line if it is a prompt the user
+// typed: a user message whose content is a string or text parts, without tool results.
+func userPromptText(line []byte) (string, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || !bytes.Contains(line, []byte(`user`)) {
+		return "", false
+	}
+	var entry struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &entry) != nil {
+		return "", false
+	}
+	if entry.Type != "user" && entry.Message.Role != "user" {
+		return "", false
+	}
+	var parts []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(entry.Message.Content, &parts) == nil {
+		for _, p := range parts {
+			if p.Type == "tool_result" {
+				return "", false
+			}
+		}
+	}
+	text := promptText(entry.Message.Content)
+	return text, strings.TrimSpace(text) != ""
 }

@@ -130,6 +130,11 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
 		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
 	rep.clock.now = cfg.Now
+	if err := rep.checkIntegrity(ctx); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
 	if err := rep.migrate(ctx); err != nil {
 		w.Close()
 		r.Close()

@@ -3,7 +3,11 @@
 package testkit
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -57,4 +61,32 @@ func OpenReplicaAt(tb testing.TB, path, origin string) *replica.Replica {
 	}
 	tb.Cleanup(func() { r.Close() })
 	return r
+}
+
+// CorruptDB damages the closed SQLite file at path the way a failing disk does: the header
+// stays, every later page is overwritten with bytes no b-tree page can start with.
+func CorruptDB(tb testing.TB, path string) {
+	tb.Helper()
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := os.Remove(path + side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			tb.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	const pageSize = 4096
+	if st.Size() <= pageSize {
+		tb.Fatalf("corrupt %s: %d bytes, need more than one page", path, st.Size())
+	}
+	junk := bytes.Repeat([]byte{0xff}, int(st.Size()-pageSize))
+	if _, err := f.WriteAt(junk, pageSize); err != nil {
+		tb.Fatal(err)
+	}
 }

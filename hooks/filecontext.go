@@ -37,7 +37,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 	if len(in.FilePaths) == 0 {
 		return platform.Result{}, nil
 	}
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
@@ -60,7 +60,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() < fileGateMinBytes {
 			continue
 		}
-		obs, err := h.fileObservations(ctx, abs, project)
+		obs, err := h.fileObservations(ctx, abs, project, in.Cwd)
 		if err != nil {
 			if errors.Is(err, ErrUnreachable) {
 				return platform.Result{}, err // no point asking again for the next path
@@ -85,8 +85,13 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 	return platform.Result{AdditionalContext: text}, nil
 }
 
-func (h *hook) fileObservations(ctx context.Context, abs, project string) ([]apitype.FileObservation, error) {
+// fileObservations asks the node about one file. cwd goes along: observations store a
+// project file's path relative to the working dir of the call.
+func (h *hook) fileObservations(ctx context.Context, abs, project, cwd string) ([]apitype.FileObservation, error) {
 	q := url.Values{"path": {abs}, "project": {project}, "limit": {strconv.Itoa(fileFetchLimit)}}
+	if cwd != "" {
+		q.Set("cwd", cwd)
+	}
 	body, err := h.call(ctx, http.MethodGet, "/api/observations/by-file?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ const maxContextBytes = 256 << 10
 // handleContext records the session start (which also starts the node when needed) and
 // injects the node's context block. No node, no context: the session starts anyway.
 func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
@@ -72,7 +72,7 @@ func handleSessionInit(ctx context.Context, h *hook, in *platform.Input) (platfo
 	if in.ProtocolOnly || (in.Prompt != "" && privacy.IsProtocolOnly(in.Prompt)) {
 		return platform.Result{}, nil
 	}
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
@@ -96,7 +96,7 @@ func handleObservation(ctx context.Context, h *hook, in *platform.Input) (platfo
 	if in.ToolName == "" || in.Bookkeeping || h.skipTool(in.ToolName) {
 		return platform.Result{}, nil
 	}
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
@@ -115,7 +115,7 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 	if in.StopHookActive || in.AgentID != "" || in.SessionID == "" {
 		return platform.Result{}, nil
 	}
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}
@@ -145,7 +145,7 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 
 // handleSessionEnd records the end of a session.
 func handleSessionEnd(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
-	project := ProjectName(in.Cwd, h.cfg.HomeDir)
+	project := h.project(in)
 	if h.excluded(project) {
 		return platform.Result{}, nil
 	}

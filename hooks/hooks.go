@@ -51,6 +51,9 @@ type Config struct {
 	ExcludedProjects []string
 	// SkipTools are tool names whose calls are not recorded.
 	SkipTools []string
+	// ProjectDir is the agent's project root when it names one (Claude Code's
+	// CLAUDE_PROJECT_DIR); it names the project instead of the working dir.
+	ProjectDir string
 	// HomeDir, when set, is never taken as a project root (a dotfiles repo in $HOME would
 	// otherwise swallow every project below it).
 	HomeDir string
@@ -273,10 +276,19 @@ func (h *hook) skipTool(tool string) bool {
 	return false
 }
 
+// project is the project of a hook's input: the agent's project dir when it names one
+// (Config.ProjectDir), else the working dir's.
+func (h *hook) project(in *platform.Input) string {
+	if h.cfg.ProjectDir != "" && filepath.IsAbs(h.cfg.ProjectDir) {
+		return ProjectName(h.cfg.ProjectDir, h.cfg.HomeDir)
+	}
+	return ProjectName(in.Cwd, h.cfg.HomeDir)
+}
+
 // ProjectName is the project a working directory belongs to: the base name of the git root
-// above cwd (a .git dir or file, so worktrees and submodules count), else the base name of
-// cwd. home is never a project (a dotfiles repo in $HOME would otherwise name every
-// project).
+// above cwd (a .git dir or file, so submodules count), else the base name of cwd. A git
+// worktree belongs to its main repository's project, so it sees that project's memory. home
+// is never a project (a dotfiles repo in $HOME would otherwise name every project).
 func ProjectName(cwd, home string) string {
 	if cwd == "" {
 		return "unknown"
@@ -285,7 +297,10 @@ func ProjectName(cwd, home string) string {
 	home = filepath.Clean(home)
 	for d := dir; ; {
 		if home == "." || d != home {
-			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				if main, ok := worktreeMain(filepath.Join(d, ".git"), fi); ok {
+					return filepath.Base(main)
+				}
 				return filepath.Base(d)
 			}
 		}
@@ -330,4 +345,29 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// worktreeMain reads a worktree's .git file ("gitdir: <main>/.git/worktrees/<name>") and
+// returns the main repository's dir. Submodules (gitdir: …/.git/modules/…) are not worktrees.
+func worktreeMain(dotGit string, fi os.FileInfo) (string, bool) {
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return "", false
+	}
+	b, err := os.ReadFile(dotGit)
+	if err != nil {
+		return "", false
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(filepath.Dir(dotGit), gitdir)
+	}
+	wts := filepath.Dir(filepath.Clean(gitdir)) // <main>/.git/worktrees
+	if filepath.Base(wts) != "worktrees" || filepath.Base(filepath.Dir(wts)) != ".git" {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(wts)), true
 }

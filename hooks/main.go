@@ -14,11 +14,12 @@ import (
 )
 
 // Main is the whole `hook <platform> <event>` command, shared by the memnode CLI and the lean
-// memnode-hook binary: args are what follows "hook", reg the registered platforms, s the
+// memnode-hook binary: args are what follows "hook", reg the registered platforms, getenv
+// the process environment (for the platform's ProjectDirEnv), s the
 // settings as clienv.Resolve gives them (the port always set, even after a settings error).
 // It always prints one JSON object and exits 0, except when the node has been unreachable
 // for too many hooks in a row (exit 2, one stderr line).
-func Main(ctx context.Context, reg *platform.Registry, dataDir string, s configs.Settings, start func(context.Context) error, version string,
+func Main(ctx context.Context, reg *platform.Registry, getenv func(string) string, dataDir string, s configs.Settings, start func(context.Context) error, version string,
 	args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 2 {
 		fmt.Fprintf(stderr, "memnode: usage: memnode hook <platform> <event> (platforms: %s)\n", strings.Join(reg.Names(), ", "))
@@ -40,6 +41,7 @@ func Main(ctx context.Context, reg *platform.Registry, dataDir string, s configs
 		ExcludedProjects:  s.ExcludedProjects,
 		SkipTools:         s.SkipTools,
 		HomeDir:           home,
+		ProjectDir:        projectDir(p, getenv),
 		Start:             start,
 		Version:           version,
 	}
@@ -67,4 +69,12 @@ func hookStdin(r io.Reader) io.Reader {
 		}
 	}
 	return r
+}
+
+// projectDir is the project root the agent passes in its environment, if any.
+func projectDir(p platform.Platform, getenv func(string) string) string {
+	if p.ProjectDirEnv == "" || getenv == nil {
+		return ""
+	}
+	return getenv(p.ProjectDirEnv)
 }

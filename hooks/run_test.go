@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/memnode/memnode/platform/claudecode"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -413,7 +414,7 @@ func TestUnknownPlatformEventAndBadInput(t *testing.T) {
 	n := newFakeNode(t)
 	cfg := n.config(t)
 	var out, errb bytes.Buffer
-	if code := Main(context.Background(), registry.Builtin(), cfg.DataDir, configs.Default(), nil, "", []string{"vim", "context"},
+	if code := Main(context.Background(), registry.Builtin(), nil, cfg.DataDir, configs.Default(), nil, "", []string{"vim", "context"},
 		strings.NewReader("{}"), &out, &errb); code != 0 || out.String() != "{}\n" ||
 		errb.String() != "memnode: unknown hook platform \"vim\" (known: claude-code)\n" {
 		t.Fatalf("unknown platform: %d %q %q", code, out.String(), errb.String())
@@ -458,8 +459,9 @@ func TestProjectName(t *testing.T) {
 	repo := filepath.Join(root, "home", "me", "src", "shop")
 	sub := filepath.Join(repo, "web", "cmd")
 	worktree := filepath.Join(root, "home", "me", "wt-shop")
+	linked := filepath.Join(root, "home", "me", "shop-feature") // git worktree add ../shop-feature
 	plain := filepath.Join(root, "home", "me", "scratch", "play")
-	for _, d := range []string{filepath.Join(repo, ".git"), sub, worktree, plain} {
+	for _, d := range []string{filepath.Join(repo, ".git", "worktrees", "shop-feature"), sub, worktree, filepath.Join(linked, "pkg"), plain} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -467,11 +469,16 @@ func TestProjectName(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: /x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	gitdir := "gitdir: " + filepath.Join(repo, ".git", "worktrees", "shop-feature") + "\n"
+	if err := os.WriteFile(filepath.Join(linked, ".git"), []byte(gitdir), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	home := filepath.Join(root, "home", "me")
 	if err := os.MkdirAll(filepath.Join(home, ".git"), 0o755); err != nil { // a dotfiles repo
 		t.Fatal(err)
 	}
-	cases := map[string]string{repo: "shop", sub: "shop", worktree: "wt-shop", plain: "play", "": "unknown"}
+	cases := map[string]string{repo: "shop", sub: "shop", worktree: "wt-shop", linked: "shop", filepath.Join(linked, "pkg"): "shop",
+		plain: "play", "": "unknown"}
 	for cwd, want := range cases {
 		if got := ProjectName(cwd, home); got != want {
 			t.Errorf("ProjectName(%q) = %q, want %q", cwd, got, want)
@@ -535,5 +542,26 @@ func TestSummarizeCleansTranscript(t *testing.T) {
 	runHook(t, cfg, "summarize", map[string]any{"session_id": sid, "cwd": "/tmp", "transcript_path": p})
 	if len(n.Events()) != 1 {
 		t.Fatalf("private-only answer was sent: %+v", n.Events())
+	}
+}
+
+// TestProjectDirNamesTheProject: the project root the agent passes (CLAUDE_PROJECT_DIR)
+// names the project even when the hook runs in another directory.
+func TestProjectDirNamesTheProject(t *testing.T) {
+	n := newFakeNode(t)
+	cfg := n.config(t)
+	proj := newProject(t) // demo-app
+	cfg.ProjectDir = proj
+	elsewhere := filepath.Join(t.TempDir(), "scratch")
+	r := runHook(t, cfg, "session-end", map[string]any{"session_id": sid, "cwd": elsewhere, "reason": "other"})
+	if evs := n.Events(); r.code != 0 || len(evs) != 1 || evs[0].Project != "demo-app" {
+		t.Fatalf("events %+v", evs)
+	}
+	env := map[string]string{"CLAUDE_PROJECT_DIR": proj}
+	if got := projectDir(claudecode.Platform(), func(k string) string { return env[k] }); got != proj {
+		t.Fatalf("projectDir = %q, want %q", got, proj)
+	}
+	if got := projectDir(claudecode.Platform(), nil); got != "" {
+		t.Fatalf("projectDir without an environment = %q", got)
 	}
 }

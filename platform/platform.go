@@ -112,6 +112,9 @@ type Platform struct {
 	Display   string
 	Adapter   Adapter
 	Installer Installer
+	// ProjectDirEnv is the environment variable in which the agent tells its hooks the
+	// project root ("" when it has none).
+	ProjectDirEnv string
 	// Fixtures is the folder, relative to the repository root, of the agent's recorded
 	// hook payloads (session.jsonl, README.md) that its tests replay.
 	Fixtures string

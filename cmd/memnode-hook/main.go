@@ -37,7 +37,7 @@ func main() {
 		// A hook must never break the IDE over a bad settings file: defaults, one line.
 		fmt.Fprintln(os.Stderr, "memnode:", err)
 	}
-	os.Exit(hooks.Main(context.Background(), registry.Builtin(), dataDir, settings, startNode, version, args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(hooks.Main(context.Background(), registry.Builtin(), os.Getenv, dataDir, settings, startNode, version, args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // startNode runs `memnode start` (idempotent; returns when the node is ready). The memnode

@@ -19,7 +19,7 @@ import (
 // memnode-hook binary runs the same hooks.Main faster (see cmd/memnode-hook).
 func cmdHook(ctx context.Context, env *cliEnv, args []string) int {
 	start := func(ctx context.Context) error { return startNode(ctx, env) }
-	return hooks.Main(ctx, registry.Builtin(), env.DataDir, env.Settings, start, version, args, env.Stdin, env.Stdout, env.Stderr)
+	return hooks.Main(ctx, registry.Builtin(), env.Getenv, env.DataDir, env.Settings, start, version, args, env.Stdin, env.Stdout, env.Stderr)
 }
 
 // platformList is the registered platforms for usage lines: "claude-code|codex|…".

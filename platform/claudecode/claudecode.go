@@ -15,6 +15,8 @@ func Platform() platform.Platform {
 		Display:   "Claude Code",
 		Adapter:   Adapter{},
 		Installer: Installer{},
-		Fixtures:  "testdata/fixtures/claude-code",
+		// Claude Code runs hooks with the session's project root here, whatever the cwd.
+		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
+		Fixtures:      "testdata/fixtures/claude-code",
 	}
 }

@@ -34,9 +34,6 @@ var (
 	_ SearchBackend = (*search.Deferred)(nil)
 )
 
-// maxImportBytes bounds one import request; clients send large imports in batches.
-const maxImportBytes = 64 << 20
-
 func (s *Server) registerSearch(g *gin.RouterGroup) {
 	if s.cfg.Search == nil {
 		return
@@ -132,6 +129,9 @@ func (s *Server) timeline(c *gin.Context) {
 func (s *Server) records(c *gin.Context) {
 	var body apitype.IDs
 	if err := c.ShouldBindJSON(&body); err != nil {
+		if tooLarge(c, err) {
+			return
+		}
 		badRequest(c, `body must be {"ids": ["…"]}`)
 		return
 	}
@@ -146,6 +146,9 @@ func (s *Server) records(c *gin.Context) {
 func (s *Server) forget(c *gin.Context) {
 	var body apitype.IDs
 	if err := c.ShouldBindJSON(&body); err != nil {
+		if tooLarge(c, err) {
+			return
+		}
 		badRequest(c, `body must be {"ids": ["…"]}`)
 		return
 	}
@@ -160,6 +163,9 @@ func (s *Server) forget(c *gin.Context) {
 func (s *Server) saveNote(c *gin.Context) {
 	var n apitype.Note
 	if err := c.ShouldBindJSON(&n); err != nil {
+		if tooLarge(c, err) {
+			return
+		}
 		badRequest(c, `body must be {"text": "…", "project": "…", "title": "…", "type": "…"}`)
 		return
 	}
@@ -186,16 +192,14 @@ func (s *Server) export(c *gin.Context) {
 }
 
 func (s *Server) importRecords(c *gin.Context) {
-	rd := importer.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxImportBytes))
+	rd := importer.NewReader(c.Request.Body) // bounded by limitBody
 	var recs []importer.Record
 	for {
 		rec, err := rd.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			c.JSON(http.StatusRequestEntityTooLarge, gin.H{"error": "import body too large: send at most 64 MiB per request"})
+		if tooLarge(c, err) {
 			return
 		}
 		if err != nil {

@@ -17,19 +17,18 @@ type SemanticBackend interface {
 	SemanticContext(ctx context.Context, project, prompt string) (string, error)
 }
 
-// maxSemanticBytes bounds the request: a prompt longer than this adds nothing to its
-// embedding (models truncate at a few hundred tokens).
-const maxSemanticBytes = 256 << 10
-
 func (s *Server) registerSemantic(g *gin.RouterGroup) {
 	sb, ok := s.cfg.Backend.(SemanticBackend)
 	if !ok {
 		return
 	}
 	g.POST("/context/semantic", func(c *gin.Context) {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxSemanticBytes)
 		var req apitype.SemanticRequest
-		if err := c.ShouldBindJSON(&req); err != nil || strings.TrimSpace(req.Project) == "" {
+		err := c.ShouldBindJSON(&req)
+		if tooLarge(c, err) {
+			return
+		}
+		if err != nil || strings.TrimSpace(req.Project) == "" {
 			badRequest(c, `body must be {"prompt": "…", "project": "…"}`)
 			return
 		}

@@ -74,6 +74,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.Error("panic in handler", "path", c.FullPath(), "panic", fmt.Sprint(rec))
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}))
+	e.Use(s.limitBody)
 	e.GET("/health", s.health)
 	g := e.Group("/api", s.auth, s.ready)
 	g.POST("/events", s.postEvent)
@@ -160,14 +161,18 @@ func (s *Server) health(c *gin.Context) {
 	c.JSON(http.StatusOK, apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, DataDir: s.cfg.DataDir, API: apitype.Version})
 }
 
-// maxEventBytes bounds one event body; hooks cap their stdin well below this.
-const maxEventBytes = 64 << 20
-
 func (s *Server) postEvent(c *gin.Context) {
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxEventBytes)
 	var ev apitype.Event
-	// A plain decoder: gin's binding adds a validation pass over a struct with no rules.
-	if err := json.NewDecoder(c.Request.Body).Decode(&ev); err != nil {
+	// Read, then decode: gin's binding adds a validation pass over a struct with no rules,
+	// and a streaming decoder's buffer would grow to twice the limit (see readBody).
+	body, err := readBody(c.Request.Body)
+	if tooLarge(c, err) {
+		return
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &ev)
+	}
+	if err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "bad event: " + err.Error()})
 		return
 	}
@@ -176,9 +181,15 @@ func (s *Server) postEvent(c *gin.Context) {
 }
 
 func (s *Server) postEvents(c *gin.Context) {
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4*maxEventBytes)
 	var evs []apitype.Event
-	if err := c.ShouldBindJSON(&evs); err != nil {
+	body, err := readBody(c.Request.Body)
+	if tooLarge(c, err) {
+		return
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &evs)
+	}
+	if err != nil {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "bad events: " + err.Error()})
 		return
 	}

@@ -16,6 +16,10 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
+// MaxFutureAt is how far ahead of the node's clock an event's time may be; a later "at" is
+// clamped to it.
+const MaxFutureAt = 24 * time.Hour
+
 var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
 
 // Ingest validates an event, cleans it again (the node's second privacy guard), and queues
@@ -40,6 +44,10 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 	}
 	if ev.At.IsZero() {
 		ev.At = n.cfg.Now()
+	}
+	// A time far ahead would pin the record first in "recent" forever (and sync it so).
+	if latest := n.cfg.Now().Add(MaxFutureAt); ev.At.After(latest) {
+		ev.At = latest
 	}
 	if matchAny(n.cfg.Settings.ExcludedProjects, ev.Project) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil

@@ -93,6 +93,13 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 	if text == "" {
 		return apitype.SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
 	}
+	if len(text) > memory.MaxNoteBytes {
+		return apitype.SaveResult{}, fmt.Errorf("%w: the note is %d KiB; a note holds at most %d KiB (save the gist, or several notes)",
+			ErrInvalid, (len(text)+1023)>>10, memory.MaxNoteBytes>>10)
+	}
+	if len(title) > memory.MaxTitleBytes {
+		return apitype.SaveResult{}, fmt.Errorf("%w: the title is %d bytes; at most %d", ErrInvalid, len(title), memory.MaxTitleBytes)
+	}
 	if n.Project == "" {
 		return apitype.SaveResult{}, fmt.Errorf("%w: project is required", ErrInvalid)
 	}

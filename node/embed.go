@@ -25,16 +25,9 @@ func (n *Node) startEmbed(rep *replica.Replica, svc *search.Service) {
 	if n.cfg.Embedder == nil {
 		return
 	}
-	w := worker.New(worker.Config{Open: n.cfg.Embedder, Store: rep, Search: svc, Logger: n.log, Background: lowerPriority})
+	w := worker.New(worker.Config{Open: n.cfg.Embedder, Store: rep, Feed: n.feed, Search: svc, Logger: n.log, Background: lowerPriority})
 	n.embedW.Store(w)
 	w.Start()
-}
-
-// kickEmbed wakes the embedding worker after a commit.
-func (n *Node) kickEmbed() {
-	if w := n.embedW.Load(); w != nil {
-		w.Kick()
-	}
 }
 
 // embedStatus is Status.Embeddings.

@@ -30,6 +30,7 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/embed/worker"
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -62,13 +63,16 @@ type Config struct {
 
 // Node is the running daemon.
 type Node struct {
-	cfg     Config
-	log     *slog.Logger
-	lockF   *os.File
-	token   string
-	origin  string
-	api     *api.Server
-	rep     atomic.Pointer[replica.Replica]
+	cfg    Config
+	log    *slog.Logger
+	lockF  *os.File
+	token  string
+	origin string
+	api    *api.Server
+	rep    atomic.Pointer[replica.Replica]
+	// feed carries the replica's commits to sync and the embedding worker; closed after
+	// the replica.
+	feed    *feed.Bus
 	search  search.Deferred
 	sync    atomic.Pointer[memsync.Node]
 	syncErr atomic.Pointer[string]
@@ -114,7 +118,7 @@ func New(cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	return &Node{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}, nil
+	return &Node{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), feed: feed.New()}, nil
 }
 
 // Addr is the API listen address.
@@ -217,6 +221,7 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		Logger:    n.log,
 		Now:       n.cfg.Now,
 		FsyncAcks: n.cfg.Settings.FsyncAcks,
+		Feed:      n.feed,
 	})
 	if err != nil {
 		return err
@@ -242,7 +247,8 @@ func (n *Node) openAndRun(ctx context.Context) error {
 	n.notify()
 	n.startEmbed(rep, svc)
 	// A hook that could not reach the node (while it was starting, say) spools its event;
-	// the spool is read at start and then again every spoolRescan.
+	// the spool is read at start and then again every spoolRescan. The change feed cannot
+	// replace this poll: spool files are written by hook processes, not by commits.
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -308,6 +314,7 @@ func (n *Node) Close(ctx context.Context) error {
 	if rep := n.rep.Load(); rep != nil {
 		errs = append(errs, rep.Close())
 	}
+	n.feed.Close()
 	if n.lockF != nil {
 		// Remove the pid file only while we still hold the lock: it is ours.
 		os.Remove(filepath.Join(n.cfg.DataDir, PIDFile))

@@ -34,6 +34,7 @@ func (n *Node) startSync(ctx context.Context, rep *replica.Replica) {
 		GossipBindAddr: host,
 		GossipPort:     gport,
 		Store:          rep,
+		Feed:           n.feed,
 		Logger:         n.log,
 		Version:        n.cfg.Version,
 		MDNS:           s.MDNS,
@@ -48,7 +49,6 @@ func (n *Node) startSync(ctx context.Context, rep *replica.Replica) {
 		return
 	}
 	n.sync.Store(sn)
-	rep.SetOnLocalWrite(sn.NotifyLocalWrite)
 	n.log.Info("device sync on", "peer_id", sn.ID().String(), "addrs", sn.Addrs())
 }
 

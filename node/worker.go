@@ -251,9 +251,6 @@ func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.
 	if err != nil {
 		return err
 	}
-	if len(res.Observations) > 0 {
-		n.kickEmbed()
-	}
 	n.stats.processed.Add(int64(len(evs)))
 	n.stats.observations.Add(int64(len(res.Observations)))
 	n.stats.summaries.Add(int64(len(res.Summaries)))

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -56,6 +57,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 	}
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		res, forgets = ImportResult{}, 0
+		tx.change.Origin = feed.Import
 		ow := tx.ops()
 		stamp := func(origin *string, hlc *uint64) {
 			if *origin == "" {
@@ -88,6 +90,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpDevice, "device:"+d.Origin, "", hlc, encodeDevice(d)); err != nil {
 				return err
 			}
+			tx.record(OpDevice, d.Origin)
 			res.Devices++
 		}
 		for _, s := range b.Sessions {
@@ -119,6 +122,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpSession, s.ID, s.Project, r.clock.Now(), encodeSession(s)); err != nil {
 				return err
 			}
+			tx.record(OpSession, s.ID)
 			res.Sessions++
 		}
 		for _, p := range b.Prompts {
@@ -138,6 +142,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
 				return err
 			}
+			tx.record(OpPrompt, p.ID)
 			res.Prompts++
 		}
 		for i := range b.Observations {
@@ -158,6 +163,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpObservation, o.ID, o.Project, r.clock.Now(), encodeObservation(o)); err != nil {
 				return err
 			}
+			tx.record(OpObservation, o.ID)
 			res.Observations++
 		}
 		for _, s := range b.Summaries {
@@ -177,6 +183,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
 				return err
 			}
+			tx.record(OpSummary, s.ID)
 			res.Summaries++
 		}
 		for _, id := range b.Tombstones {
@@ -197,6 +204,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
+			tx.record(OpForget, id)
 			res.Tombstones++
 			forgets++
 		}

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/memnode/memnode/feed"
 )
 
 // Op kinds.
@@ -63,7 +66,7 @@ func (w *opWriter) append(ctx context.Context, kind, recordID, project string, h
 	}
 	w.nextSeq++
 	w.appended = true
-	w.r.wroteOps.Store(true)
+	w.tx.change.LocalOps = true
 	return nil
 }
 
@@ -143,6 +146,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 	}
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		res, forgets = ApplyResult{}, 0
+		tx.change.Origin = feed.Device
 		vv := map[string]uint64{}
 		for _, op := range ops {
 			if op.Origin == "" || op.Seq == 0 {
@@ -215,6 +219,24 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	if payload == nil && op.Kind != OpForget {
 		return nil
 	}
+	if err := r.applyPayload(ctx, tx, op, payload); err != nil {
+		return err
+	}
+	switch op.Kind {
+	case OpSession, OpPrompt, OpObservation, OpSummary:
+		tx.record(op.Kind, op.RecordID)
+	case OpDevice:
+		tx.record(OpDevice, strings.TrimPrefix(op.RecordID, "device:"))
+	case OpForget:
+		var f forgetPayload
+		_ = json.Unmarshal(payload, &f) // applyPayload decoded it
+		tx.record(OpForget, f.ID)
+	}
+	return nil
+}
+
+// applyPayload applies one op's content through the insert functions local writes use.
+func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []byte) error {
 	switch op.Kind {
 	case OpSession:
 		s, err := decodeSession(payload)

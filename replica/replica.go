@@ -17,6 +17,8 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
+
+	"github.com/memnode/memnode/feed"
 )
 
 //go:embed migrations/*.sql
@@ -46,6 +48,9 @@ type Config struct {
 	// FsyncAcks makes Enqueue fsync before it returns, so an acknowledged event survives
 	// power loss, not only a crash, at the cost of one disk sync per acknowledgement batch.
 	FsyncAcks bool
+	// Feed receives one change per committed write transaction on memnode.db (records,
+	// sessions, devices, forgets; not the queue, not derived vectors). Nil publishes nothing.
+	Feed *feed.Bus
 }
 
 // Replica is one device's database. Safe for concurrent use.
@@ -61,13 +66,9 @@ type Replica struct {
 	enq                   chan enqueueReq
 	// pending counts the queue's rows: read at open, then kept by the queue's only writer
 	// paths (insertPending, deletePending), so QueueDepth costs nothing.
-	pending atomic.Int64
-	// onWrite is called after a transaction that appended local ops commits (sync pushes).
-	onWrite  atomic.Pointer[func()]
-	wroteOps atomic.Bool
-	gen      atomic.Uint64 // committed write transactions, see Generation
-	stmts    sync.Map      // query → *sql.Stmt on the writer connection
-	connMode txMode        // pragmas in force on the writer connection (guarded by holding it)
+	pending  atomic.Int64
+	stmts    sync.Map // query → *sql.Stmt on the writer connection
+	connMode txMode   // pragmas in force on the writer connection (guarded by holding it)
 	claimMu  sync.Mutex
 	claimed  map[string]bool // sessions whose events a worker is processing
 	mu       sync.Mutex      // guards closed
@@ -315,15 +316,6 @@ func (r *Replica) loadClock(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Generation counts committed write transactions on memnode.db — local commits, applied
-// ops, imports, forgets. Background work that derives data from the records (embeddings)
-// compares it to skip rescans when nothing changed.
-func (r *Replica) Generation() uint64 { return r.gen.Load() }
-
-// SetOnLocalWrite registers f to be called (quickly, without blocking) after every commit
-// that appended local ops; sync uses it to push soon.
-func (r *Replica) SetOnLocalWrite(f func()) { r.onWrite.Store(&f) }
 
 // ReadDB exposes the read-only pool to packages that build queries over the schema
 // (search). Writes through it fail.

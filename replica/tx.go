@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/memnode/memnode/feed"
 )
 
 // txMode is the durability of one write transaction. Modes are applied per transaction on
@@ -34,6 +36,8 @@ type wtx struct {
 	// once the transaction has ended (the pool's one connection is held until then).
 	misses []string
 	ow     *opWriter
+	// change is what the transaction did, published to Config.Feed once it has committed.
+	change feed.Change
 }
 
 // ops returns the transaction's op writer; its version-vector update is flushed at commit.
@@ -42,6 +46,26 @@ func (t *wtx) ops() *opWriter {
 		t.ow = &opWriter{r: t.r, tx: t}
 	}
 	return t.ow
+}
+
+// record notes, for the change feed, that the transaction stored or changed the record id
+// of kind (an op kind; OpForget names a forgotten ID).
+func (t *wtx) record(kind, id string) {
+	c := &t.change
+	switch kind {
+	case OpSession:
+		c.Sessions = append(c.Sessions, id)
+	case OpPrompt:
+		c.Prompts = append(c.Prompts, id)
+	case OpObservation:
+		c.Observations = append(c.Observations, id)
+	case OpSummary:
+		c.Summaries = append(c.Summaries, id)
+	case OpDevice:
+		c.Devices = append(c.Devices, id)
+	case OpForget:
+		c.Forgotten = append(c.Forgotten, id)
+	}
 }
 
 func (t *wtx) stmt(q string) (*sql.Stmt, error) {
@@ -152,18 +176,13 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	}
 	if err != nil {
 		tx.Rollback()
-		r.wroteOps.Store(false)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		r.wroteOps.Store(false)
 		return fmt.Errorf("commit: %w", err)
 	}
-	r.gen.Add(1)
-	if r.wroteOps.Swap(false) {
-		if f := r.onWrite.Load(); f != nil {
-			(*f)()
-		}
-	}
+	// Published while the writer connection is still held: changes reach subscribers in
+	// commit order. Publish never blocks, and an empty change publishes nothing.
+	r.cfg.Feed.Publish(t.change)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -39,6 +40,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 	var res CommitResult
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = CommitResult{}
+		tx.change.Origin = feed.Local
 		ow := tx.ops()
 		for _, s := range b.Sessions {
 			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
@@ -56,6 +58,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := ow.append(ctx, OpSession, s.ID, s.Project, s.HLC, encodeSession(s)); err != nil {
 				return err
 			}
+			tx.record(OpSession, s.ID)
 		}
 		for _, st := range b.States {
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET prompt_count = ?, turn_private = ?, first_prompt = ?, last_prompt = ? WHERE id = ?`,
@@ -76,6 +79,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, p.HLC, encodePrompt(p)); err != nil {
 				return err
 			}
+			tx.record(OpPrompt, p.ID)
 			res.Prompts = append(res.Prompts, p)
 		}
 		for i := range b.Observations {
@@ -102,6 +106,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := ow.append(ctx, OpObservation, o.ID, o.Project, o.HLC, encodeObservation(o)); err != nil {
 				return err
 			}
+			tx.record(OpObservation, o.ID)
 			res.Observations = append(res.Observations, o)
 		}
 		for _, s := range b.Summaries {
@@ -117,6 +122,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := ow.append(ctx, OpSummary, s.ID, s.Project, s.HLC, encodeSummary(s)); err != nil {
 				return err
 			}
+			tx.record(OpSummary, s.ID)
 			res.Summaries = append(res.Summaries, s)
 		}
 		now := r.cfg.Now().UnixMilli()
@@ -265,6 +271,8 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 		if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
 			return err
 		}
+		tx.change.Origin = feed.Local
+		tx.record(OpDevice, origin)
 		ow := tx.ops()
 		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, encodeDevice(d))
 	})
@@ -278,6 +286,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 	found := 0
 	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
 		found = 0
+		tx.change.Origin = feed.Local
 		ow := tx.ops()
 		for _, id := range ids {
 			known, err := recordExists(ctx, tx, id)
@@ -294,6 +303,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
+			tx.record(OpForget, id)
 		}
 		return nil
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
@@ -78,6 +79,7 @@ type tnode struct {
 	name  string
 	dir   string
 	rep   *replica.Replica
+	bus   *feed.Bus // the replica's change feed, which the sync node subscribes to
 	node  *Node
 	id    peer.ID
 	logs  *logBuf
@@ -104,12 +106,13 @@ func (t *tnode) start(opts ...nodeOpt) {
 	if err != nil {
 		t.tb.Fatal(err)
 	}
-	rep, err := replica.Open(ctx, replica.Config{Path: filepath.Join(t.dir, "memnode.db"), Origin: id.String()})
+	bus := feed.New()
+	rep, err := replica.Open(ctx, replica.Config{Path: filepath.Join(t.dir, "memnode.db"), Origin: id.String(), Feed: bus})
 	if err != nil {
 		t.tb.Fatal(err)
 	}
 	cfg := Config{
-		DataDir: t.dir, DeviceName: t.name, Store: rep, Version: "test",
+		DataDir: t.dir, DeviceName: t.name, Store: rep, Feed: bus, Version: "test",
 		Logger:              slog.New(slog.NewTextHandler(t.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", t.name),
 		AntiEntropyInterval: time.Second, Debounce: 20 * time.Millisecond, JoinRetry: 200 * time.Millisecond,
 		Now: t.clock.Now,
@@ -127,7 +130,7 @@ func (t *tnode) start(opts ...nodeOpt) {
 		rep.Close()
 		t.tb.Fatal(err)
 	}
-	t.rep, t.node, t.id = rep, n, id
+	t.rep, t.bus, t.node, t.id = rep, bus, n, id
 }
 
 func (t *tnode) stop() {
@@ -141,6 +144,10 @@ func (t *tnode) stop() {
 		t.rep.Close()
 		t.rep = nil
 	}
+	if t.bus != nil {
+		t.bus.Close()
+		t.bus = nil
+	}
 }
 
 func (t *tnode) restart() {
@@ -148,7 +155,7 @@ func (t *tnode) restart() {
 	t.start()
 }
 
-// write commits one observation (and its session) and pushes it.
+// write commits one observation (and its session); the change feed makes the node push it.
 func (t *tnode) write(session, title string) string {
 	t.tb.Helper()
 	now := time.Now().UnixMilli()
@@ -159,7 +166,6 @@ func (t *tnode) write(session, title string) string {
 	if err != nil {
 		t.tb.Fatal(err)
 	}
-	t.node.NotifyLocalWrite()
 	if len(res.Observations) != 1 {
 		t.tb.Fatalf("write %q: stored %d observations", title, len(res.Observations))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -69,7 +70,10 @@ type Config struct {
 	GossipBindAddr string
 	GossipPort     int
 	// Store is the replica; its Origin must be this device's peer ID.
-	Store   Store
+	Store Store
+	// Feed is the store's change feed: a change with LocalOps is pushed to the live members
+	// after Debounce. Nil means only NotifyLocalWrite and anti-entropy rounds push.
+	Feed    *feed.Bus
 	Logger  *slog.Logger
 	Version string
 	// MDNS announces and discovers group members on the LAN.
@@ -323,8 +327,12 @@ func (n *Node) Start(ctx context.Context) error {
 			n.log.Warn("mDNS discovery unavailable", "err", err)
 		}
 	}
+	var sub *feed.Subscription
+	if n.cfg.Feed != nil {
+		sub = n.cfg.Feed.Subscribe(0) // before Start returns: no commit after it is missed
+	}
 	n.wg.Add(2)
-	go n.loop(runCtx)
+	go n.loop(runCtx, sub)
 	go n.joinLoop(runCtx)
 	kick(n.stateKick)
 	n.log.Info("sync node started", "peer", n.self.String(), "addrs", fmt.Sprint(h.Addrs()), "gossip", n.ml.LocalNode().Address())
@@ -419,7 +427,8 @@ func (n *Node) enter() bool {
 }
 
 // NotifyLocalWrite tells the node the replica has new local ops; they are pushed to the
-// live members after the debounce delay. It never blocks.
+// live members after the debounce delay. It never blocks. Commits published on
+// Config.Feed need no call.
 func (n *Node) NotifyLocalWrite() { kick(n.writeKick) }
 
 func kick(c chan struct{}) {
@@ -429,10 +438,17 @@ func kick(c chan struct{}) {
 	}
 }
 
-func (n *Node) loop(ctx context.Context) {
+// loop runs anti-entropy rounds and pushes local writes; sub (nil without a feed) is the
+// store's change feed, closed when the loop ends.
+func (n *Node) loop(ctx context.Context, sub *feed.Subscription) {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.AntiEntropyInterval)
 	defer tick.Stop()
+	var changed <-chan struct{}
+	if sub != nil {
+		changed = sub.Ready()
+		defer sub.Close()
+	}
 	var debounce *time.Timer
 	var debounceC <-chan time.Time
 	defer func() {
@@ -440,6 +456,12 @@ func (n *Node) loop(ctx context.Context) {
 			debounce.Stop()
 		}
 	}()
+	push := func() {
+		if debounceC == nil {
+			debounce = time.NewTimer(n.cfg.Debounce)
+			debounceC = debounce.C
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -447,9 +469,14 @@ func (n *Node) loop(ctx context.Context) {
 		case <-tick.C:
 			n.syncAll(ctx, true)
 		case <-n.writeKick:
-			if debounceC == nil {
-				debounce = time.NewTimer(n.cfg.Debounce)
-				debounceC = debounce.C
+			push()
+		case _, ok := <-changed:
+			if !ok {
+				changed = nil // the feed closed: anti-entropy rounds still run
+				continue
+			}
+			if hasLocalOps(sub.Take()) {
+				push()
 			}
 		case <-debounceC:
 			debounceC = nil
@@ -461,6 +488,20 @@ func (n *Node) loop(ctx context.Context) {
 			n.refreshMembers(ctx)
 		}
 	}
+}
+
+// hasLocalOps reports whether changes carry ops of this device to push. An overflow may have
+// dropped such a change, so it counts as one.
+func hasLocalOps(changes []feed.Change, overflowed bool) bool {
+	if overflowed {
+		return true
+	}
+	for _, c := range changes {
+		if c.LocalOps {
+			return true
+		}
+	}
+	return false
 }
 
 func (n *Node) group() groupState {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -19,9 +20,6 @@ import (
 // Tuning.
 const (
 	batch = 32 // observations embedded per transaction
-	// tick finds records that arrived without a kick (sync applies, imports, notes)
-	// and notices forgotten ones.
-	tick = time.Second
 	// retry is how often a missing model is looked for again, so a model pulled
 	// while the node runs is picked up without a restart.
 	retry = 10 * time.Second
@@ -35,8 +33,6 @@ const StatusNoModel = "off — no model (memnode embed pull)"
 // Store is what the worker reads and writes: observations without a vector of a model,
 // and the vectors table.
 type Store interface {
-	// Generation changes whenever a transaction commits.
-	Generation() uint64
 	LoadVectors(ctx context.Context, model string, fn func(id string, blob []byte) error) error
 	VectorCounts(ctx context.Context, model string) (replica.VectorStats, error)
 	MissingVectors(ctx context.Context, model string, limit int) ([]replica.VectorSource, error)
@@ -59,8 +55,12 @@ var (
 type Config struct {
 	// Open opens the embedding model; an error wrapping embed.ErrNoModel means none is
 	// installed yet (retried every 10 s).
-	Open   func() (embed.Embedder, error)
-	Store  Store
+	Open  func() (embed.Embedder, error)
+	Store Store
+	// Feed is the store's change feed: a commit that adds or forgets observations (local,
+	// synced or imported) wakes the worker. Without one the worker embeds what is there at
+	// start only.
+	Feed   *feed.Bus
 	Search Searcher
 	Logger *slog.Logger
 	// Background, if set, is called on the worker's goroutine before it starts (the node
@@ -70,9 +70,8 @@ type Config struct {
 
 // Worker is the embedding worker: New, then Start, then Close.
 type Worker struct {
-	cfg  Config
-	log  *slog.Logger
-	kick chan struct{}
+	cfg Config
+	log *slog.Logger
 
 	emb    atomic.Pointer[embedderBox] // set once the model is open
 	idx    atomic.Pointer[embed.Index] // replaced whole when rebuilt
@@ -95,8 +94,7 @@ func New(cfg Config) *Worker {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Worker{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), cache: make(map[string][]float32),
-		done: make(chan struct{})}
+	w := &Worker{cfg: cfg, log: cfg.Logger, cache: make(map[string][]float32), done: make(chan struct{})}
 	w.setStatus("off — loading the model")
 	return w
 }
@@ -112,14 +110,21 @@ func (w *Worker) Start() {
 	w.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
+	var sub *feed.Subscription
+	if w.cfg.Feed != nil {
+		sub = w.cfg.Feed.Subscribe(0) // before Start returns: no later commit is missed
+	}
 	go func() {
 		defer close(w.done)
+		if sub != nil {
+			defer sub.Close()
+		}
 		if w.cfg.Background != nil {
 			if err := w.cfg.Background(); err != nil {
 				w.log.Debug("embedding worker keeps normal CPU priority", "err", err)
 			}
 		}
-		w.run(ctx)
+		w.run(ctx, sub)
 	}()
 }
 
@@ -137,20 +142,12 @@ func (w *Worker) Close() error {
 	return nil
 }
 
-// Kick wakes the worker after a commit; it never blocks.
-func (w *Worker) Kick() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
-
 // Status is the one-line state shown by `memnode status`.
 func (w *Worker) Status() string { return *w.status.Load() }
 
 func (w *Worker) setStatus(s string) { w.status.Store(&s) }
 
-func (w *Worker) run(ctx context.Context) {
+func (w *Worker) run(ctx context.Context, sub *feed.Subscription) {
 	e, ok := w.openModel(ctx)
 	if !ok {
 		return
@@ -174,12 +171,7 @@ func (w *Worker) run(ctx context.Context) {
 	w.cfg.Search.SetVectors(w)
 	w.log.Info("embeddings on", "model", model, "dim", e.Dim(), "vectors", idx.Len())
 
-	t := time.NewTicker(tick)
-	defer t.Stop()
 	for {
-		// The tick finds records this node did not commit itself (synced, imported);
-		// nothing to scan when no transaction committed since the last step.
-		gen := w.cfg.Store.Generation()
 		more, err := w.step(ctx, e)
 		if ctx.Err() != nil {
 			return
@@ -191,14 +183,36 @@ func (w *Worker) run(ctx context.Context) {
 		if more {
 			continue
 		}
-		for idle := true; idle; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-w.kick:
-				idle = false
-			case <-t.C:
-				idle = w.cfg.Store.Generation() == gen
+		if !wait(ctx, sub) {
+			return
+		}
+	}
+}
+
+// wait blocks until a commit may have given the worker work: observations to embed, or
+// forgotten ones whose vectors left the table. An overflowed feed counts as such a commit.
+// It returns false once ctx is done or the feed is closed (without a feed, only ctx ends it).
+func wait(ctx context.Context, sub *feed.Subscription) bool {
+	var ready <-chan struct{}
+	if sub != nil {
+		ready = sub.Ready()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case _, ok := <-ready:
+			if !ok {
+				return false
+			}
+			changes, overflowed := sub.Take()
+			if overflowed {
+				return true
+			}
+			for _, c := range changes {
+				if len(c.Observations) > 0 || len(c.Forgotten) > 0 {
+					return true
+				}
 			}
 		}
 	}

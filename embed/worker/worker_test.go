@@ -10,6 +10,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/embed/worker"
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
@@ -29,11 +30,25 @@ type fixture struct {
 	w   *worker.Worker
 }
 
-// start runs a worker on a real replica file; Close runs at cleanup (before the replica's).
-func start(tb testing.TB, rep *replica.Replica, open func() (embed.Embedder, error)) fixture {
+// store is a real replica file and the change feed it publishes its commits to.
+type store struct {
+	rep *replica.Replica
+	bus *feed.Bus
+}
+
+func openStore(tb testing.TB) store {
 	tb.Helper()
+	r, bus := testkit.OpenReplicaWithFeed(tb, "test")
+	return store{r, bus}
+}
+
+// start runs a worker on a real replica file; Close runs at cleanup (before the replica's).
+// Nothing but the replica's change feed tells the worker about new records.
+func start(tb testing.TB, st store, open func() (embed.Embedder, error)) fixture {
+	tb.Helper()
+	rep := st.rep
 	svc := search.NewService(rep, search.Config{})
-	w := worker.New(worker.Config{Open: open, Store: rep, Search: svc})
+	w := worker.New(worker.Config{Open: open, Store: rep, Feed: st.bus, Search: svc})
 	w.Start()
 	tb.Cleanup(func() { w.Close() })
 	return fixture{rep, svc, w}
@@ -50,7 +65,6 @@ func (f fixture) save(tb testing.TB, text string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	f.w.Kick()
 	return res.ID
 }
 
@@ -62,12 +76,12 @@ func (f fixture) waitEmbedded(tb testing.TB, model string, total int) {
 
 func TestFillsVectorsAndServesHybrid(t *testing.T) {
 	ctx := context.Background()
-	f := start(t, testkit.OpenReplica(t, "test"), hashing(64))
+	f := start(t, openStore(t), hashing(64))
 	var ids []string
 	for _, text := range notes {
 		ids = append(ids, f.save(t, text))
 	}
-	// Records that arrive without a kick (imports, synced ops) are found by the ticker.
+	// Imported records and ops applied from a paired device reach the worker by the feed too.
 	at := time.Now().UnixMilli()
 	imported := replica.ImportID(at, "imported-1")
 	if _, err := f.rep.Import(ctx, &replica.ImportBatch{Observations: []memory.Observation{{ID: imported, SessionID: "imp",
@@ -75,6 +89,19 @@ func TestFillsVectorsAndServesHybrid(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitEmbedded(t, "hashing-64", 5)
+	other := testkit.OpenReplica(t, "other-device")
+	if _, err := other.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "remote", Project: "p",
+		Type: "discovery", Title: "mdns announces every member on the LAN", CreatedAt: at}}}); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := other.OpsSince(ctx, "other-device", 0, 10)
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("ops of the other device: %v %v", ops, err)
+	}
+	if _, err := f.rep.ApplyOps(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	f.waitEmbedded(t, "hashing-64", 6)
 
 	res, err := f.svc.Search(ctx, apitype.SearchQuery{Text: "authentication defect"})
 	if err != nil || res.Ranking != search.ModeHybrid || len(res.Hits) == 0 || res.Hits[0].ID != ids[0] {
@@ -89,7 +116,7 @@ func TestFillsVectorsAndServesHybrid(t *testing.T) {
 	if _, err := f.svc.Forget(ctx, []string{ids[1]}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitEmbedded(t, "hashing-64", 4)
+	f.waitEmbedded(t, "hashing-64", 5)
 	res, _ = f.svc.Search(ctx, apitype.SearchQuery{Text: "daemon stalled", Mode: search.ModeVector})
 	for _, h := range res.Hits {
 		if h.ID == ids[1] {
@@ -100,8 +127,9 @@ func TestFillsVectorsAndServesHybrid(t *testing.T) {
 
 func TestModelChangeReembeds(t *testing.T) {
 	ctx := context.Background()
-	rep := testkit.OpenReplica(t, "test")
-	f := start(t, rep, hashing(64))
+	st := openStore(t)
+	rep := st.rep
+	f := start(t, st, hashing(64))
 	for _, text := range notes {
 		f.save(t, text)
 	}
@@ -110,11 +138,11 @@ func TestModelChangeReembeds(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f2 := start(t, rep, hashing(32))
+	f2 := start(t, st, hashing(32))
 	f2.waitEmbedded(t, "hashing-32", 4)
-	st, err := rep.VectorCounts(ctx, "hashing-64")
-	if err != nil || st.Embedded != 0 {
-		t.Fatalf("old model rows = %+v %v, want all replaced", st, err)
+	vs, err := rep.VectorCounts(ctx, "hashing-64")
+	if err != nil || vs.Embedded != 0 {
+		t.Fatalf("old model rows = %+v %v, want all replaced", vs, err)
 	}
 }
 
@@ -123,7 +151,7 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 	noModel := func() (embed.Embedder, error) {
 		return embed.OpenCybertron(embed.CybertronConfig{ModelsDir: filepath.Join(t.TempDir(), "models")})
 	}
-	f := start(t, testkit.OpenReplica(t, "test"), noModel)
+	f := start(t, openStore(t), noModel)
 	testkit.WaitFor(t, "status says no model", 10*time.Second, func() bool { return f.w.Status() == worker.StatusNoModel })
 	f.save(t, notes[0])
 	res, err := f.svc.Search(ctx, apitype.SearchQuery{Text: "login bug"})
@@ -143,7 +171,7 @@ func TestRandomCybertronModel(t *testing.T) {
 	open := func() (embed.Embedder, error) {
 		return embed.OpenCybertron(embed.CybertronConfig{ModelsDir: models, Model: "test/tiny"})
 	}
-	f := start(t, testkit.OpenReplica(t, "test"), open)
+	f := start(t, openStore(t), open)
 	for _, text := range notes {
 		f.save(t, text)
 	}
@@ -168,7 +196,7 @@ func (c closeTracker) Close() error { close(c.closed); return nil }
 func TestConcurrentWritesSearchesAndForget(t *testing.T) {
 	ctx := context.Background()
 	tr := closeTracker{embed.NewHashing(32, nil), make(chan struct{})}
-	f := start(t, testkit.OpenReplica(t, "test"), func() (embed.Embedder, error) { return tr, nil })
+	f := start(t, openStore(t), func() (embed.Embedder, error) { return tr, nil })
 	done := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {

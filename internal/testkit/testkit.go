@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -50,6 +51,20 @@ func WaitForState(tb testing.TB, what string, timeout time.Duration, cond func()
 func OpenReplica(tb testing.TB, origin string) *replica.Replica {
 	tb.Helper()
 	return OpenReplicaAt(tb, filepath.Join(tb.TempDir(), "memnode.db"), origin)
+}
+
+// OpenReplicaWithFeed opens a replica on a fresh SQLite file that publishes its commits to
+// the returned change feed; both are closed when the test ends.
+func OpenReplicaWithFeed(tb testing.TB, origin string) (*replica.Replica, *feed.Bus) {
+	tb.Helper()
+	bus := feed.New()
+	tb.Cleanup(bus.Close) // cleanups run last-in first-out: after the replica's Close
+	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin, Feed: bus})
+	if err != nil {
+		tb.Fatalf("open replica: %v", err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r, bus
 }
 
 // OpenReplicaAt opens the replica at path; it is closed when the test ends.

@@ -1,0 +1,23 @@
+package replica_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/replica/storetest"
+)
+
+// TestStoreContract runs the store contract against the SQLite replica on real files.
+func TestStoreContract(t *testing.T) {
+	storetest.Run(t, func(tb testing.TB, origin string) storetest.Store {
+		tb.Helper()
+		r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+		if err != nil {
+			tb.Fatalf("open replica: %v", err)
+		}
+		tb.Cleanup(func() { r.Close() })
+		return r
+	})
+}

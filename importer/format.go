@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -223,96 +222,38 @@ func (w *Writer) Flush() error { return w.w.Flush() }
 // Count is how many records were written.
 func (w *Writer) Count() int { return w.n }
 
-// Export writes the replicated state read from db (replica.ReadDB()) as JSONL: a header,
-// then devices, sessions, prompts, observations, summaries and (for a full export)
-// tombstones, each in a stable order. With project set, only that project's records.
-func Export(ctx context.Context, db *sql.DB, w io.Writer, project string, now time.Time) (int, error) {
+// ExportReader is the store an export reads (the SQLite replica implements it): every
+// record kind in a stable order, optionally only one project's.
+type ExportReader interface {
+	Walk(ctx context.Context, project string, v replica.Visitor) error
+}
+
+var _ ExportReader = (*replica.Replica)(nil)
+
+// Export writes the replicated state read from src as JSONL: a header, then devices,
+// sessions, prompts, observations, summaries and (for a full export) tombstones, each in a
+// stable order. With project set, only that project's records.
+func Export(ctx context.Context, src ExportReader, w io.Writer, project string, now time.Time) (int, error) {
 	out := NewWriter(w)
 	if err := out.Write(Record{Kind: KindHeader, Header: &Header{Format: Format, Version: FormatVersion, ExportedAt: now.UnixMilli(), Project: project}}); err != nil {
 		return 0, fmt.Errorf("export: %w", err)
 	}
-	where, args := "", []any{}
-	if project != "" {
-		where, args = " WHERE project = ?", []any{project}
-	}
-	steps := []struct {
-		name string
-		q    string
-		scan func(*sql.Rows) (Record, error)
-	}{
-		{"devices", "SELECT origin, name FROM devices ORDER BY origin", func(r *sql.Rows) (Record, error) {
-			var d memory.Device
-			err := r.Scan(&d.Origin, &d.Name)
-			return Record{Kind: KindDevice, Device: &d}, err
-		}},
-		{"sessions", "SELECT id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc FROM sessions" + where + " ORDER BY started_at, id",
-			func(r *sql.Rows) (Record, error) {
-				var s memory.Session
-				var hlc int64
-				err := r.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status, &s.Origin, &hlc)
-				s.HLC = uint64(hlc)
-				return Record{Kind: KindSession, Session: &s}, err
-			}},
-		{"prompts", "SELECT id, session_id, project, prompt_number, text, created_at, origin, hlc FROM prompts" + where + " ORDER BY created_at, id",
-			func(r *sql.Rows) (Record, error) {
-				var p memory.Prompt
-				var hlc int64
-				err := r.Scan(&p.ID, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt, &p.Origin, &hlc)
-				p.HLC = uint64(hlc)
-				return Record{Kind: KindPrompt, Prompt: &p}, err
-			}},
-		{"observations", "SELECT " + replica.ObservationColumns + " FROM observations" + where + " ORDER BY created_at, id",
-			func(r *sql.Rows) (Record, error) {
-				o, err := replica.ScanObservation(r)
-				return Record{Kind: KindObservation, Observation: &o}, err
-			}},
-		{"summaries", "SELECT " + replica.SummaryColumns + " FROM summaries" + where + " ORDER BY created_at, id",
-			func(r *sql.Rows) (Record, error) {
-				s, err := replica.ScanSummary(r)
-				return Record{Kind: KindSummary, Summary: &s}, err
-			}},
+	v := replica.Visitor{
+		Device:      func(d memory.Device) error { return out.Write(Record{Kind: KindDevice, Device: &d}) },
+		Session:     func(s memory.Session) error { return out.Write(Record{Kind: KindSession, Session: &s}) },
+		Prompt:      func(p memory.Prompt) error { return out.Write(Record{Kind: KindPrompt, Prompt: &p}) },
+		Observation: func(o memory.Observation) error { return out.Write(Record{Kind: KindObservation, Observation: &o}) },
+		Summary:     func(s memory.Summary) error { return out.Write(Record{Kind: KindSummary, Summary: &s}) },
 	}
 	if project == "" {
-		steps = append(steps, struct {
-			name string
-			q    string
-			scan func(*sql.Rows) (Record, error)
-		}{"tombstones", "SELECT id FROM tombstones ORDER BY id", func(r *sql.Rows) (Record, error) {
-			var rec Record
-			err := r.Scan(&rec.ID)
-			rec.Kind = KindTombstone
-			return rec, err
-		}})
+		// Tombstones name no project: only a full export carries them.
+		v.Tombstone = func(id string) error { return out.Write(Record{Kind: KindTombstone, ID: id}) }
 	}
-	for _, st := range steps {
-		a := args
-		if st.name == "devices" || st.name == "tombstones" {
-			a = nil
-		}
-		if err := exportRows(ctx, db, out, st.q, a, st.scan); err != nil {
-			return out.Count(), fmt.Errorf("export %s: %w", st.name, err)
-		}
+	if err := src.Walk(ctx, project, v); err != nil {
+		return out.Count(), fmt.Errorf("export: %w", err)
 	}
 	if err := out.Flush(); err != nil {
 		return out.Count(), fmt.Errorf("export: %w", err)
 	}
 	return out.Count(), nil
-}
-
-func exportRows(ctx context.Context, db *sql.DB, out *Writer, q string, args []any, scan func(*sql.Rows) (Record, error)) error {
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		rec, err := scan(rows)
-		if err != nil {
-			return err
-		}
-		if err := out.Write(rec); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }

@@ -103,7 +103,7 @@ func TestOpenClaudeMemRejectsOtherFiles(t *testing.T) {
 func exportAll(t *testing.T, r *replica.Replica) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if _, err := importer.Export(context.Background(), r.ReadDB(), &buf, "", time.UnixMilli(1)); err != nil {
+	if _, err := importer.Export(context.Background(), r, &buf, "", time.UnixMilli(1)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

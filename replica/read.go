@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -213,4 +214,179 @@ func (r *Replica) DeviceNames(ctx context.Context) (map[string]string, error) {
 		out[o] = n
 	}
 	return out, rows.Err()
+}
+
+// Visitor receives records from Walk, kind by kind; a nil field skips that kind.
+type Visitor struct {
+	Device      func(memory.Device) error
+	Session     func(memory.Session) error
+	Prompt      func(memory.Prompt) error
+	Observation func(memory.Observation) error
+	Summary     func(memory.Summary) error
+	Tombstone   func(id string) error
+}
+
+// Walk reads the replicated state in a stable order — devices, sessions, prompts,
+// observations, summaries, tombstones; each kind by creation time, then ID — and hands every
+// record to v. With project set, sessions and records are that project's only (devices and
+// tombstones have no project). An error from v ends the walk and is returned as is.
+func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
+	where, args := "", []any{}
+	if project != "" {
+		where, args = " WHERE project = ?", []any{project}
+	}
+	steps := []struct {
+		name string
+		on   bool
+		q    string
+		args []any
+		scan func(*sql.Rows) error
+	}{
+		{"devices", v.Device != nil, "SELECT origin, name FROM devices ORDER BY origin", nil, func(rows *sql.Rows) error {
+			var d memory.Device
+			if err := rows.Scan(&d.Origin, &d.Name); err != nil {
+				return err
+			}
+			return v.Device(d)
+		}},
+		{"sessions", v.Session != nil, "SELECT id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc FROM sessions" +
+			where + " ORDER BY started_at, id", args, func(rows *sql.Rows) error {
+			var s memory.Session
+			var hlc int64
+			if err := rows.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status, &s.Origin, &hlc); err != nil {
+				return err
+			}
+			s.HLC = uint64(hlc)
+			return v.Session(s)
+		}},
+		{"prompts", v.Prompt != nil, "SELECT " + promptColumns + " FROM prompts" + where + " ORDER BY created_at, id", args, func(rows *sql.Rows) error {
+			p, err := scanPrompt(rows)
+			if err != nil {
+				return err
+			}
+			return v.Prompt(p)
+		}},
+		{"observations", v.Observation != nil, "SELECT " + obsColumns + " FROM observations" + where + " ORDER BY created_at, id", args, func(rows *sql.Rows) error {
+			o, err := scanObservation(rows)
+			if err != nil {
+				return err
+			}
+			return v.Observation(o)
+		}},
+		{"summaries", v.Summary != nil, "SELECT " + sumColumns + " FROM summaries" + where + " ORDER BY created_at, id", args, func(rows *sql.Rows) error {
+			s, err := ScanSummary(rows)
+			if err != nil {
+				return err
+			}
+			return v.Summary(s)
+		}},
+		{"tombstones", v.Tombstone != nil, "SELECT id FROM tombstones ORDER BY id", nil, func(rows *sql.Rows) error {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			return v.Tombstone(id)
+		}},
+	}
+	for _, st := range steps {
+		if !st.on {
+			continue
+		}
+		if err := r.walkRows(ctx, st.q, st.args, st.scan); err != nil {
+			return fmt.Errorf("walk %s: %w", st.name, err)
+		}
+	}
+	return nil
+}
+
+func (r *Replica) walkRows(ctx context.Context, q string, args []any, each func(*sql.Rows) error) error {
+	rows, err := r.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+const promptColumns = `id, session_id, project, prompt_number, text, created_at, origin, hlc`
+
+func scanPrompt(sc interface{ Scan(...any) error }) (memory.Prompt, error) {
+	var p memory.Prompt
+	var hlc int64
+	err := sc.Scan(&p.ID, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt, &p.Origin, &hlc)
+	p.HLC = uint64(hlc)
+	return p, err
+}
+
+// Record is one stored record of any kind: Kind (OpObservation, OpSummary or OpPrompt) says
+// which field is set. Device is the name of the record's origin device, "" when unknown.
+type Record struct {
+	Kind        string
+	Observation *memory.Observation
+	Summary     *memory.Summary
+	Prompt      *memory.Prompt
+	Device      string
+}
+
+// Lookup finds the observation, summary or prompt whose ID is id; ok is false when none
+// has it (never stored, or forgotten).
+func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, err error) {
+	o, err := scanObservation(r.r.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id))
+	switch {
+	case err == nil:
+		rec = Record{Kind: OpObservation, Observation: &o}
+	case !errors.Is(err, sql.ErrNoRows):
+		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+	}
+	if rec.Kind == "" {
+		s, err := ScanSummary(r.r.QueryRowContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
+		switch {
+		case err == nil:
+			rec = Record{Kind: OpSummary, Summary: &s}
+		case !errors.Is(err, sql.ErrNoRows):
+			return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+		}
+	}
+	if rec.Kind == "" {
+		p, err := scanPrompt(r.r.QueryRowContext(ctx, "SELECT "+promptColumns+" FROM prompts WHERE id = ?", id))
+		switch {
+		case err == nil:
+			rec = Record{Kind: OpPrompt, Prompt: &p}
+		case errors.Is(err, sql.ErrNoRows):
+			return Record{}, false, nil
+		default:
+			return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+		}
+	}
+	origin := ""
+	switch {
+	case rec.Observation != nil:
+		origin = rec.Observation.Origin
+	case rec.Summary != nil:
+		origin = rec.Summary.Origin
+	default:
+		origin = rec.Prompt.Origin
+	}
+	if err := r.r.QueryRowContext(ctx, "SELECT name FROM devices WHERE origin = ?", origin).Scan(&rec.Device); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+	}
+	return rec, true, nil
+}
+
+// HasSession reports whether a session with id is stored.
+func (r *Replica) HasSession(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := r.r.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("find session: %w", err)
+	}
+	return true, nil
 }

@@ -202,7 +202,7 @@ func TestTimelineAndGet(t *testing.T) {
 		t.Fatal("bad anchor accepted")
 	}
 
-	recs, err := s.Get(ctx, []string{anchor.ID, tl.Items[3].ID, "missing"})
+	recs, err := search.NewService(r, search.Config{}).Get(ctx, []string{anchor.ID, tl.Items[3].ID, "missing"})
 	if err != nil {
 		t.Fatal(err)
 	}

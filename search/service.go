@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,17 +16,30 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
+// Store is what the service needs of the memory store besides full-text queries: record
+// lookup, notes, forget, import and export.
+type Store interface {
+	Lookup(ctx context.Context, id string) (replica.Record, bool, error)
+	HasSession(ctx context.Context, id string) (bool, error)
+	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
+	Forget(ctx context.Context, ids []string) (int, error)
+	Import(ctx context.Context, b *replica.ImportBatch) (replica.ImportResult, error)
+	importer.ExportReader
+}
+
+var _ Store = (*replica.Replica)(nil)
+
 // Service is everything the node's search, memory and import/export routes do, over one
 // replica: the api.SearchBackend of a node.
 type Service struct {
-	rep *replica.Replica
-	s   *Searcher
-	now func() time.Time
+	store Store
+	s     *Searcher
+	now   func() time.Time
 }
 
 // NewService returns a Service over rep.
 func NewService(rep *replica.Replica, cfg Config) *Service {
-	return &Service{rep: rep, s: New(rep.ReadDB(), cfg), now: time.Now}
+	return &Service{store: rep, s: New(rep.ReadDB(), cfg), now: time.Now}
 }
 
 // Searcher returns the underlying Searcher.
@@ -43,11 +55,6 @@ func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apityp
 	return v.s.Timeline(ctx, q)
 }
 
-// Get returns full records by ID.
-func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error) {
-	return v.s.Get(ctx, ids)
-}
-
 // Forget tombstones records (or whole sessions) and purges their content everywhere.
 func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
 	clean := make([]string, 0, len(ids))
@@ -58,12 +65,12 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 		}
 		// "S<session id>" names a session, as in timeline anchors.
 		if sid, ok := strings.CutPrefix(id, "S"); ok && sid != "" {
-			var one int
-			switch err := v.rep.ReadDB().QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", sid).Scan(&one); {
-			case err == nil:
+			known, err := v.store.HasSession(ctx, sid)
+			if err != nil {
+				return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
+			}
+			if known {
 				id = sid
-			case !errors.Is(err, sql.ErrNoRows):
-				return apitype.ForgetResult{}, fmt.Errorf("forget: find session: %w", err)
 			}
 		}
 		clean = append(clean, id)
@@ -74,7 +81,7 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 	if len(clean) > apitype.MaxGet {
 		return apitype.ForgetResult{}, fmt.Errorf("%w: at most %d IDs per request", ErrInvalid, apitype.MaxGet)
 	}
-	n, err := v.rep.Forget(ctx, clean)
+	n, err := v.store.Forget(ctx, clean)
 	if err != nil {
 		return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
 	}
@@ -110,7 +117,7 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 	if typ == "" {
 		typ = "note"
 	}
-	res, err := v.rep.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{
+	res, err := v.store.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{
 		SessionID: manualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
 		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
 	}}})
@@ -125,12 +132,12 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 
 // Export writes the replica (or one project) as memnode JSONL.
 func (v *Service) Export(ctx context.Context, w io.Writer, project string) (int, error) {
-	return importer.Export(ctx, v.rep.ReadDB(), w, project, v.now())
+	return importer.Export(ctx, v.store, w, project, v.now())
 }
 
 // Import stores records (from an export or a claude-mem conversion) idempotently.
 func (v *Service) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
-	res, err := v.rep.Import(ctx, importer.Batch(recs))
+	res, err := v.store.Import(ctx, importer.Batch(recs))
 	return apitype.ImportResult(res), err
 }
 

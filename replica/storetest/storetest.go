@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -24,7 +25,7 @@ type Store interface {
 	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
 	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
 	Forget(ctx context.Context, ids []string) (int, error)
-	GetObservations(ctx context.Context, ids []string) ([]replica.Observation, error)
+	GetObservations(ctx context.Context, ids []string) ([]memory.Observation, error)
 	// CanonicalDump renders the replicated state deterministically: two stores have
 	// converged exactly when their dumps are equal.
 	CanonicalDump(ctx context.Context) (string, error)
@@ -62,8 +63,8 @@ func Run(t *testing.T, open Open) {
 
 func now() int64 { return time.Now().UnixMilli() }
 
-func obs(session, title string) replica.Observation {
-	return replica.Observation{SessionID: session, Project: "demo", Type: "discovery", Title: title,
+func obs(session, title string) memory.Observation {
+	return memory.Observation{SessionID: session, Project: "demo", Type: "discovery", Title: title,
 		Narrative: "narrative of " + title, FilesRead: []string{"main.go"}, CreatedAt: now()}
 }
 
@@ -118,10 +119,10 @@ func testCommitIsIdempotent(t *testing.T, open Open) {
 	s := open(t, "dev-a")
 	o := obs("s1", "retry loop in the uploader")
 	b := &replica.Batch{
-		Sessions:     []replica.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
-		Prompts:      []replica.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "why does it retry", CreatedAt: now()}},
-		Observations: []replica.Observation{o, o},
-		Summaries:    []replica.Summary{{SessionID: "s1", Project: "demo", Request: "retries", CreatedAt: now()}},
+		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
+		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "why does it retry", CreatedAt: now()}},
+		Observations: []memory.Observation{o, o},
+		Summaries:    []memory.Summary{{SessionID: "s1", Project: "demo", Request: "retries", CreatedAt: now()}},
 	}
 	res := mustCommit(t, s, b)
 	if len(res.Observations) != 1 || res.Duplicates != 1 || len(res.Prompts) != 1 || len(res.Summaries) != 1 {
@@ -140,7 +141,7 @@ func testCommitIsIdempotent(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	// The same observation again (a retried batch): nothing stored, no op appended.
-	again := mustCommit(t, s, &replica.Batch{Observations: []replica.Observation{o}})
+	again := mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{o}})
 	if len(again.Observations) != 0 || again.Duplicates != 1 {
 		t.Fatalf("retried commit = %+v; want only a duplicate", again)
 	}
@@ -157,7 +158,7 @@ func testOpLogAndVersionVector(t *testing.T, open Open) {
 	ctx := context.Background()
 	s := open(t, "dev-a")
 	for i := range 5 {
-		mustCommit(t, s, &replica.Batch{Observations: []replica.Observation{obs("s1", fmt.Sprintf("finding %d", i))}})
+		mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("finding %d", i))}})
 	}
 	ops := allOps(t, s, "dev-a")
 	if len(ops) != 5 {
@@ -186,9 +187,9 @@ func testOpLogAndVersionVector(t *testing.T, open Open) {
 
 func testApplyOpsDuplicatesAndOutOfOrder(t *testing.T, open Open) {
 	a, b := open(t, "dev-a"), open(t, "dev-b")
-	mustCommit(t, a, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
+	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
 	for i := range 4 {
-		mustCommit(t, a, &replica.Batch{Observations: []replica.Observation{obs("s1", fmt.Sprintf("a finding %d", i))}})
+		mustCommit(t, a, &replica.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("a finding %d", i))}})
 	}
 	ops := allOps(t, a, "dev-a") // seqs 1..5
 
@@ -230,8 +231,8 @@ func testTombstoneWins(t *testing.T, open Open) {
 	a, b, c := open(t, "dev-a"), open(t, "dev-b"), open(t, "dev-c")
 	const secret = "wombat-secret-sauce"
 	res := mustCommit(t, a, &replica.Batch{
-		Sessions:     []replica.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
-		Observations: []replica.Observation{obs("s1", "recipe "+secret), obs("s1", "unrelated finding")},
+		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
+		Observations: []memory.Observation{obs("s1", "recipe "+secret), obs("s1", "unrelated finding")},
 	})
 	target := res.Observations[0].ID
 	aOps := allOps(t, a, "dev-a")
@@ -263,7 +264,7 @@ func testTombstoneWins(t *testing.T, open Open) {
 	if _, err := a.Forget(ctx, []string{"s1"}); err != nil {
 		t.Fatal(err)
 	}
-	mustCommit(t, a, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
+	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
 	if d := dump(t, a); strings.Contains(d, "unrelated finding") || strings.Contains(d, "session\ts1") {
 		t.Fatalf("forgotten session survives:\n%s", d)
 	}
@@ -272,11 +273,11 @@ func testTombstoneWins(t *testing.T, open Open) {
 func testSessionsAreLWW(t *testing.T, open Open) {
 	a, b := open(t, "dev-a"), open(t, "dev-b")
 	start := now()
-	mustCommit(t, a, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "demo", StartedAt: start, Status: "active"}}})
+	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start, Status: "active"}}})
 	apply(t, b, allOps(t, a, "dev-a"))
 	// b ends the session after it saw a's write: its stamp is later, so it wins everywhere,
 	// whichever order the writes arrive in.
-	mustCommit(t, b, &replica.Batch{Sessions: []replica.Session{{ID: "s1", Project: "demo", StartedAt: start + 5, EndedAt: start + 10, Status: "ended"}}})
+	mustCommit(t, b, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start + 5, EndedAt: start + 10, Status: "ended"}}})
 	c := open(t, "dev-c")
 	apply(t, c, allOps(t, b, "dev-b"))
 	apply(t, c, allOps(t, b, "dev-a"))
@@ -339,7 +340,7 @@ func testQueue(t *testing.T, open Open) {
 	for _, ev := range c1.Events {
 		done, events = append(done, ev.ID), append(events, ev.EventID)
 	}
-	mustCommit(t, s, &replica.Batch{Observations: []replica.Observation{obs("s1", "from the queue")}, Done: done, DoneEvents: events})
+	mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{obs("s1", "from the queue")}, Done: done, DoneEvents: events})
 	s.Unclaim("s1")
 	if d, err := s.QueueDepth(ctx); err != nil || d != 1 {
 		t.Fatalf("depth after commit = %d %v, want 1", d, err)

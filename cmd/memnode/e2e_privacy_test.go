@@ -1,0 +1,402 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
+)
+
+// recordingProvider is a real HTTP server on 127.0.0.1 speaking the Anthropic Messages
+// wire format. It keeps every request body, answers an observation request with one
+// observation and a summary request with one summary, whatever it was sent.
+type recordingProvider struct {
+	url    string
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newRecordingProvider(t *testing.T, key string) *recordingProvider {
+	t.Helper()
+	p := &recordingProvider{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		p.bodies = append(p.bodies, body)
+		p.mu.Unlock()
+		if r.Header.Get("x-api-key") != key {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+			return
+		}
+		text := "<observation><type>change</type><title>Provider compressed a call</title><facts><fact>it ran</fact></facts></observation>"
+		if bytes.Contains(body, []byte("SESSION SUMMARY")) {
+			text = "<summary><request>provider summary</request><completed>it was done</completed></summary>"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake-1",
+			"content":     []map[string]any{{"type": "text", "text": text}},
+			"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": len(body) / 4, "output_tokens": 20},
+		})
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	p.url = "http://" + ln.Addr().String()
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return p
+}
+
+func (p *recordingProvider) received() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return bytes.Join(p.bodies, []byte("\n"))
+}
+
+// planted collects what must never be stored or sent (secret) and what must arrive
+// (visible), so that a path that silently stores nothing cannot pass.
+type planted struct {
+	secret  []string
+	visible []string
+}
+
+// priv returns a <private> block holding a fresh marker, and remembers the marker.
+func (pl *planted) priv(name string) string {
+	m := "PRIVMK-" + name + "-q7x"
+	pl.secret = append(pl.secret, m)
+	return "<private>" + m + "</private>"
+}
+
+// marker remembers a marker that some other rule (stray tag, private turn) must hide.
+func (pl *planted) marker(name string) string {
+	m := "PRIVMK-" + name + "-q7x"
+	pl.secret = append(pl.secret, m)
+	return m
+}
+
+// sec remembers a secret planted as is.
+func (pl *planted) sec(s string) string { pl.secret = append(pl.secret, s); return s }
+
+func (pl *planted) vis(name string) string {
+	v := "VISIBLE-" + name
+	pl.visible = append(pl.visible, v)
+	return v
+}
+
+// secrets returns text holding one of each of the new secret shapes, each made unique by
+// tag (two letters).
+func (pl *planted) secrets(tag string) string {
+	hex := func(n int) string {
+		return strings.Repeat("fa4e"+fmt.Sprintf("%x", tag[0])+fmt.Sprintf("%x", tag[1]), n)[:n]
+	}
+	alnum := func(n int) string { return strings.Repeat("Mk"+tag+"Zq9", n)[:n] }
+	pem := "MIIEow" + alnum(58) + "\n" + alnum(64) + "\n" + alnum(20) + "=="
+	lines := []string{
+		"npm " + pl.sec("npm_"+alnum(36)),
+		"hf " + pl.sec("hf_"+alnum(34)),
+		"sg " + pl.sec("SG."+alnum(22)+"."+alnum(43)),
+		"twilio " + pl.sec("SK"+hex(32)),
+		"hook " + pl.sec("whsec_"+alnum(32)),
+		"do " + pl.sec("dop_v1_"+hex(64)),
+		"pypi " + pl.sec("pypi-AgEIcHlwaS5vcmc"+alnum(60)),
+		"psql --password " + pl.sec("pw1"+alnum(12)) + " db",
+		"mysql -u root -p" + pl.sec("pw2"+alnum(12)) + " app",
+		"curl -u admin:" + pl.sec("pw3"+alnum(12)) + " https://example.invalid",
+		"sshpass -p " + pl.sec("pw4"+alnum(12)) + " ssh host",
+		"htpasswd -b .htpasswd alice " + pl.sec("pw5"+alnum(12)),
+		"echo " + pl.sec(base64.StdEncoding.EncodeToString([]byte("password="+alnum(12)))) + " | base64 -d",
+		"key body:\n" + pem,
+		"DB_PASSWORD=" + pl.sec("pw6"+alnum(12)),
+	}
+	pl.secret = append(pl.secret, alnum(64)) // the PEM body's second line
+	return strings.Join(lines, "\n")
+}
+
+// TestPlantedMarkersNeverStored plants unique markers inside <private> and as secrets
+// through every way into a real node — hook prompt (text parts), hook tool call, Edit with
+// a split PEM key, a wholly private turn, a transcript summary, /api/events, JSONL import,
+// claude-mem import, MCP save_memory, /api/memories notes — with a fake AI provider as
+// compressor. Then no byte the node wrote (DB, WAL, SHM, queue DB, spool, logs) and no
+// request the provider received holds any of them.
+func TestPlantedMarkersNeverStored(t *testing.T) {
+	key := "sk-ant-test-" + strings.Repeat("k", 24)
+	provider := newRecordingProvider(t, key)
+	in := newInstance(t)
+	in.extra = []string{"MEMNODE_ANTHROPIC_API_KEY=" + key}
+	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, provider.url)
+	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.start()
+	var pl planted
+	outside := t.TempDir() // the agent's files: transcripts, the import sources
+	proj := filepath.Join(outside, "leakproj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	hook := func(event string, payload map[string]any) {
+		t.Helper()
+		b, _ := json.Marshal(payload)
+		if r := in.runLean(b, "hook", "claude-code", event); r.code != 0 {
+			t.Fatalf("hook %s: exit %d: %s", event, r.code, r.stderr)
+		}
+	}
+	transcript := func(name string, entries ...map[string]any) string {
+		t.Helper()
+		var b bytes.Buffer
+		for _, e := range entries {
+			line, _ := json.Marshal(e)
+			b.Write(append(line, '\n'))
+		}
+		p := filepath.Join(outside, name+".jsonl")
+		if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	user := func(content any) map[string]any {
+		return map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": content}}
+	}
+	assistant := func(text string) map[string]any {
+		return map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": text}}}}
+	}
+
+	// 1. Hook: a prompt whose <private> block spans three text parts, and secrets.
+	parts := []map[string]any{
+		{"type": "text", "text": pl.vis("prompt") + " fix the build <private>" + pl.marker("part-a")},
+		{"type": "text", "text": pl.marker("part-b")},
+		{"type": "text", "text": pl.marker("part-c") + "</private> thanks " + pl.priv("prompt") + "\n" + pl.secrets("pr")},
+	}
+	hook("session-init", map[string]any{"session_id": "s-hook", "cwd": proj, "hook_event_name": "UserPromptSubmit", "prompt": parts})
+	// 2. Hook: a tool call opening <private> in tool_input and closing it in tool_response.
+	hook("observation", map[string]any{"session_id": "s-hook", "cwd": proj, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+		"tool_input":    map[string]any{"command": pl.vis("bash") + " cat notes <private>" + pl.marker("in-open"), "description": pl.marker("in-desc")},
+		"tool_response": map[string]any{"stdout": pl.marker("resp-close") + "</private> tail " + pl.vis("bashout") + "\n" + pl.secrets("tl"), "stderr": ""}})
+	// 3. Hook: Edit with a PEM key split across old_string and new_string.
+	pemHead, pemTail := "MIIEpAIBAAKCAQEA"+strings.Repeat("PemQ", 12), strings.Repeat("TaiL", 16)
+	pl.sec(pemHead)
+	pl.sec(pemTail)
+	hook("observation", map[string]any{"session_id": "s-hook", "cwd": proj, "hook_event_name": "PostToolUse", "tool_name": "Edit",
+		"tool_input": map[string]any{"file_path": filepath.Join(proj, "key.pem"),
+			"old_string": "-----BEGIN RSA PRIVATE KEY-----\n" + pemHead,
+			"new_string": pemTail + "\n-----END RSA PRIVATE KEY-----\n" + pl.vis("edit")},
+		"tool_response": map[string]any{"filePath": filepath.Join(proj, "key.pem")}})
+	// 4. Hook: a normal turn's summary read from the transcript.
+	tr := transcript("normal", user("fix it"), assistant(pl.vis("answer")+" done "+pl.priv("answer")+" token ghp_"+pl.sec(strings.Repeat("Gh7", 12))))
+	hook("summarize", map[string]any{"session_id": "s-hook", "cwd": proj, "hook_event_name": "Stop", "transcript_path": tr})
+	// 5. Hook: a wholly private turn; the answer repeats the private text.
+	turn := pl.marker("turn")
+	hook("session-init", map[string]any{"session_id": "s-priv", "cwd": proj, "hook_event_name": "UserPromptSubmit", "prompt": "<private>" + turn + "</private>"})
+	tr = transcript("private", user("<private>"+turn+"</private>"), assistant("Noted: "+turn+" is kept in mind."))
+	hook("summarize", map[string]any{"session_id": "s-priv", "cwd": proj, "hook_event_name": "Stop", "transcript_path": tr})
+
+	// 6. /api/events straight, as another client would send them (no hook cleaned them).
+	post := func(route string, body any) {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d%s", in.port, route), bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+in.token())
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("POST %s: %s: %s", route, resp.Status, out)
+		}
+	}
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	post("/api/events", map[string]any{"event_id": "api-1", "kind": "prompt", "platform": "claude-code", "session_id": "s-api",
+		"project": "apiproj", "prompt": pl.vis("apiprompt") + " " + pl.priv("apiprompt") + " " + pl.secrets("ap"), "at": now})
+	post("/api/events", map[string]any{"event_id": "api-2", "kind": "observation", "platform": "claude-code", "session_id": "s-api",
+		"project": "apiproj", "tool_name": "Bash", "at": now,
+		"tool_input":    map[string]any{"command": pl.vis("apicmd") + " <private>" + pl.marker("api-open")},
+		"tool_response": map[string]any{"stdout": pl.marker("api-close") + "</private>" + pl.vis("apiout")}})
+	post("/api/events", map[string]any{"event_id": "api-3", "kind": "summarize", "platform": "claude-code", "session_id": "s-api",
+		"project": "apiproj", "last_assistant_message": pl.vis("apisum") + " " + pl.priv("apisum") + " " + pl.secrets("as"), "at": now})
+	// 7. Notes through the API (what `save_memory` calls), every field planted.
+	post("/api/memories", map[string]any{"text": pl.vis("note") + " " + pl.priv("note-text") + " " + pl.secrets("nt"),
+		"title": "t " + pl.priv("note-title"), "project": "noteproj" + pl.priv("note-project"), "type": "decision" + pl.priv("note-type")})
+
+	// 8. MCP save_memory, every field planted, through a real `memnode mcp`.
+	mcpSave(t, in, map[string]any{"text": pl.vis("mcp") + " " + pl.priv("mcp-text") + " " + pl.secrets("mc"),
+		"title": pl.priv("mcp-title") + " title", "project": "mcpproj" + pl.priv("mcp-project"), "type": "note" + pl.priv("mcp-type")})
+
+	// 9. memnode import FILE.jsonl, every field of every record planted.
+	jsonl := filepath.Join(outside, "import.jsonl")
+	ms := time.Now().UnixMilli()
+	lines := []map[string]any{
+		{"kind": "header", "header": map[string]any{"format": "memnode-export", "version": 1, "exported_at": ms}},
+		{"kind": "session", "session": map[string]any{"id": "s-imp" + pl.priv("imp-sid"), "project": "impproj" + pl.priv("imp-proj"),
+			"platform": "claude-code" + pl.priv("imp-plat"), "started_at": ms, "status": "active"}},
+		{"kind": "prompt", "prompt": map[string]any{"id": "p-imp" + pl.priv("imp-pid"), "session_id": "s-imp", "project": "impproj",
+			"prompt_number": 1, "text": pl.vis("impprompt") + " " + pl.priv("imp-text") + " " + pl.secrets("ip"), "created_at": ms}},
+		{"kind": "observation", "observation": map[string]any{"id": "o-imp", "session_id": "s-imp", "project": "impproj", "type": "change",
+			"title": pl.vis("impobs") + pl.priv("imp-title"), "narrative": pl.secrets("io"), "facts": []string{pl.priv("imp-fact")},
+			"files_read": []string{"/src/" + pl.priv("imp-file")}, "model": "m" + pl.priv("imp-model"), "created_at": ms}},
+		{"kind": "summary", "summary": map[string]any{"id": "u-imp", "session_id": "s-imp", "project": "impproj",
+			"request": pl.vis("impsum") + pl.priv("imp-req"), "notes": pl.secrets("is"), "created_at": ms}},
+	}
+	var jb bytes.Buffer
+	for _, l := range lines {
+		b, _ := json.Marshal(l)
+		jb.Write(append(b, '\n'))
+	}
+	if err := os.WriteFile(jsonl, jb.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.mustRun(nil, "import", jsonl)
+
+	// 10. memnode import --from-claude-mem, with markers in the fields it used to skip.
+	cm := filepath.Join(outside, "claude-mem.db")
+	src, err := os.ReadFile("../../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cm, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cdb, err := sql.Open("sqlite3", cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"UPDATE sdk_sessions SET content_session_id = ?, project = ? WHERE id = 1", []any{"c-0001" + pl.priv("cm-sid"), "billing-api" + pl.priv("cm-proj")}},
+		{"UPDATE user_prompts SET content_session_id = ?, prompt_text = ? WHERE content_session_id = 'c-0001'", []any{"c-0001" + pl.priv("cm-sid2"), pl.vis("cmprompt") + pl.priv("cm-prompt")}},
+		{"UPDATE observations SET files_read = ?, files_modified = ?, generated_by_model = ?, project = ?, type = ?, narrative = ? WHERE id = (SELECT MIN(id) FROM observations)",
+			[]any{`["/a/` + pl.priv("cm-fr") + `.go"]`, `["` + pl.priv("cm-fm") + `"]`, "claude" + pl.priv("cm-model"), "billing-api" + pl.priv("cm-oproj"),
+				"feature" + pl.priv("cm-type"), pl.vis("cmobs") + " " + pl.secrets("co")}},
+		{"UPDATE session_summaries SET learned = ? WHERE id = (SELECT MIN(id) FROM session_summaries)", []any{pl.vis("cmsum") + pl.priv("cm-learned")}},
+	} {
+		if _, err := cdb.Exec(q.sql, q.args...); err != nil {
+			t.Fatalf("%s: %v", q.sql, err)
+		}
+	}
+	cdb.Close()
+	in.mustRun(nil, "import", "--from-claude-mem", cm)
+
+	// Everything is processed: the queue is empty, the provider compressed and summarised.
+	db := in.db()
+	testkit.WaitFor(t, "the queue to drain", 60*time.Second, func() bool { return in.queued() == 0 })
+	testkit.WaitFor(t, "the provider's summary of the normal turn", 30*time.Second, func() bool {
+		return in.count(db, "SELECT COUNT(*) FROM summaries WHERE session_id = 's-hook' AND request = 'provider summary'") > 0
+	})
+	if n := in.count(db, "SELECT COUNT(*) FROM summaries WHERE session_id = 's-priv'"); n != 0 {
+		t.Errorf("the wholly private turn was summarised (%d summaries)", n)
+	}
+	in.mustRun(nil, "stop")
+
+	// What was sent and stored, byte for byte.
+	sent := provider.received()
+	if !bytes.Contains(sent, []byte("VISIBLE-bashout")) || !bytes.Contains(sent, []byte("VISIBLE-answer")) {
+		t.Fatalf("the provider did not see the tool call and the turn (%d bytes received)", len(sent))
+	}
+	var stored [][]byte
+	var names []string
+	err = filepath.WalkDir(in.dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(p) == "settings.json" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		stored, names = append(stored, b), append(names, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := bytes.Join(append(stored, sent), []byte("\n"))
+	for _, v := range []string{"VISIBLE-prompt", "VISIBLE-apiprompt", "VISIBLE-note", "VISIBLE-mcp", "VISIBLE-impprompt",
+		"VISIBLE-impobs", "VISIBLE-impsum", "VISIBLE-cmprompt", "VISIBLE-cmobs", "VISIBLE-cmsum", "VISIBLE-edit", "VISIBLE-apiout"} {
+		if !bytes.Contains(all, []byte(v)) {
+			t.Errorf("%s is nowhere: that path stored nothing", v)
+		}
+	}
+	leaks := 0
+	for _, s := range pl.secret {
+		if bytes.Contains(all, []byte(s)) {
+			leaks++
+			where := "the provider"
+			for i, b := range stored {
+				if bytes.Contains(b, []byte(s)) {
+					where = names[i]
+				}
+			}
+			t.Errorf("planted %q found in %s", s, where)
+		}
+	}
+	t.Logf("%d planted markers and secrets, %d found; %d bytes stored, %d bytes sent to the provider", len(pl.secret), leaks, len(all)-len(sent), len(sent))
+}
+
+// mcpSave runs `memnode mcp` and calls save_memory once.
+func mcpSave(t *testing.T, in *instance, args map[string]any) {
+	t.Helper()
+	cmd := exec.Command(memnodeBin, "mcp")
+	cmd.Env, cmd.Dir = in.env(), in.dataDir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		if _, err := stdin.Write(append(b, '\n')); err != nil {
+			t.Fatalf("mcp: %v (%s)", err, stderr.String())
+		}
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	await := func(id int) map[string]any {
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil && m["id"] == float64(id) {
+				return m
+			}
+		}
+		t.Fatalf("mcp: no answer to %d: %v (%s)", id, sc.Err(), stderr.String())
+		return nil
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-03-26", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "1"}}})
+	await(1)
+	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "save_memory", "arguments": args}})
+	res := await(2)
+	if r, _ := res["result"].(map[string]any); r == nil || r["isError"] == true {
+		t.Fatalf("save_memory: %v", res)
+	}
+}

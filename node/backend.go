@@ -8,7 +8,10 @@ import (
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/replica"
 )
+
+var _ inject.Reader = (*replica.Replica)(nil)
 
 // Context renders the memory a new session of project starts with.
 func (n *Node) Context(ctx context.Context, project, sessionID string) (string, error) {
@@ -17,29 +20,13 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 		return "", errNotReady
 	}
 	s := n.cfg.Settings
-	obs, err := rep.RecentObservations(ctx, project, s.ContextObservations)
+	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}
+	in, err := inject.Read(ctx, rep, project, lim)
 	if err != nil {
 		return "", err
 	}
-	sums, err := rep.RecentSummaries(ctx, project, s.ContextSessions)
-	if err != nil {
-		return "", err
-	}
-	total, disc, err := rep.ProjectStats(ctx, project)
-	if err != nil {
-		return "", err
-	}
-	names, err := rep.DeviceNames(ctx)
-	if err != nil {
-		return "", err
-	}
-	return inject.Render(inject.Input{
-		Project: project, Now: n.cfg.Now(), Location: n.cfg.Location,
-		Observations: obs, Summaries: sums, TotalObservations: total, TotalDiscoveryTokens: disc,
-		LocalOrigin: rep.Origin(),
-		// Records from other devices carry their device's name: "[desktop]".
-		DeviceName: func(origin string) string { return names[origin] },
-	}, inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}), nil
+	in.Now, in.Location = n.cfg.Now(), n.cfg.Location
+	return inject.Render(in, lim), nil
 }
 
 // ObservationsByFile serves the file-context hook.

@@ -34,6 +34,29 @@ const (
 	deferCap    = 20000
 )
 
+// queue is what a queue worker needs of the store to take work: one session's events at a
+// time, handed back (with an attempt counted) when processing fails.
+type queue interface {
+	QueueDepth(ctx context.Context) (int, error)
+	ClaimSession(ctx context.Context, max int) (replica.Claim, error)
+	Release(ctx context.Context, ids []int64) error
+	Unclaim(sessionID string)
+}
+
+// committer is what turning claimed events into records needs of the store: the session's
+// local state and earlier observations, and the commit that stores the batch and completes
+// its events.
+type committer interface {
+	SessionState(ctx context.Context, id string) (replica.SessionState, bool, error)
+	SessionObservations(ctx context.Context, sessionID string, limit int) ([]memory.Observation, error)
+	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
+}
+
+var (
+	_ queue     = (*replica.Replica)(nil)
+	_ committer = (*replica.Replica)(nil)
+)
+
 type stats struct {
 	ingested     atomic.Int64
 	processed    atomic.Int64
@@ -106,14 +129,14 @@ func (n *Node) worker(ctx context.Context) {
 // settle waits until no hook event has arrived for linger, so a burst is acknowledged
 // first and compressed after, in large batches (one commit, one fsync for many events).
 // It returns early once it has waited MaxDefer or DeferCap events wait (Config).
-func (n *Node) settle(ctx context.Context, rep *replica.Replica) error {
+func (n *Node) settle(ctx context.Context, q queue) error {
 	start := time.Now()
 	for {
 		quiet := time.Since(time.Unix(0, n.lastEnqueue.Load()))
 		if quiet >= n.cfg.Linger || time.Since(start) >= n.cfg.MaxDefer {
 			return nil
 		}
-		if depth, err := rep.QueueDepth(ctx); err == nil && depth >= n.cfg.DeferCap {
+		if depth, err := q.QueueDepth(ctx); err == nil && depth >= n.cfg.DeferCap {
 			return nil
 		}
 		select {
@@ -125,7 +148,7 @@ func (n *Node) settle(ctx context.Context, rep *replica.Replica) error {
 }
 
 // process turns one session's claimed events, in order, into one batch.
-func (n *Node) process(ctx context.Context, rep *replica.Replica, evs []replica.PendingEvent) error {
+func (n *Node) process(ctx context.Context, rep committer, evs []replica.PendingEvent) error {
 	first := evs[0]
 	st, known, err := rep.SessionState(ctx, first.SessionID)
 	if err != nil {

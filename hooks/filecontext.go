@@ -31,7 +31,7 @@ const (
 )
 
 // handleFileContext tells the agent, before a Read, what memnode already knows about the
-// file: a compact timeline of observation IDs to fetch with get_observations. The Read is
+// file: a compact timeline of observation IDs to fetch with get_observations (as the agent names it). The Read is
 // always allowed; on any problem the context is simply empty.
 func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	if len(in.FilePaths) == 0 {
@@ -76,7 +76,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 			continue // changed since the last observation: the history may mislead
 		}
 		shown := selectFileObservations(obs, abs, fileDisplayLimit)
-		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), now))
+		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), h.ad.MCPTool("get_observations"), now))
 	}
 	if len(sections) == 0 {
 		return platform.Result{}, nil
@@ -177,12 +177,12 @@ func displayPath(abs, cwd string) string {
 //
 //	### Nov 28, 2026
 //	<id> 9:14a 🔴 <title>
-func formatFileTimeline(obs []apitype.FileObservation, shown string, now time.Time) string {
+func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, now time.Time) string {
 	obs = slices.Clone(obs)
 	slices.SortStableFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
 	loc := now.Location()
 	var b strings.Builder
-	fmt.Fprintf(&b, "memnode: %s has %d prior observation(s); for details call get_observations([IDs]) with IDs from this list.\n", shown, len(obs))
+	fmt.Fprintf(&b, "memnode: %s has %d prior observation(s); for details call %s([IDs]) with IDs from this list.\n", shown, len(obs), getTool)
 	day := ""
 	for _, o := range obs {
 		t := time.UnixMilli(o.CreatedAt).In(loc)

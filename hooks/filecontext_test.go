@@ -62,7 +62,7 @@ func TestFileContextTimelineAndGates(t *testing.T) {
 	}
 
 	want := `<memnode-context>
-memnode: internal/auth/middleware.go has 3 prior observation(s); for details call get_observations([IDs]) with IDs from this list.
+memnode: internal/auth/middleware.go has 3 prior observation(s); for details call mcp__memnode__get_observations([IDs]) with IDs from this list.
 ### Nov 26, 2026
 obs-2 10:30a ⚖️ Chose 401 over 500
 ### Nov 27, 2026

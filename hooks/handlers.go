@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,7 +64,23 @@ func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.R
 	if len(text) > maxContextBytes {
 		text = text[:maxContextBytes]
 	}
-	return platform.Result{AdditionalContext: strings.TrimSpace(text)}, nil
+	return platform.Result{AdditionalContext: withToolNames(strings.TrimSpace(text), h.ad)}, nil
+}
+
+// withToolNames names memnode's MCP tools as the agent shows them to the model (Claude Code
+// 2.1.x defers MCP tools behind ToolSearch: the model must know the exact names to load),
+// inside the context block.
+func withToolNames(text string, ad platform.Adapter) string {
+	if text == "" {
+		return ""
+	}
+	line := fmt.Sprintf("memnode's MCP tools here are %s, %s and %s (load them first if they are deferred).",
+		ad.MCPTool("search"), ad.MCPTool("timeline"), ad.MCPTool("get_observations"))
+	end := "</" + privacy.ContextTag + ">"
+	if i := strings.LastIndex(text, end); i >= 0 {
+		return text[:i] + line + "\n" + text[i:]
+	}
+	return text + "\n" + line
 }
 
 // handleSessionInit records the user's prompt. Wholly private prompts are recorded as a

@@ -59,7 +59,9 @@ func TestRunEventOutputs(t *testing.T) {
 		kind    string // event the node must receive, "" for none
 	}{
 		{"context", with("hook_event_name", "SessionStart", "source", "startup"), map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "SessionStart", "additionalContext": "<memnode-context>\n# demo-app: 3 observations\n</memnode-context>"}}, memory.KindSessionStart},
+			"hookEventName": "SessionStart", "additionalContext": "<memnode-context>\n# demo-app: 3 observations\n" +
+				"memnode's MCP tools here are mcp__memnode__search, mcp__memnode__timeline and mcp__memnode__get_observations (load them first if they are deferred).\n" +
+				"</memnode-context>"}}, memory.KindSessionStart},
 		{"session-init", with("prompt", "fix the login bug"), neutral, memory.KindPrompt},
 		{"file-context", with("tool_name", "Read", "tool_input", map[string]any{"file_path": filepath.Join(cwd, "nope.go")}), neutral, ""},
 		{"observation", with("tool_name", "Bash", "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\n"}), neutral, memory.KindObservation},
@@ -205,7 +207,7 @@ func TestFixtureSessionReplay(t *testing.T) {
 		}
 	}
 	fc := runs[2].out["hookSpecificOutput"].(map[string]any)["additionalContext"].(string)
-	if !strings.Contains(fc, "obs-9 4:05p 🔴 Expired JWT gave 500") || !strings.Contains(fc, "get_observations([IDs])") {
+	if !strings.Contains(fc, "obs-9 4:05p 🔴 Expired JWT gave 500") || !strings.Contains(fc, "mcp__memnode__get_observations([IDs])") {
 		t.Fatalf("file-context output:\n%s", fc)
 	}
 

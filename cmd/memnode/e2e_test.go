@@ -142,6 +142,12 @@ func TestStoryReplay(t *testing.T) {
 	if !strings.Contains(ctx, "🔴") {
 		t.Errorf("the middleware fix should show as a bugfix:\n%s", ctx)
 	}
+	// The hook adds one line to the node's context: memnode's MCP tools as Claude Code names them.
+	toolLine := "memnode's MCP tools here are mcp__memnode__search, mcp__memnode__timeline and mcp__memnode__get_observations (load them first if they are deferred).\n"
+	if !strings.Contains(ctx, toolLine) {
+		t.Errorf("the hook's context does not name the MCP tools:\n%s", ctx)
+	}
+	ctx = strings.Replace(ctx, toolLine, "", 1)
 	cli := in.mustRun(nil, "context", "--project", "demo-app")
 	if stripNow(cli) != stripNow(ctx) {
 		t.Errorf("memnode context differs from the hook's context:\n%s\n---\n%s", cli, ctx)

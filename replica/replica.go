@@ -278,6 +278,9 @@ func openQueue(ctx context.Context, path string, fsyncAcks bool) (*sql.DB, error
 	}
 	q.Set("_busy_timeout", "10000")
 	q.Set("_txlock", "immediate")
+	// ON: a processed (deleted) event's payload is zeroed in its page, so a forgotten
+	// record's raw hook event does not linger in free space (see purgeQueue).
+	q.Set("_secure_delete", "on")
 	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open queue: %w", err)

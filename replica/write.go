@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
@@ -288,13 +289,26 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 		found = 0
 		tx.change.Origin = feed.Local
 		ow := tx.ops()
-		for _, id := range ids {
+		todo := slices.Clone(ids)
+		for i := 0; i < len(todo); i++ {
+			id := todo[i]
 			known, err := recordExists(ctx, tx, id)
 			if err != nil {
 				return err
 			}
-			if known {
+			if known && i < len(ids) {
 				found++
+			}
+			// A prompt's text is repeated in what its turn produced: forget those too,
+			// each with its own tombstone so every device drops them.
+			turn, err := turnRecords(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			for _, t := range turn {
+				if !slices.Contains(todo, t) {
+					todo = append(todo, t)
+				}
 			}
 			hlc := r.clock.Now()
 			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
@@ -311,6 +325,31 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 		return 0, err
 	}
 	return found, r.purgeIndexes(ctx)
+}
+
+// turnRecords returns, when id names a prompt, the observations and summaries of its turn:
+// the observations with its session and prompt number, and the summaries of its session
+// made from the prompt's time until the next prompt's.
+func turnRecords(ctx context.Context, tx *wtx, id string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `WITH p AS (SELECT session_id, prompt_number, created_at FROM prompts WHERE id = ?1),
+		nxt AS (SELECT MIN(q.created_at) AS at FROM prompts q, p WHERE q.session_id = p.session_id AND q.prompt_number > p.prompt_number)
+		SELECT o.id FROM observations o, p WHERE o.session_id = p.session_id AND o.prompt_number = p.prompt_number
+		UNION
+		SELECT s.id FROM summaries s, p, nxt WHERE s.session_id = p.session_id AND s.created_at >= p.created_at
+			AND (nxt.at IS NULL OR s.created_at < nxt.at)`, id)
+	if err != nil {
+		return nil, fmt.Errorf("find turn of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var rid string
+		if err := rows.Scan(&rid); err != nil {
+			return nil, fmt.Errorf("find turn of %s: %w", id, err)
+		}
+		out = append(out, rid)
+	}
+	return out, rows.Err()
 }
 
 func recordExists(ctx context.Context, tx *wtx, id string) (bool, error) {
@@ -334,6 +373,11 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 			OR record_id IN (SELECT id FROM observations WHERE session_id = ?1)
 			OR record_id IN (SELECT id FROM prompts WHERE session_id = ?1)
 			OR record_id IN (SELECT id FROM summaries WHERE session_id = ?1))`,
+		// The session's local processing state keeps the first and last prompt's text.
+		`UPDATE sessions SET
+			first_prompt = CASE WHEN instr(p.text, first_prompt) > 0 OR instr(first_prompt, p.text) > 0 THEN '' ELSE first_prompt END,
+			last_prompt = CASE WHEN instr(p.text, last_prompt) > 0 OR instr(last_prompt, p.text) > 0 THEN '' ELSE last_prompt END
+			FROM (SELECT session_id, text FROM prompts WHERE id = ?1) AS p WHERE sessions.id = p.session_id`,
 		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,
@@ -363,6 +407,55 @@ func (r *Replica) purgeIndexes(ctx context.Context) error {
 	}
 	if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return r.purgeQueue(ctx)
+}
+
+// purgeQueue removes what a forget leaves in the queue database: events still waiting
+// whose session is forgotten are dropped, and the file is vacuumed and its WAL truncated,
+// so the raw hook event of a forgotten record survives neither in free pages (deleted
+// before secure_delete was on) nor in old WAL frames. The queue holds only events not yet
+// turned into records, so the vacuum is small.
+func (r *Replica) purgeQueue(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx)
+	rows, err := r.q.QueryContext(ctx, "SELECT DISTINCT session_id FROM pending")
+	if err != nil {
+		return fmt.Errorf("purge queue: %w", err)
+	}
+	var sessions []string
+	for rows.Next() {
+		var sid string
+		if err := rows.Scan(&sid); err != nil {
+			rows.Close()
+			return fmt.Errorf("purge queue: %w", err)
+		}
+		sessions = append(sessions, sid)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("purge queue: %w", err)
+	}
+	for _, sid := range sessions {
+		var one int
+		err := r.r.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id = ?", sid).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("purge queue: %w", err)
+		}
+		res, err := r.q.ExecContext(ctx, "DELETE FROM pending WHERE session_id = ?", sid)
+		if err != nil {
+			return fmt.Errorf("purge queue: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		r.pending.Add(-n)
+	}
+	if _, err := r.q.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("purge queue: vacuum: %w", err)
+	}
+	if _, err := r.q.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("purge queue: checkpoint: %w", err)
 	}
 	return nil
 }

@@ -1,5 +1,5 @@
-// Package api is the node's HTTP interface on 127.0.0.1: hook ingestion, context, search,
-// peers and status, behind a bearer token.
+// Package api is the node's HTTP interface — on the data dir's Unix socket and on
+// 127.0.0.1 — for hook ingestion, context, search, peers and status, behind a bearer token.
 package api
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -35,10 +36,13 @@ type Backend interface {
 // Config configures a Server.
 type Config struct {
 	// Addr to listen on; must be a loopback address ("127.0.0.1:38800").
-	Addr    string
+	Addr string
+	// Socket is the Unix socket to listen on as well (localnet.SocketPath). When set, a TCP
+	// port taken by another program does not stop the server: it serves the socket, and
+	// TCPError says why TCP is off.
+	Socket  string
 	Token   string
 	Version string
-	DataDir string
 	Backend Backend
 	Search  SearchBackend // optional
 	Peers   PeerBackend   // optional
@@ -51,6 +55,7 @@ type Server struct {
 	engine *gin.Engine
 	srv    *http.Server
 	ln     net.Listener
+	tcpErr error
 	log    *slog.Logger
 	wg     sync.WaitGroup
 	once   sync.Once
@@ -74,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.Error("panic in handler", "path", c.FullPath(), "panic", fmt.Sprint(rec))
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}))
+	e.Use(s.checkHost)
 	e.Use(s.limitBody)
 	e.GET("/health", s.health)
 	g := e.Group("/api", s.auth, s.ready)
@@ -92,7 +98,8 @@ func New(cfg Config) (*Server, error) {
 // Handler exposes the routes (tests use httptest).
 func (s *Server) Handler() http.Handler { return s.engine }
 
-// Start listens and serves in the background. It fails at once if the port is taken.
+// Start listens and serves in the background. It fails at once if the socket cannot be
+// made, or, without a socket, if the port is taken.
 func (s *Server) Start() error {
 	host, _, err := net.SplitHostPort(s.cfg.Addr)
 	if err != nil {
@@ -101,23 +108,43 @@ func (s *Server) Start() error {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return ErrNotLoopback
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("api listen: %w", err)
-	}
-	s.ln = ln
-	s.srv = &http.Server{Handler: s.engine, ReadHeaderTimeout: 10 * time.Second}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("api server stopped", "err", err)
+	var lns []net.Listener
+	if s.cfg.Socket != "" {
+		uln, err := localnet.ListenUnix(s.cfg.Socket, s.log)
+		if err != nil {
+			return fmt.Errorf("api: %w", err)
 		}
-	}()
+		lns = append(lns, uln)
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	switch {
+	case err == nil:
+		s.ln = ln
+		lns = append(lns, ln)
+	case s.cfg.Socket == "":
+		return fmt.Errorf("api listen: %w", err)
+	default:
+		// Hooks, CLI and MCP use the socket; a squatted port costs only TCP clients.
+		s.tcpErr = fmt.Errorf("port %s is taken by another program: %w", s.cfg.Addr, err)
+		s.log.Warn("tcp listener off; serving the unix socket only", "err", s.tcpErr)
+	}
+	s.srv = &http.Server{Handler: s.engine, ReadHeaderTimeout: 10 * time.Second}
+	for _, l := range lns {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("api server stopped", "err", err)
+			}
+		}()
+	}
 	return nil
 }
 
-// Addr returns the bound address (useful with port 0).
+// TCPError says why the TCP listener is off (nil when it listens).
+func (s *Server) TCPError() error { return s.tcpErr }
+
+// Addr returns the bound TCP address (useful with port 0).
 func (s *Server) Addr() string {
 	if s.ln == nil {
 		return s.cfg.Addr
@@ -157,8 +184,59 @@ func (s *Server) ready(c *gin.Context) {
 	c.Next()
 }
 
+// health names nothing about the user (no data dir): any local program may ask. The proof
+// (localnet.ProofHeader) answers a client's challenge.
 func (s *Server) health(c *gin.Context) {
-	c.JSON(http.StatusOK, apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, DataDir: s.cfg.DataDir, API: apitype.Version})
+	if ch := c.GetHeader(localnet.ChallengeHeader); ch != "" {
+		if !localnet.ValidChallenge(ch) {
+			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": "bad challenge"})
+			return
+		}
+		c.Header(localnet.ProofHeader, localnet.Proof(s.cfg.Token, ch))
+	}
+	c.JSON(http.StatusOK, apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, API: apitype.Version})
+}
+
+// checkHost refuses requests a web page could make (DNS rebinding, cross-site requests):
+// the Host must be a loopback name, and an Origin, when sent, must be the node's own.
+func (s *Server) checkHost(c *gin.Context) {
+	if !loopbackHost(c.Request.Host) {
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "forbidden host"})
+		return
+	}
+	if o := c.GetHeader("Origin"); o != "" && !s.ownOrigin(o) {
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "forbidden origin"})
+		return
+	}
+	c.Next()
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback.
+func loopbackHost(h string) bool {
+	host := h
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ownOrigin reports whether o is the origin of a page the node serves itself.
+func (s *Server) ownOrigin(o string) bool {
+	_, port, err := net.SplitHostPort(s.Addr())
+	if err != nil {
+		return false
+	}
+	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
+		if o == "http://"+h+":"+port {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) postEvent(c *gin.Context) {

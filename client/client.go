@@ -1,5 +1,6 @@
-// Package client is a typed HTTP client for the local node's API (127.0.0.1, bearer token
-// from <data dir>/token), used by the CLI and the MCP server.
+// Package client is a typed HTTP client for the local node's API (the data dir's Unix
+// socket, or 127.0.0.1 after the node's proof; bearer token from <data dir>/token), used by
+// the CLI and the MCP server.
 package client
 
 import (
@@ -13,12 +14,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/localnet"
 )
 
 // Sentinel errors.
@@ -45,16 +46,19 @@ func New(baseURL, token string) *Client {
 	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: &http.Client{Timeout: 5 * time.Minute}}
 }
 
-// FromDataDir returns a client for the node of dataDir listening on 127.0.0.1:port.
-func FromDataDir(dataDir string, port int) (*Client, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "token"))
+// FromDialer returns a client for the node d reaches (localnet: the socket, or TCP only
+// after the listener proved it holds the token), with the data dir's token.
+func FromDialer(d localnet.Dialer) (*Client, error) {
+	tok, err := localnet.ReadToken(d.DataDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNoToken
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read token: %w", err)
+		return nil, err
 	}
-	return New("http://127.0.0.1:"+strconv.Itoa(port), strings.TrimSpace(string(b))), nil
+	c := New(d.BaseURL(), tok)
+	c.hc.Transport = d.Transport()
+	return c, nil
 }
 
 func (c *Client) do(ctx context.Context, method, route string, q url.Values, body io.Reader, ctype string) (*http.Response, error) {

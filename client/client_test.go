@@ -10,35 +10,40 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/internal/localnet"
 )
 
-func TestFromDataDir(t *testing.T) {
+func TestFromDialer(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := client.FromDataDir(dir, 1); !errors.Is(err, client.ErrNoToken) {
+	d := localnet.NewDialer(dir, 1, false)
+	if _, err := client.FromDialer(d); !errors.Is(err, client.ErrNoToken) {
 		t.Fatalf("no token: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var got string
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ln, err := localnet.ListenUnix(localnet.SocketPath(dir), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Get("Authorization")
 		io.WriteString(w, `{"hits":[]}`)
 	}))
+	ts.Listener = ln
+	ts.Start()
 	defer ts.Close()
-	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
-	p, _ := strconv.Atoi(port)
-	c, err := client.FromDataDir(dir, p)
+	c, err := client.FromDialer(d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Search(context.Background(), apitype.SearchQuery{Text: "x"}); err != nil || got != "Bearer s3cret" {
-		t.Fatalf("search: %v, auth header %q", err, got)
+		t.Fatalf("search over the socket: %v, auth header %q", err, got)
 	}
 }
 

@@ -20,6 +20,9 @@ const SettingsFile = "settings.json"
 type Settings struct {
 	// Port the node listens on (127.0.0.1 only). 0 means DefaultPort(uid).
 	Port int `json:"port,omitempty"`
+	// Transport is how hooks, CLI and MCP reach the node: TransportUnix (default, the data
+	// dir's socket) or TransportTCP (the port, after the node proves it holds the token).
+	Transport string `json:"transport,omitempty"`
 
 	// ExcludedProjects are glob patterns (path.Match) of project names never recorded.
 	ExcludedProjects []string `json:"excluded_projects,omitempty"`
@@ -79,6 +82,15 @@ type Settings struct {
 	// SemanticInjectLimit is how many observations semantic inject adds at most.
 	SemanticInjectLimit int `json:"semantic_inject_limit,omitempty"`
 }
+
+// Transports (Settings.Transport).
+const (
+	TransportUnix = "unix"
+	TransportTCP  = "tcp"
+)
+
+// UseTCP reports whether clients reach the node over its TCP port.
+func (s Settings) UseTCP() bool { return s.Transport == TransportTCP }
 
 // Defaults for every setting.
 const (
@@ -158,6 +170,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: ai budgets must not be negative")
 	case s.SemanticInjectLimit < 0 || s.SemanticInjectLimit > 20:
 		return fmt.Errorf("settings: semantic_inject_limit must be 0..20")
+	case s.Transport != "" && s.Transport != TransportUnix && s.Transport != TransportTCP:
+		return fmt.Errorf("settings: transport %q: want %q or %q", s.Transport, TransportUnix, TransportTCP)
 	}
 	for _, p := range s.AIProviders {
 		switch p {

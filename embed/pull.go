@@ -93,7 +93,7 @@ func Pull(ctx context.Context, cfg PullConfig) (string, error) {
 			return final, nil
 		}
 	}
-	if err := os.MkdirAll(cfg.ModelsDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.ModelsDir, 0o700); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrPull, err)
 	}
 	// The temp dir sits inside ModelsDir so the final rename stays on one filesystem,
@@ -135,7 +135,7 @@ func validModelID(id string) error {
 
 func pullInto(ctx context.Context, cfg PullConfig, tmp string) error {
 	dir := filepath.Join(tmp, filepath.FromSlash(cfg.Model))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for _, name := range pullFiles {
@@ -205,7 +205,7 @@ func download(ctx context.Context, cfg PullConfig, name, path string) error {
 		return fmt.Errorf("download %s: %s", name, resp.Status)
 	}
 	part := path + ".part"
-	f, err := os.Create(part)
+	f, err := os.OpenFile(part, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("download %s: %w", name, err)
 	}
@@ -284,7 +284,7 @@ func (p *progressWriter) ReadFrom(r io.Reader) (int64, error) {
 // into trash (Pull's temp dir, removed afterwards), because rename cannot replace a
 // non-empty directory; if the second rename fails the old model is put back.
 func install(src, final, trash string) error {
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(final), 0o700); err != nil {
 		return err
 	}
 	old := filepath.Join(trash, "previous")

@@ -12,9 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/localnet"
 )
 
 // Errors of node calls.
@@ -43,7 +43,9 @@ func (h *hook) call(ctx context.Context, method, route string, body []byte) ([]b
 			h.reached = true
 			return nil, err
 		}
-		startable := errors.Is(err, errNoToken) || errors.Is(err, syscall.ECONNREFUSED)
+		// A refused connection or a missing socket: nothing listens (ErrNotOurNode is not
+		// startable: something else holds the port; the event is spooled).
+		startable := errors.Is(err, errNoToken) || localnet.Refused(err)
 		if startable && !h.startTried && h.cfg.Start != nil && ctx.Err() == nil {
 			h.startTried = true
 			if serr := h.cfg.Start(ctx); serr != nil {

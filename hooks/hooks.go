@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -42,6 +43,9 @@ type Config struct {
 	DataDir string
 	// BaseURL of the node, e.g. http://127.0.0.1:38800.
 	BaseURL string
+	// Dialer, when set, is how the private client reaches the node (the data dir's socket,
+	// or TCP after the listener's proof); nil dials BaseURL's host directly.
+	Dialer *localnet.Dialer
 	// Timeout bounds the whole hook, stdin to stdout.
 	Timeout time.Duration
 	// FailLoudThreshold is how many consecutive hooks without node contact make a hook
@@ -95,11 +99,15 @@ func Run(ctx context.Context, cfg Config, p platform.Platform, event string, std
 	if cfg.HTTPClient != nil {
 		h.hc = cfg.HTTPClient
 	} else {
-		h.hc = &http.Client{Transport: &http.Transport{
+		tr := &http.Transport{
 			Proxy:               nil, // the node is on loopback; never route it through a proxy
 			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 1,
-		}}
+		}
+		if cfg.Dialer != nil {
+			tr = cfg.Dialer.Transport()
+		}
+		h.hc = &http.Client{Transport: tr}
 		// Close keep-alive connections so no transport goroutine outlives Run.
 		defer h.hc.CloseIdleConnections()
 	}

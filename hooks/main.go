@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 )
 
@@ -33,9 +34,11 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		return 0
 	}
 	home, _ := os.UserHomeDir()
+	d := localnet.NewDialer(dataDir, s.Port, s.UseTCP())
 	cfg := Config{
 		DataDir:           dataDir,
-		BaseURL:           fmt.Sprintf("http://127.0.0.1:%d", s.Port),
+		BaseURL:           d.BaseURL(),
+		Dialer:            &d,
 		Timeout:           time.Duration(s.HookTimeout),
 		FailLoudThreshold: s.HookFailLoudThreshold,
 		ExcludedProjects:  s.ExcludedProjects,

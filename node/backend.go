@@ -8,6 +8,7 @@ import (
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -56,10 +57,14 @@ func nonNil(s []string) []string {
 
 // Status is the body of GET /api/status.
 type Status struct {
-	PID        int    `json:"pid"`
-	Version    string `json:"version"`
-	DataDir    string `json:"data_dir"`
-	Addr       string `json:"addr"`
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	DataDir string `json:"data_dir"`
+	Addr    string `json:"addr"`
+	// Socket is the Unix socket hooks, CLI and MCP use; TCPError says why the TCP port is
+	// not served (taken by another program), empty when it is.
+	Socket     string `json:"socket"`
+	TCPError   string `json:"tcp_error,omitempty"`
 	Origin     string `json:"origin"`
 	Ready      bool   `json:"ready"`
 	Compressor string `json:"compressor"`
@@ -101,8 +106,12 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 	if r, ok := n.cfg.Compressor.(aiReporter); ok {
 		ais = &AIStatus{Providers: r.Stats(), BudgetLeft: r.BudgetLeft()}
 	}
+	tcpErr := ""
+	if err := n.api.TCPError(); err != nil {
+		tcpErr = err.Error()
+	}
 	return Status{
-		AI:  ais,
+		AI: ais, Socket: localnet.SocketPath(n.cfg.DataDir), TCPError: tcpErr,
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
 		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
 		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -65,6 +66,43 @@ func Held(dataDir string) bool {
 	return false
 }
 
+// LockHolder returns the pid of the process holding the data dir's lock, read from
+// /proc/locks (Linux); known is false where the kernel does not tell.
+func LockHolder(dataDir string) (pid int, known bool) {
+	fi, err := os.Stat(filepath.Join(dataDir, LockFile))
+	if err != nil {
+		return 0, errors.Is(err, fs.ErrNotExist) // no lock file: nobody holds it
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0, false
+	}
+	return lockHolder(string(b), st.Ino), true
+}
+
+// lockHolder finds the FLOCK on inode ino in /proc/locks text ("1: FLOCK  ADVISORY  WRITE
+// 1234 00:2f:5678 0 EOF"); 0 when nobody holds it. Waiters ("1: -> FLOCK …") are skipped.
+func lockHolder(locks string, ino uint64) int {
+	for _, line := range strings.Split(locks, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" {
+			continue
+		}
+		dev := strings.Split(f[5], ":")
+		if len(dev) != 3 || dev[2] != strconv.FormatUint(ino, 10) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
+}
+
 // ReadPIDFile returns the pid file's content.
 func ReadPIDFile(dataDir string) (PIDInfo, error) {
 	var p PIDInfo
@@ -90,6 +128,31 @@ func ProcessIsNode(pid int) bool {
 	}
 	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
 	return len(args) > 0 && strings.Contains(filepath.Base(args[0]), "memnode")
+}
+
+// SecureDataDir creates the data dir 0700, or forces an existing one to 0700, and takes group
+// and other bits off everything below it (files an older version or a 0022 umask left
+// readable): memory, token and keys are the user's alone.
+func SecureDataDir(dataDir string) error {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir permissions: %w", err)
+	}
+	return filepath.WalkDir(dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&(fs.ModeSymlink|fs.ModeSocket) != 0 {
+			return nil // best effort below the top: a vanished file is fine
+		}
+		fi, err := d.Info()
+		if err != nil || fi.Mode().Perm()&0o077 == 0 {
+			return nil
+		}
+		if err := os.Chmod(path, fi.Mode().Perm()&^0o077); err != nil {
+			return fmt.Errorf("tighten permissions of %s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // loadOrCreateSecret returns the hex secret in file name, creating it (0600) if missing.

@@ -32,6 +32,7 @@ import (
 	"github.com/memnode/memnode/embed/worker"
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
@@ -115,8 +116,8 @@ func New(cfg Config) (*Node, error) {
 	if cfg.DeferCap <= 0 {
 		cfg.DeferCap = deferCap
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+	if err := SecureDataDir(cfg.DataDir); err != nil {
+		return nil, err
 	}
 	return &Node{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), feed: feed.New()}, nil
 }
@@ -158,7 +159,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	n.origin = peerID.String()
 	acfg := api.Config{
-		Addr: n.Addr(), Token: n.token, Version: n.cfg.Version, DataDir: n.cfg.DataDir,
+		Addr: n.Addr(), Socket: localnet.SocketPath(n.cfg.DataDir), Token: n.token, Version: n.cfg.Version,
 		Backend: n, Search: &n.search, Logger: n.log,
 	}
 	if !n.cfg.Settings.SyncDisabled {

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +105,16 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	q.Set("_foreign_keys", "on")
 	q.Set("_secure_delete", "fast") // forget switches it ON for its own transactions (tx.go)
 	q.Set("_txlock", "immediate")
+	// SQLite gives the -wal and -shm files the database file's mode: a 0600 database keeps
+	// all three private whatever the process umask.
+	// An older version's files (0644) are tightened too.
+	for _, p := range []string{cfg.Path, QueuePath(cfg.Path)} {
+		for _, f := range []string{p, p + "-wal", p + "-shm"} {
+			if err := privateFile(f, f == p); err != nil {
+				return nil, fmt.Errorf("open replica: %w", err)
+			}
+		}
+	}
 	w, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open replica: %w", err)
@@ -323,3 +335,30 @@ func (r *Replica) loadClock(ctx context.Context) error {
 // ReadDB exposes the read-only pool to packages that build queries over the schema
 // (search). Writes through it fail.
 func (r *Replica) ReadDB() *sql.DB { return r.r }
+
+// privateFile takes group and other bits off path; with create it first creates it empty
+// with mode 0600 if it does not exist (SQLite takes an empty file as a new database).
+func privateFile(path string, create bool) error {
+	flag := os.O_RDONLY
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Base(path), err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", filepath.Base(path), err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := f.Chmod(fi.Mode().Perm() &^ 0o077); err != nil {
+			return fmt.Errorf("chmod %s: %w", filepath.Base(path), err)
+		}
+	}
+	return nil
+}

@@ -11,4 +11,4 @@
 package apitype
 
 // Version is the HTTP API's version (see the package comment for the rule).
-const Version = 1
+const Version = 2

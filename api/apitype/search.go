@@ -152,13 +152,13 @@ type ExportEnd struct {
 	Count int    `json:"count"`
 }
 
-// Health is the body of GET /health (no token needed).
+// Health is the body of GET /health (no token needed, so it names nothing about the user:
+// version 2 dropped data_dir, which told any local program or web page the user name).
 type Health struct {
 	Status  string `json:"status"`
 	Ready   bool   `json:"ready"`
 	PID     int    `json:"pid"`
 	Version string `json:"version"`
-	DataDir string `json:"data_dir"`
 	// API is the node's Version; 0 from a node older than this field.
 	API int `json:"api,omitempty"`
 }

@@ -152,6 +152,10 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 		return fmt.Errorf("start node: %w", err)
 	}
 	res.StartMs = ms(time.Since(t0))
+	var err error
+	if h.token, err = loadToken(h.dataDir); err != nil {
+		return err
+	}
 	hl, err := h.health(ctx)
 	if err != nil {
 		return err
@@ -159,9 +163,6 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	h.pid = hl.PID
 	h.box.set(hl.PID)
 	res.NodePID = hl.PID
-	if h.token, err = loadToken(h.dataDir); err != nil {
-		return err
-	}
 	h.logf("node pid %d ready after %.1f ms", h.pid, res.StartMs)
 
 	if err := pause(ctx, cfg.Settle); err != nil {
@@ -383,10 +384,11 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 	return st, nil
 }
 
-// health is GET /health, checked to be our node.
+// health is GET /api/status (with the token: /health names no data dir), checked to be
+// our node.
 func (h *harness) health(ctx context.Context) (nodeHealth, error) {
 	var hl nodeHealth
-	if err := h.getJSON(ctx, "/health", &hl); err != nil {
+	if err := h.getJSON(ctx, "/api/status", &hl); err != nil {
 		return hl, err
 	}
 	if hl.DataDir != h.dataDir || hl.PID <= 0 {
@@ -469,10 +471,9 @@ func (h *harness) timeContext(ctx context.Context, project string, n int) (Stats
 	return statsOf(d), size, nil
 }
 
-// nodeHealth and nodeStatus mirror the fields of GET /health and GET /api/status that the
-// harness reads (docs/API.md); the test catches a renamed field.
+// nodeHealth and nodeStatus mirror the fields of GET /api/status that the harness reads
+// (docs/API.md); the test catches a renamed field.
 type nodeHealth struct {
-	Status  string `json:"status"`
 	Ready   bool   `json:"ready"`
 	PID     int    `json:"pid"`
 	DataDir string `json:"data_dir"`

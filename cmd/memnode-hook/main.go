@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/clienv"
@@ -32,6 +33,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: memnode-hook hook <platform> <event>")
 		os.Exit(2)
 	}
+	syscall.Umask(0o077) // spool, state and logs are the user's alone (see cmd/memnode)
 	dataDir, settings, err := clienv.Resolve(os.Getenv)
 	if err != nil {
 		// A hook must never break the IDE over a bad settings file: defaults, one line.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,19 +20,27 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/exepages"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/node"
 )
 
 // startTimeout bounds how long `memnode start` waits for readiness.
 const startTimeout = 20 * time.Second
 
-func baseURL(env *cliEnv) string { return "http://127.0.0.1:" + strconv.Itoa(env.Settings.Port) }
+// dialer is how this command reaches its node: the data dir's socket, or TCP when the
+// settings ask for it.
+func dialer(env *cliEnv) localnet.Dialer {
+	return localnet.NewDialer(env.DataDir, env.Settings.Port, env.Settings.UseTCP())
+}
+
+// nodeHTTP is an HTTP client that reaches only env's node (see dialer).
+func nodeHTTP(env *cliEnv) *http.Client { return &http.Client{Transport: dialer(env).Transport()} }
 
 func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (no token: every local user can read them; debugging only)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -75,33 +84,66 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	return 0
 }
 
-// health asks the node at env's port; ok is false when nothing memnode answers there.
-func health(ctx context.Context, env *cliEnv) (apitype.Health, bool) {
+// health asks env's node with a fresh challenge. It fails with localnet.ErrNotOurNode when
+// something answers but cannot prove it holds this data dir's token: such an answer is
+// never trusted (a squatter on the port, a stale listener).
+func health(ctx context.Context, env *cliEnv) (apitype.Health, error) {
 	var h apitype.Health
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(env)+"/health", nil)
-	resp, err := http.DefaultClient.Do(req)
+	d := dialer(env)
+	hc := &http.Client{Transport: d.Transport()}
+	defer hc.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.BaseURL()+"/health", nil)
+	challenge := localnet.NewChallenge()
+	req.Header.Set(localnet.ChallengeHeader, challenge)
+	resp, err := hc.Do(req)
 	if err != nil {
-		return h, false
+		return h, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h) != nil || h.Status != "ok" {
-		return h, false
+	if !localnet.CheckProof(env.DataDir, challenge, resp.Header.Get(localnet.ProofHeader)) {
+		return h, localnet.ErrNotOurNode
 	}
-	return h, true
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h) != nil || h.Status != "ok" {
+		return h, fmt.Errorf("health: %s", resp.Status)
+	}
+	return h, nil
 }
 
-// ourNode reports whether the node answering on the port serves this data dir.
-func ourNode(h apitype.Health, env *cliEnv) bool { return h.DataDir == env.DataDir }
+// portTaken reports whether something that is not this data dir's node holds the TCP port.
+func portTaken(ctx context.Context, env *cliEnv) bool {
+	d := localnet.NewDialer(env.DataDir, env.Settings.Port, true)
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", d.TCPAddr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	c, err = d.DialContext(ctx)
+	if err == nil {
+		c.Close()
+	}
+	return errors.Is(err, localnet.ErrNotOurNode)
+}
+
+// errPortTaken is what start and status say about a squatted port.
+func errPortTaken(env *cliEnv) error {
+	return fmt.Errorf("port %d is taken by something else (it did not prove it is the node of %s); stop that program or set MEMNODE_PORT", env.Settings.Port, env.DataDir)
+}
 
 // startNode starts the node detached if it is not running and waits until it is ready.
 func startNode(ctx context.Context, env *cliEnv) error {
-	if h, ok := health(ctx, env); ok {
-		if !ourNode(h, env) {
-			return fmt.Errorf("port %d is used by a memnode node of another data dir (%s); set MEMNODE_PORT", env.Settings.Port, h.DataDir)
-		}
+	_, err := health(ctx, env)
+	if err == nil {
 		return waitReady(ctx, env, nil)
+	}
+	if errors.Is(err, localnet.ErrNotOurNode) {
+		if env.Settings.UseTCP() {
+			return errPortTaken(env)
+		}
+		return err
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -135,7 +177,7 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if h, ok := health(ctx, env); ok && h.Ready && ourNode(h, env) {
+		if h, err := health(ctx, env); err == nil && h.Ready {
 			return nil
 		}
 		select {
@@ -158,7 +200,8 @@ func cmdStart(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) > 0 {
 		return fail(env, "start: takes no arguments")
 	}
-	_, wasUp := health(ctx, env)
+	_, err := health(ctx, env)
+	wasUp := err == nil
 	if err := startNode(ctx, env); err != nil {
 		return fail(env, "start: %v", err)
 	}
@@ -177,8 +220,18 @@ func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, "memnode is not running")
 		return 0
 	}
-	if h, ok := health(ctx, env); ok && h.PID != pid.PID {
-		return fail(env, "stop: pid file names %d but the node on port %d is %d; not stopping anything", pid.PID, env.Settings.Port, h.PID)
+	// A stale pid file may name another data dir's node (pids are reused): signal only the
+	// process that holds this data dir's lock.
+	if holder, known := node.LockHolder(env.DataDir); known {
+		if holder != pid.PID {
+			if holder == 0 {
+				fmt.Fprintln(env.Stdout, "memnode is not running (stale pid file)")
+				return 0
+			}
+			return fail(env, "stop: pid file names %d but this data dir's lock is held by %d; not stopping anything", pid.PID, holder)
+		}
+	} else if h, err := health(ctx, env); err != nil || h.PID != pid.PID {
+		return fail(env, "stop: pid %d did not prove it is this data dir's node; not stopping anything", pid.PID)
 	}
 	if err := syscall.Kill(pid.PID, syscall.SIGTERM); err != nil {
 		return fail(env, "stop: signal %d: %v", pid.PID, err)
@@ -201,12 +254,16 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	h, ok := health(ctx, env)
-	if !ok || !ourNode(h, env) {
+	h, err := health(ctx, env)
+	if err != nil {
+		taken := portTaken(ctx, env)
 		if *asJSON {
-			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port})
+			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken})
 		} else {
 			fmt.Fprintf(env.Stdout, "memnode is not running (data dir %s, port %d); 'memnode start' starts it\n", env.DataDir, env.Settings.Port)
+			if taken {
+				fmt.Fprintf(env.Stdout, "  warning:     %v\n", errPortTaken(env))
+			}
 		}
 		return 3
 	}
@@ -217,7 +274,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	if *asJSON {
-		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": h.DataDir, "port": env.Settings.Port}
+		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port}
 		if h.Ready {
 			out["status"] = st
 		}
@@ -226,8 +283,8 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 		enc.Encode(out)
 		return 0
 	}
-	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on 127.0.0.1:%d\n", h.Version, h.PID, env.Settings.Port)
-	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", h.DataDir)
+	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on %s\n", h.Version, h.PID, localnet.SocketPath(env.DataDir))
+	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", env.DataDir)
 	if !h.Ready {
 		fmt.Fprintln(env.Stdout, "  state:       starting (database not open yet)")
 		return 0
@@ -235,6 +292,11 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	b, _ := json.Marshal(st.Counts)
 	fmt.Fprintf(env.Stdout, "  records:     %s\n", strings.Trim(string(b), "{}"))
 	fmt.Fprintf(env.Stdout, "  queue:       %d waiting, %d processed, %d failures since start\n", st.Queue, st.Processed, st.Failures)
+	if st.TCPError != "" {
+		fmt.Fprintf(env.Stdout, "  tcp:         off: %v (hooks, CLI and MCP use the socket)\n", errPortTaken(env))
+	} else {
+		fmt.Fprintf(env.Stdout, "  tcp:         127.0.0.1:%d\n", env.Settings.Port)
+	}
 	fmt.Fprintf(env.Stdout, "  compressor:  %s\n", st.Compressor)
 	if st.AI != nil {
 		b, _ := json.Marshal(st.AI.Providers)
@@ -255,9 +317,11 @@ func apiGet(ctx context.Context, env *cliEnv, path string, out any) error {
 	if err != nil {
 		return err
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, baseURL(env)+path, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, dialer(env).BaseURL()+path, nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
+	hc := nodeHTTP(env)
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}

@@ -77,6 +77,10 @@ func cmdEmbedPull(ctx context.Context, env *cliEnv, args []string) int {
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	// The data dir may not exist yet: create it private before models/ lands in it.
+	if err := node.SecureDataDir(env.DataDir); err != nil {
+		return fail(env, "embed pull: %v", err)
+	}
 	bar := &progressBar{w: env.Stderr}
 	dir, err := embed.Pull(ctx, embed.PullConfig{
 		ModelsDir:   modelsDir(env),
@@ -160,7 +164,7 @@ func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
 	} else {
 		fmt.Fprintln(env.Stdout, "installed:   yes")
 	}
-	if h, ok := health(ctx, env); ok && ourNode(h, env) && h.Ready {
+	if h, err := health(ctx, env); err == nil && h.Ready {
 		var st node.Status
 		if err := apiGet(ctx, env, "/api/status", &st); err == nil {
 			fmt.Fprintf(env.Stdout, "node:        %s\n", st.Embeddings)

@@ -33,6 +33,11 @@ func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 		if f, err = os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
 			return fail(env, "export: %v", err)
 		}
+		// An existing file keeps its mode on open: make it private before any record lands.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return fail(env, "export: %v", err)
+		}
 		w = f
 	}
 	n, err := with(ctx, newNodeConn(env), func(c *client.Client) (int, error) { return c.Export(ctx, *project, w) })

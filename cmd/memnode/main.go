@@ -74,6 +74,9 @@ func main() {
 	// a time synchronous execution is ~15% cheaper (embed benchmarks: ~98 vs ~111 CPU-ms
 	// for a MiniLM-sized encode). Process-wide, hence set here.
 	ag.SetForceSyncExecution(true)
+	// Everything memnode creates (databases, logs, models, the socket, exports) is the
+	// user's alone, whatever the shell's umask; the code also asks for 0600/0700 itself.
+	syscall.Umask(0o077)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := runMain(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

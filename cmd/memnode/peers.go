@@ -137,7 +137,7 @@ func printPeers(w io.Writer, st memsync.Status) {
 // peersCall sends a JSON request to the node's API with the data dir's token. Pairing
 // talks to other devices, so it gets a deadline of its own.
 func peersCall(ctx context.Context, env *cliEnv, method, path string, in, out any) error {
-	c, err := client.FromDataDir(env.DataDir, env.Settings.Port)
+	c, err := client.FromDialer(dialer(env))
 	if err != nil {
 		return fmt.Errorf("is the node running? %w", err)
 	}

@@ -35,7 +35,7 @@ func (n *nodeConn) client(ctx context.Context, retry bool) (*client.Client, erro
 		n.c = nil // the token may be new
 	}
 	if n.c == nil {
-		c, err := client.FromDataDir(n.env.DataDir, n.env.Settings.Port)
+		c, err := client.FromDialer(dialer(n.env))
 		if err != nil {
 			return nil, err
 		}

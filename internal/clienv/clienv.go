@@ -52,6 +52,12 @@ func Resolve(getenv func(string) string) (dataDir string, s configs.Settings, er
 			*o.dst = n
 		}
 	}
+	if v := getenv("MEMNODE_TRANSPORT"); v != "" {
+		if v != configs.TransportUnix && v != configs.TransportTCP {
+			return dataDir, s, fmt.Errorf("MEMNODE_TRANSPORT=%q: want %q or %q", v, configs.TransportUnix, configs.TransportTCP)
+		}
+		s.Transport = v
+	}
 	if v := getenv("MEMNODE_SYNC_HOST"); v != "" {
 		s.SyncHost = v
 	}
@@ -71,6 +77,9 @@ func fillDefaults(s *configs.Settings) {
 	}
 	if s.GossipPort == 0 {
 		s.GossipPort = configs.DefaultGossipPort(uid)
+	}
+	if s.Transport == "" {
+		s.Transport = configs.TransportUnix
 	}
 	if s.SyncHost == "" {
 		s.SyncHost = "127.0.0.1"

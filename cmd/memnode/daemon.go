@@ -111,7 +111,8 @@ func health(ctx context.Context, env *cliEnv) (apitype.Health, error) {
 	return h, nil
 }
 
-// portTaken reports whether something that is not this data dir's node holds the TCP port.
+// portTaken reports whether something that is not this data dir's node holds the TCP port:
+// it accepts connections but does not prove it holds the token (or there is no token yet).
 func portTaken(ctx context.Context, env *cliEnv) bool {
 	d := localnet.NewDialer(env.DataDir, env.Settings.Port, true)
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -122,10 +123,11 @@ func portTaken(ctx context.Context, env *cliEnv) bool {
 	}
 	c.Close()
 	c, err = d.DialContext(ctx)
-	if err == nil {
-		c.Close()
+	if err != nil {
+		return true
 	}
-	return errors.Is(err, localnet.ErrNotOurNode)
+	c.Close()
+	return false
 }
 
 // errPortTaken is what start and status say about a squatted port.

@@ -21,6 +21,9 @@ import (
 var memnodeBin string
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(squatterEnv); addr != "" {
+		os.Exit(runSquatter(addr))
+	}
 	dir, err := os.MkdirTemp("", "memnode-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -101,6 +104,9 @@ func (in *instance) runBin(bin string, stdin []byte, args ...string) result {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = in.env()
 	cmd.Dir = in.dataDir
+	if _, err := os.Stat(in.dataDir); err != nil {
+		cmd.Dir = os.TempDir() // a test of the command that creates the data dir
+	}
 	cmd.Stdin = bytes.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

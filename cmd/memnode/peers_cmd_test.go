@@ -16,6 +16,7 @@ import (
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -52,7 +53,7 @@ func peersNode(t *testing.T, name string) *cliEnv {
 	if err := n.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Token: "tok-" + name, Backend: peersReadyBackend{}, Peers: n})
+	srv, err := api.New(api.Config{Addr: "127.0.0.1:0", Socket: localnet.SocketPath(dir), Token: "tok-" + name, Backend: peersReadyBackend{}, Peers: n})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,12 @@ func New(baseURL, token string) *Client {
 	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: &http.Client{Timeout: 5 * time.Minute}}
 }
 
+// FromDataDir returns a client for the node of dataDir over its Unix socket (port names
+// the node's TCP address, the Host of every request).
+func FromDataDir(dataDir string, port int) (*Client, error) {
+	return FromDialer(localnet.NewDialer(dataDir, port, false))
+}
+
 // FromDialer returns a client for the node d reaches (localnet: the socket, or TCP only
 // after the listener proved it holds the token), with the data dir's token.
 func FromDialer(d localnet.Dialer) (*Client, error) {

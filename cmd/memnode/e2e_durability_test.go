@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -180,19 +179,12 @@ func TestHooksWhenNodeUnstartable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(`{"hook_timeout":"3s"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	squatter, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", in.port))
-	if err != nil {
+	// A directory where the node's socket must go: the node cannot start (a taken TCP port
+	// no longer stops it; it would serve the socket alone).
+	blocker := filepath.Join(in.dataDir, "memnode.sock")
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for {
-			c, err := squatter.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
 	proj := filepath.Join(t.TempDir(), "offline")
 	os.MkdirAll(filepath.Join(proj, ".git"), 0o755)
 	var codes []int
@@ -213,7 +205,7 @@ func TestHooksWhenNodeUnstartable(t *testing.T) {
 	if fmt.Sprint(codes) != "[0 0 2 2]" {
 		t.Fatalf("exit codes = %v, want [0 0 2 2]", codes)
 	}
-	squatter.Close()
+	os.RemoveAll(blocker)
 	in.start()
 	db := in.db()
 	testkit.WaitFor(t, "spooled events stored", 30*time.Second, func() bool {

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // squatterEnv makes the test binary a port squatter instead of running tests (see TestMain).
@@ -113,7 +115,7 @@ func startSquatter(t *testing.T, port int, cred *syscall.Credential) *squatter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
-	waitFor(t, "the squatter to listen", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "the squatter to listen", 10*time.Second, func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err == nil {
 			c.Close()
@@ -174,7 +176,7 @@ func TestPortSquatterGetsNothing(t *testing.T) {
 				t.Fatalf("prompt hook: exit %d: %s", r.code, r.stderr)
 			}
 			db := in.db()
-			waitFor(t, "the prompt in the node's database", 20*time.Second, func() bool {
+			testkit.WaitFor(t, "the prompt in the node's database", 20*time.Second, func() bool {
 				return in.count(db, "SELECT COUNT(*) FROM prompts WHERE text LIKE ?", "%"+marker+"%") == 1
 			})
 			if ctx := contextFor(t, in, proj); strings.Contains(ctx, "SQUATTER") {
@@ -192,7 +194,7 @@ func TestPortSquatterGetsNothing(t *testing.T) {
 			if r := in.run([]byte(`{"session_id":"s2","transcript_path":"","cwd":`+jsonString(proj)+`,"hook_event_name":"SessionStart","source":"startup"}`), "hook", "claude-code", "context"); r.code != 0 || strings.Contains(r.stdout, "SQUATTER") {
 				t.Fatalf("tcp context hook: exit %d: %q", r.code, r.stdout)
 			}
-			waitFor(t, "the spooled tcp prompt in the node's database", 20*time.Second, func() bool {
+			testkit.WaitFor(t, "the spooled tcp prompt in the node's database", 20*time.Second, func() bool {
 				return in.count(db, "SELECT COUNT(*) FROM prompts WHERE text LIKE ?", "%"+tcpMarker+"%") == 1
 			})
 			in.extra = nil
@@ -285,7 +287,7 @@ func TestNothingReadableByOthers(t *testing.T) {
 				t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
 			}
 			db := in.db()
-			waitFor(t, "the prompt stored", 20*time.Second, func() bool {
+			testkit.WaitFor(t, "the prompt stored", 20*time.Second, func() bool {
 				return in.count(db, "SELECT COUNT(*) FROM prompts") == 1
 			})
 			out := filepath.Join(in.dataDir, "export.jsonl")

@@ -68,7 +68,7 @@ func (o Options) validate() error {
 // Change is what happened to one file.
 type Change struct {
 	Path   string
-	Action string // "created", "updated", "removed", "unchanged", "absent"
+	Action string // "created", "updated", "restored", "removed", "unchanged", "absent"
 	Detail string
 }
 
@@ -108,11 +108,12 @@ type file struct {
 	mode    fs.FileMode
 	orig    []byte
 	doc     *object
+	style   style
 	newMode fs.FileMode
 }
 
 func readFile(path string, newMode fs.FileMode) (*file, error) {
-	f := &file{path: path, newMode: newMode}
+	f := &file{path: path, newMode: newMode, style: defaultStyle}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		f.path = real
 	}
@@ -128,7 +129,7 @@ func readFile(path string, newMode fs.FileMode) (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	f.exists, f.mode, f.orig = true, fi.Mode().Perm(), b
+	f.exists, f.mode, f.orig, f.style = true, fi.Mode().Perm(), b, styleOf(b)
 	if len(bytes.TrimSpace(b)) == 0 {
 		f.doc = newObject()
 		return f, nil
@@ -141,47 +142,95 @@ func readFile(path string, newMode fs.FileMode) (*file, error) {
 	return f, nil
 }
 
-// commit writes the document if it changed semantically and reports what it did.
+// backupSuffix names the copy of a file as it was before memnode first changed it.
+const backupSuffix = ".memnode-backup"
+
+// same reports whether two documents are equal, key order included.
+func same(a, b *object) bool {
+	x, errX := a.MarshalJSON()
+	y, errY := b.MarshalJSON()
+	return errX == nil && errY == nil && bytes.Equal(x, y)
+}
+
+// withoutEmpty is o without its top-level empty objects and arrays: uninstall drops a
+// "hooks" or "mcpServers" it emptied, which the original may have held empty.
+func withoutEmpty(o *object) *object {
+	out := newObject()
+	for _, k := range o.keys {
+		switch v := o.vals[k].(type) {
+		case *object:
+			if v.len() == 0 {
+				continue
+			}
+		case []any:
+			if len(v) == 0 {
+				continue
+			}
+		}
+		out.set(k, o.vals[k])
+	}
+	return out
+}
+
+// commit writes the document if it changed semantically and reports what it did. Install
+// (create) keeps the file's bytes from before memnode's first change in a backup; uninstall
+// puts exactly those bytes back when nothing else changed since, else writes the document
+// without memnode's entries in the file's own formatting; either way the backup goes.
 func (f *file) commit(detail string, create bool) (Change, error) {
 	ch := Change{Path: f.path, Detail: detail}
 	if !f.exists && !create {
 		ch.Action = "absent"
 		return ch, nil
 	}
-	out, err := encodeDoc(f.doc)
-	if err != nil {
-		return ch, fmt.Errorf("encode %s: %w", f.path, err)
+	backup := f.path + backupSuffix
+	if !create {
+		defer os.Remove(backup) // best effort: a backup left behind only holds the old bytes
 	}
 	if f.exists {
+		unchanged := f.doc.len() == 0
 		if len(bytes.TrimSpace(f.orig)) > 0 {
-			if before, err := parseObject(f.orig); err == nil {
-				a, _ := before.MarshalJSON()
-				b, _ := f.doc.MarshalJSON()
-				if bytes.Equal(a, b) {
-					ch.Action = "unchanged"
-					return ch, nil
-				}
-			}
-		} else if f.doc.len() == 0 {
+			before, err := parseObject(f.orig)
+			unchanged = err == nil && same(before, f.doc)
+		}
+		if unchanged {
 			ch.Action = "unchanged"
 			return ch, nil
 		}
 	}
-	if !create && f.doc.len() == 0 {
-		// Uninstall emptied a file that held only memnode's entries: remove it rather than
-		// leave a "{}" behind (Claude Code treats both the same).
-		if err := os.Remove(f.path); err != nil {
-			return ch, fmt.Errorf("remove %s: %w", f.path, err)
-		}
-		ch.Action = "removed"
-		return ch, nil
-	}
 	mode := f.newMode
 	if f.exists {
 		mode = f.mode
-		// A backup of what we are about to replace, for the user's peace of mind.
-		if err := writeAtomic(f.path+".memnode-backup", f.orig, mode); err != nil {
-			return ch, err
+	}
+	if !create {
+		if bak, err := os.ReadFile(backup); err == nil {
+			if before, err := parseObject(bak); err == nil && same(withoutEmpty(before), withoutEmpty(f.doc)) {
+				if err := writeAtomic(f.path, bak, mode); err != nil {
+					return ch, err
+				}
+				ch.Action = "restored"
+				return ch, nil
+			}
+		}
+		if f.doc.len() == 0 {
+			// Uninstall emptied a file that held only memnode's entries: remove it rather
+			// than leave a "{}" behind (the agent treats both the same).
+			if err := os.Remove(f.path); err != nil {
+				return ch, fmt.Errorf("remove %s: %w", f.path, err)
+			}
+			ch.Action = "removed"
+			return ch, nil
+		}
+	}
+	out, err := encodeDoc(f.doc, f.style)
+	if err != nil {
+		return ch, fmt.Errorf("encode %s: %w", f.path, err)
+	}
+	if create && f.exists {
+		// The bytes from before memnode's first change, kept until uninstall.
+		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) {
+			if err := writeAtomic(backup, f.orig, mode); err != nil {
+				return ch, err
+			}
 		}
 	}
 	if err := writeAtomic(f.path, out, mode); err != nil {

@@ -148,17 +148,46 @@ func parseValue(dec *json.Decoder) (any, error) {
 	}
 }
 
-// encodeDoc renders a document the way Claude Code writes its files: two-space indent,
-// trailing newline.
-func encodeDoc(o *object) ([]byte, error) {
+// style is how a file lays out its JSON, kept when memnode rewrites it.
+type style struct {
+	indent      string // "" means compact
+	trailingNew bool   // ends with a newline
+}
+
+// defaultStyle is how Claude Code writes settings.json: two-space indent, trailing newline.
+var defaultStyle = style{indent: "  ", trailingNew: true}
+
+// styleOf reads the indent of the first indented line and whether the file ends with a
+// newline.
+func styleOf(b []byte) style {
+	st := style{trailingNew: bytes.HasSuffix(b, []byte("\n"))}
+	for _, line := range bytes.Split(b, []byte("\n"))[1:] {
+		ws := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		if len(ws) > 0 && len(ws) < len(line) {
+			st.indent = string(ws)
+			break
+		}
+	}
+	if st.indent == "" && bytes.Count(bytes.TrimSpace(b), []byte("\n")) > 0 {
+		st.indent = defaultStyle.indent // multi-line without indent: not worth guessing
+	}
+	return st
+}
+
+// encodeDoc renders a document in a file's style.
+func encodeDoc(o *object, st style) ([]byte, error) {
 	compact, err := o.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+	if st.indent == "" {
+		buf.Write(compact)
+	} else if err := json.Indent(&buf, compact, "", st.indent); err != nil {
 		return nil, err
 	}
-	buf.WriteByte('\n')
+	if st.trailingNew {
+		buf.WriteByte('\n')
+	}
 	return buf.Bytes(), nil
 }

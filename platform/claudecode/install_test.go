@@ -195,7 +195,7 @@ func TestUninstallRestoresOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := actions(cs); !reflect.DeepEqual(got, []string{"updated", "updated"}) {
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"restored", "restored"}) {
 		t.Fatalf("uninstall: %v", got)
 	}
 	if got := readJSON(t, settings); !reflect.DeepEqual(got, origS) {
@@ -204,6 +204,9 @@ func TestUninstallRestoresOriginal(t *testing.T) {
 	if got := readJSON(t, claude); !reflect.DeepEqual(got, origC) {
 		t.Fatalf("~/.claude.json after uninstall:\n%v\nwant\n%v", got, origC)
 	}
+	assertBytes(t, settings, foreignSettings)
+	assertBytes(t, claude, foreignClaudeJSON)
+	assertNoBackups(t, o.HomeDir)
 	// Again: nothing left to remove.
 	cs, err = (Installer{}).Uninstall(o)
 	if err != nil {
@@ -355,4 +358,79 @@ func TestSymlinkedSettingsStaysALink(t *testing.T) {
 	if s := readJSON(t, dotfiles); s["hooks"] == nil || s["model"] != "opus" {
 		t.Fatalf("link target = %v", s)
 	}
+}
+
+func assertBytes(t *testing.T, path, want string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != want {
+		t.Fatalf("%s is not byte-identical (%v):\n%q\nwant\n%q", path, err, b, want)
+	}
+}
+
+func assertNoBackups(t *testing.T, dir string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".memnode-backup") {
+			t.Errorf("backup left behind: %s", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUninstallByteExact: install twice, uninstall once, and each file has its original
+// bytes again — odd indentation, no trailing newline (as Claude Code writes ~/.claude.json)
+// — with no backup left behind.
+func TestUninstallByteExact(t *testing.T) {
+	o := userOpts(t)
+	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
+	claude := filepath.Join(o.HomeDir, ".claude.json")
+	origS := "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n    }\n}"
+	origC := "{\n  \"numStartups\": 7,\n  \"mcpServers\": {}\n}"
+	writeFile(t, settings, origS, 0o644)
+	writeFile(t, claude, origC, 0o600)
+	for range 2 {
+		if _, err := (Installer{}).Install(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"restored", "restored"}) {
+		t.Fatalf("uninstall: %v", got)
+	}
+	assertBytes(t, settings, origS)
+	assertBytes(t, claude, origC)
+	assertNoBackups(t, o.HomeDir)
+}
+
+// TestUninstallAfterOtherChanges: when the agent changed the file since install, uninstall
+// removes exactly memnode's entries and keeps the other change and the file's formatting.
+func TestUninstallAfterOtherChanges(t *testing.T) {
+	o := userOpts(t)
+	claude := filepath.Join(o.HomeDir, ".claude.json")
+	writeFile(t, claude, "{\n    \"numStartups\": 7\n}", 0o600)
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claude Code counts a start-up meanwhile.
+	writeFile(t, claude, strings.Replace(string(b), `"numStartups": 7`, `"numStartups": 8`, 1), 0o600)
+	cs, err := (Installer{}).Uninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(cs); !reflect.DeepEqual(got, []string{"removed", "updated"}) {
+		t.Fatalf("uninstall: %v", got)
+	}
+	assertBytes(t, claude, "{\n    \"numStartups\": 8\n}")
+	assertNoBackups(t, o.HomeDir)
 }

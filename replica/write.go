@@ -2,9 +2,7 @@ package replica
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -42,24 +40,20 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = CommitResult{}
 		tx.change.Origin = feed.Local
-		ow := tx.ops()
-		for _, s := range b.Sessions {
-			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
-				return err
-			} else if dead {
-				continue // a forgotten session stays forgotten, here as everywhere
-			}
-			s.HLC, s.Origin = r.clock.Now(), r.cfg.Origin
-			if s.Status == "" {
-				s.Status = "active"
-			}
-			if err := upsertSession(ctx, tx, s); err != nil {
+		facts, err := readCommitFacts(ctx, tx, b)
+		if err != nil {
+			return err
+		}
+		plan := planCommit(b, facts, r.clock.Now, r.cfg.Origin)
+		res.Duplicates = plan.duplicates
+		for _, ps := range plan.sessions {
+			if err := upsertSession(ctx, tx, ps.s); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpSession, s.ID, s.Project, s.HLC, encodeSession(s)); err != nil {
+			if err := tx.appendOp(ctx, ps.op); err != nil {
 				return err
 			}
-			tx.record(OpSession, s.ID)
+			tx.record(OpSession, ps.s.ID)
 		}
 		for _, st := range b.States {
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET prompt_count = ?, turn_private = ?, first_prompt = ?, last_prompt = ? WHERE id = ?`,
@@ -67,64 +61,48 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 				return fmt.Errorf("update session state: %w", err)
 			}
 		}
-		for _, p := range b.Prompts {
-			p.HLC, p.Origin = r.clock.Now(), r.cfg.Origin
-			p.ID = newID(p.HLC, p.Origin)
-			ok, err := insertPrompt(ctx, tx, p)
-			if err != nil {
-				return err
-			}
-			if !ok {
+		// The inserts re-check their guards (INSERT OR IGNORE, tombstones); with the facts
+		// read in this transaction they always store, but a record is only announced by an
+		// op if it was.
+		for _, pp := range plan.prompts {
+			if ok, err := insertPrompt(ctx, tx, pp.p); err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, p.HLC, encodePrompt(p)); err != nil {
+			if err := tx.appendOp(ctx, pp.op); err != nil {
 				return err
 			}
-			tx.record(OpPrompt, p.ID)
-			res.Prompts = append(res.Prompts, p)
+			tx.record(OpPrompt, pp.p.ID)
+			res.Prompts = append(res.Prompts, pp.p)
 		}
-		for i := range b.Observations {
-			o := b.Observations[i]
-			o.HLC, o.Origin = r.clock.Now(), r.cfg.Origin
-			o.ID = newID(o.HLC, o.Origin)
-			o.ContentHash = o.HashContent()
-			var one int
-			err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, o.ContentHash).Scan(&one)
-			if err == nil {
-				res.Duplicates++
+		for _, po := range plan.observations {
+			o := po.o
+			if ok, err := insertObservation(ctx, tx, &o); err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("dedup observation: %w", err)
-			}
-			ok, err := insertObservation(ctx, tx, &o)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			if err := ow.append(ctx, OpObservation, o.ID, o.Project, o.HLC, encodeObservation(o)); err != nil {
+			if err := tx.appendOp(ctx, po.op); err != nil {
 				return err
 			}
 			tx.record(OpObservation, o.ID)
 			res.Observations = append(res.Observations, o)
 		}
-		for _, s := range b.Summaries {
-			s.HLC, s.Origin = r.clock.Now(), r.cfg.Origin
-			s.ID = newID(s.HLC, s.Origin)
-			ok, err := insertSummary(ctx, tx, s)
-			if err != nil {
-				return err
-			}
-			if !ok {
+		for _, ps := range plan.summaries {
+			if ok, err := insertSummary(ctx, tx, ps.s); err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				continue
 			}
-			if err := ow.append(ctx, OpSummary, s.ID, s.Project, s.HLC, encodeSummary(s)); err != nil {
+			if err := tx.appendOp(ctx, ps.op); err != nil {
 				return err
 			}
-			tx.record(OpSummary, s.ID)
-			res.Summaries = append(res.Summaries, s)
+			tx.record(OpSummary, ps.s.ID)
+			res.Summaries = append(res.Summaries, ps.s)
 		}
 		now := r.cfg.Now().UnixMilli()
 		for _, ev := range b.DoneEvents {

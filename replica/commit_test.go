@@ -1,0 +1,61 @@
+package replica
+
+import (
+	"testing"
+
+	"github.com/memnode/memnode/memory"
+)
+
+// planCommit needs no database: the same batch and facts always mean the same records and
+// ops, which is what lets a backend without interactive transactions make the same plan.
+func TestPlanCommitIsPureMeaning(t *testing.T) {
+	obs := func(session, title string) memory.Observation {
+		return memory.Observation{SessionID: session, Project: "demo", Type: "discovery", Title: title, CreatedAt: 1}
+	}
+	stored := obs("s1", "already stored")
+	b := &Batch{
+		Sessions:     []memory.Session{{ID: "s1", Project: "demo"}, {ID: "gone", Project: "demo"}},
+		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", Text: "p"}, {SessionID: "gone", Project: "demo", Text: "hidden"}},
+		Observations: []memory.Observation{obs("s1", "new"), obs("s1", "new"), stored, obs("gone", "hidden")},
+		Summaries:    []memory.Summary{{SessionID: "gone", Project: "demo"}, {SessionID: "s1", Project: "demo", Request: "r"}},
+	}
+	facts := commitFacts{
+		tombstoned: map[string]bool{"gone": true},
+		stored:     map[string]bool{contentKey("s1", stored.HashContent()): true},
+	}
+	plan := func() commitPlan {
+		var hlc uint64 = 1 << 20
+		return planCommit(b, facts, func() uint64 { hlc++; return hlc }, "dev-a")
+	}
+	p := plan()
+	if len(p.sessions) != 1 || p.sessions[0].s.ID != "s1" || p.sessions[0].s.Status != "active" {
+		t.Fatalf("sessions = %+v; want s1 only, active by default", p.sessions)
+	}
+	if len(p.prompts) != 1 || len(p.observations) != 1 || len(p.summaries) != 1 || p.duplicates != 2 {
+		t.Fatalf("plan = %d prompts, %d observations (%d duplicates), %d summaries; want 1, 1 (2), 1",
+			len(p.prompts), len(p.observations), p.duplicates, len(p.summaries))
+	}
+	var ops []plannedOp
+	for _, s := range p.sessions {
+		ops = append(ops, s.op)
+	}
+	ops = append(ops, p.prompts[0].op, p.observations[0].op, p.summaries[0].op)
+	ids := []string{"s1", p.prompts[0].p.ID, p.observations[0].o.ID, p.summaries[0].s.ID}
+	kinds := []string{OpSession, OpPrompt, OpObservation, OpSummary}
+	for i, op := range ops {
+		if op.kind != kinds[i] || op.recordID != ids[i] || op.recordID == "" || len(op.payload) == 0 {
+			t.Fatalf("op %d = %+v; want %s of %s with a payload", i, op, kinds[i], ids[i])
+		}
+		if i > 0 && op.hlc <= ops[i-1].hlc {
+			t.Fatalf("stamps not increasing in op order: %d then %d", ops[i-1].hlc, op.hlc)
+		}
+	}
+	if o := p.observations[0].o; o.Origin != "dev-a" || o.ContentHash == "" || o.ID != newID(o.HLC, "dev-a") {
+		t.Fatalf("observation not stamped: %+v", o)
+	}
+	// Same inputs, same clock: the same plan, byte for byte.
+	again := plan()
+	if again.observations[0].o.ID != p.observations[0].o.ID || string(again.observations[0].op.payload) != string(p.observations[0].op.payload) {
+		t.Fatal("planning the same batch twice gave different records")
+	}
+}

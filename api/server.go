@@ -211,6 +211,18 @@ func (s *Server) checkHost(c *gin.Context) {
 	c.Next()
 }
 
+// LoopbackOnly wraps a handler that serves no web page (the --pprof server): a request
+// whose Host is not a loopback name, or that carries any Origin, gets 403.
+func LoopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) || r.Header.Get("Origin") != "" {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // loopbackHost reports whether a Host header names this machine's loopback.
 func loopbackHost(h string) bool {
 	host := h

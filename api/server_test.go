@@ -124,3 +124,28 @@ func TestSocketServedWhenPortTaken(t *testing.T) {
 		t.Fatal("Start succeeded on a taken port without a socket")
 	}
 }
+
+// TestLoopbackOnly: the pprof server's guard refuses rebinding hosts and any Origin.
+func TestLoopbackOnly(t *testing.T) {
+	h := LoopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for _, c := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"127.0.0.1:6060", "", 200},
+		{"localhost:6060", "", 200},
+		{"evil.example:6060", "", 403},
+		{"127.0.0.1:6060", "http://127.0.0.1:6060", 403},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil)
+		req.Host = c.host
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != c.want {
+			t.Errorf("Host %q Origin %q: %d, want %d", c.host, c.origin, w.Code, c.want)
+		}
+	}
+}

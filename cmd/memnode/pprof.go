@@ -8,10 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"time"
+
+	"github.com/memnode/memnode/api"
 )
 
 // servePprof serves Go's profiling endpoints on a loopback address (never anything else:
-// profiles reveal memory contents). It returns a function that stops the server.
+// profiles reveal memory contents), refusing web pages (api.LoopbackOnly). There is no token:
+// every local user can read them (README). It returns a function that stops the server.
 func servePprof(addr string, log *slog.Logger) (func(), error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -28,7 +32,7 @@ func servePprof(addr string, log *slog.Logger) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("--pprof: %w", err)
 	}
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: api.LoopbackOnly(mux), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

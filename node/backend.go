@@ -107,7 +107,7 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 		ais = &AIStatus{Providers: r.Stats(), BudgetLeft: r.BudgetLeft()}
 	}
 	tcpErr := ""
-	if err := n.api.TCPError(); err != nil {
+	if err := n.api.Load().TCPError(); err != nil {
 		tcpErr = err.Error()
 	}
 	return Status{

@@ -65,6 +65,8 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 	if err != nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
+	// Before the row exists: a worker that sees it also sees the burst is still going.
+	n.lastEnqueue.Store(time.Now().UnixNano())
 	dup, err := rep.Enqueue(ctx, replica.PendingEvent{
 		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
 		Payload: payload, CreatedAt: ev.At.UnixMilli(),
@@ -73,7 +75,6 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	n.stats.ingested.Add(1)
-	n.lastEnqueue.Store(time.Now().UnixNano())
 	n.notify()
 	if dup {
 		return apitype.EventReply{OK: true, Status: "duplicate"}, nil

@@ -3,8 +3,10 @@
 //
 // Start order: lock data dir → identity, token, pid file → API (health answers at once, data
 // routes 503) → open replica → recover claims, replay spool → search, sync → ready → workers.
+// Start returns when all of it runs, or fails after undoing what it started.
 // Stop order: stop intake (API) → leave the group and close libp2p (sync) → stop workers (a
-// claimed batch is committed or released) → close the replica → release the lock.
+// claimed batch is committed or released) → stop the embedding worker → close the replica →
+// remove the pid file and release the lock. Close during Start aborts the start first.
 package node
 
 import (
@@ -69,7 +71,7 @@ type Node struct {
 	lockF  *os.File
 	token  string
 	origin string
-	api    *api.Server
+	api    atomic.Pointer[api.Server]
 	rep    atomic.Pointer[replica.Replica]
 	// feed carries the replica's commits to sync and the embedding worker; closed after
 	// the replica.
@@ -83,10 +85,15 @@ type Node struct {
 	// events keep arriving (see settle).
 	lastEnqueue atomic.Int64
 	embedW      atomic.Pointer[worker.Worker]
-	cancel      context.CancelFunc
+	searchSvc   *search.Service
+	pidWritten  bool
+	cancel      context.CancelFunc // ends the long-lived parts' context
 	wg          sync.WaitGroup
+	// closeMu guards closed and the start in progress (Close cancels and waits for it).
 	closeMu     sync.Mutex
 	closed      bool
+	cancelStart context.CancelFunc
+	startDone   chan struct{}
 	stats       stats
 }
 
@@ -124,8 +131,8 @@ func New(cfg Config) (*Node, error) {
 
 // Addr is the API listen address.
 func (n *Node) Addr() string {
-	if n.api != nil {
-		return n.api.Addr()
+	if srv := n.api.Load(); srv != nil {
+		return srv.Addr()
 	}
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.cfg.Settings.Port))
 }
@@ -136,26 +143,52 @@ func (n *Node) Ready() bool { return n.ready.Load() }
 // Replica returns the open replica, or nil before ready.
 func (n *Node) Replica() *replica.Replica { return n.rep.Load() }
 
-// Start takes the data dir, starts the API at once and opens the database in the
-// background. It returns ErrAlreadyRunning if another node holds the data dir.
+// ErrClosed is returned by Start on a node that was closed.
+var ErrClosed = errors.New("node: closed")
+
+// Start takes the data dir, starts the API (health answers at once, data routes answer
+// 503 until ready) and opens the database. It returns when every part runs, or with the
+// error that kept one from starting — ErrAlreadyRunning if another node holds the data
+// dir, replica.ErrCorrupt for a damaged database — after undoing what it started.
+// Cancelling ctx, or Close, aborts a start in progress. Start may be called once.
 func (n *Node) Start(ctx context.Context) error {
+	n.closeMu.Lock()
+	if n.closed || n.startDone != nil {
+		n.closeMu.Unlock()
+		return ErrClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n.cancelStart = cancel
+	done := make(chan struct{})
+	n.startDone = done
+	n.closeMu.Unlock()
+	defer close(done)
+	if err := n.start(ctx); err != nil {
+		n.stop(context.Background())
+		if ctx.Err() != nil && !errors.Is(err, ErrAlreadyRunning) {
+			return fmt.Errorf("start: %w", context.Cause(ctx))
+		}
+		return err
+	}
+	return nil
+}
+
+// start starts the parts in order; stop undoes whatever part of it ran.
+func (n *Node) start(ctx context.Context) error {
 	f, err := lock(n.cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	n.lockF = f
-	fail := func(err error) error {
-		n.lockF.Close()
-		return err
-	}
 	if n.token, err = loadOrCreateSecret(n.cfg.DataDir, TokenFile, 32); err != nil {
-		return fail(err)
+		return err
 	}
 	// The replica's origin is the device's libp2p peer ID: one identity for the op-log and
 	// for the group.
 	_, peerID, err := memsync.LoadOrCreateIdentity(filepath.Join(n.cfg.DataDir, IdentityFile))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	n.origin = peerID.String()
 	acfg := api.Config{
@@ -167,27 +200,57 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	srv, err := api.New(acfg)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	if err := srv.Start(); err != nil {
-		return fail(fmt.Errorf("%w (is another program using port %d? set MEMNODE_PORT)", err, n.cfg.Settings.Port))
+		return fmt.Errorf("%w (is another program using port %d? set MEMNODE_PORT)", err, n.cfg.Settings.Port)
 	}
-	n.api = srv
+	n.api.Store(srv)
 	_, port, _ := net.SplitHostPort(srv.Addr())
 	p, _ := strconv.Atoi(port)
 	exe, _ := os.Executable()
 	pid := PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
 	if err := atomicfile.Write(filepath.Join(n.cfg.DataDir, PIDFile), mustJSON(pid), 0o600); err != nil {
-		srv.Close(ctx)
-		return fail(fmt.Errorf("write pid file: %w", err))
+		return fmt.Errorf("write pid file: %w", err)
 	}
+	n.pidWritten = true
+	if err := n.openDatabase(ctx); err != nil {
+		return err
+	}
+	// The long-lived parts run on their own context: Start's ends when Start returns.
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
+	// sync failure does not keep the node from serving.
+	if !n.cfg.Settings.SyncDisabled {
+		n.startSync(runCtx, n.rep.Load())
+	}
+	n.ready.Store(true)
+	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
+	for i := 0; i < n.cfg.Settings.Workers; i++ {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.worker(runCtx)
+		}()
+	}
+	n.notify()
+	n.startEmbed(n.rep.Load(), n.searchSvc)
+	// A hook that could not reach the node (while it was starting, say) spools its event;
+	// the spool is read at start and then again every spoolRescan. The change feed cannot
+	// replace this poll: spool files are written by hook processes, not by commits.
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
-		if err := n.openAndRun(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-			n.log.Error("node failed to open its database", "err", err)
+		t := time.NewTicker(spoolRescan)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				n.replaySpool(runCtx)
+			}
 		}
 	}()
 	return nil
@@ -207,16 +270,21 @@ func (n *Node) WaitReady(ctx context.Context) error {
 	return nil
 }
 
-func (n *Node) openAndRun(ctx context.Context) error {
+// openDatabase opens the replica (quick_check and migrations included), replays the
+// spool and installs search.
+func (n *Node) openDatabase(ctx context.Context) error {
 	if n.cfg.OpenDelay > 0 {
+		t := time.NewTimer(n.cfg.OpenDelay)
 		select {
-		case <-time.After(n.cfg.OpenDelay):
+		case <-t.C:
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
 		}
 	}
+	path := filepath.Join(n.cfg.DataDir, DBFile)
 	rep, err := replica.Open(ctx, replica.Config{
-		Path:      filepath.Join(n.cfg.DataDir, DBFile),
+		Path:      path,
 		Origin:    n.origin,
 		LocalOnly: globMatcher(n.cfg.Settings.LocalOnlyProjects),
 		Logger:    n.log,
@@ -225,46 +293,16 @@ func (n *Node) openAndRun(ctx context.Context) error {
 		Feed:      n.feed,
 	})
 	if err != nil {
-		return err
+		if errors.Is(err, replica.ErrCorrupt) {
+			return fmt.Errorf("open database %s: %w; see 'Troubleshooting: corrupt database' in the README to recover what is readable", path, err)
+		}
+		return fmt.Errorf("open database %s: %w", path, err)
 	}
 	n.rep.Store(rep)
 	n.replaySpool(ctx)
-	svc := search.NewService(rep, search.Config{})
-	n.search.Set(svc)
-	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
-	// sync failure does not keep the node from serving.
-	if !n.cfg.Settings.SyncDisabled {
-		n.startSync(ctx, rep)
-	}
-	n.ready.Store(true)
-	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
-	for i := 0; i < n.cfg.Settings.Workers; i++ {
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.worker(ctx)
-		}()
-	}
-	n.notify()
-	n.startEmbed(rep, svc)
-	// A hook that could not reach the node (while it was starting, say) spools its event;
-	// the spool is read at start and then again every spoolRescan. The change feed cannot
-	// replace this poll: spool files are written by hook processes, not by commits.
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		t := time.NewTicker(spoolRescan)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				n.replaySpool(ctx)
-			}
-		}
-	}()
-	return nil
+	n.searchSvc = search.NewService(rep, search.Config{})
+	n.search.Set(n.searchSvc)
+	return ctx.Err()
 }
 
 // spoolRescan is how often the node looks for events hooks spooled while it was running.
@@ -289,37 +327,56 @@ func (n *Node) replaySpool(ctx context.Context) {
 	}
 }
 
-// Close stops the node in order; it is idempotent.
+// Close stops the node in order and waits for every part; it is idempotent. A start in
+// progress is aborted first: when Close returns nothing runs and Ready is false.
 func (n *Node) Close(ctx context.Context) error {
 	n.closeMu.Lock()
-	defer n.closeMu.Unlock()
 	if n.closed {
+		n.closeMu.Unlock()
 		return nil
 	}
 	n.closed = true
+	cancelStart, startDone := n.cancelStart, n.startDone
+	n.closeMu.Unlock()
+	if startDone != nil {
+		cancelStart()
+		<-startDone // Start has returned: the parts that exist stay as they are
+	}
+	return n.stop(ctx)
+}
+
+// stop closes the parts that exist, in reverse start order: intake (API) → the group
+// (sync, libp2p) → workers (a claimed batch is committed or released) → embedding worker →
+// replica → pid file and lock. Only Start (on failure) and Close call it, one at a time.
+func (n *Node) stop(ctx context.Context) error {
 	var errs []error
-	if n.api != nil {
-		errs = append(errs, n.api.Close(ctx))
+	if srv := n.api.Load(); srv != nil {
+		errs = append(errs, srv.Close(ctx)) // idempotent; kept for Addr
 	}
 	n.ready.Store(false)
-	if sn := n.sync.Load(); sn != nil {
+	if sn := n.sync.Swap(nil); sn != nil {
 		errs = append(errs, sn.Close())
 	}
 	if n.cancel != nil {
 		n.cancel()
 	}
 	n.wg.Wait()
-	if w := n.embedW.Load(); w != nil {
+	if w := n.embedW.Swap(nil); w != nil {
 		errs = append(errs, w.Close())
 	}
-	if rep := n.rep.Load(); rep != nil {
+	n.search.Set(nil)
+	if rep := n.rep.Swap(nil); rep != nil {
 		errs = append(errs, rep.Close())
 	}
 	n.feed.Close()
 	if n.lockF != nil {
 		// Remove the pid file only while we still hold the lock: it is ours.
-		os.Remove(filepath.Join(n.cfg.DataDir, PIDFile))
+		if n.pidWritten {
+			os.Remove(filepath.Join(n.cfg.DataDir, PIDFile))
+			n.pidWritten = false
+		}
 		errs = append(errs, n.lockF.Close())
+		n.lockF = nil
 	}
 	return errors.Join(errs...)
 }

@@ -3,7 +3,15 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,19 +80,129 @@ func get(tb testing.TB, n *Node, path, token string) *http.Response {
 	return resp
 }
 
+// startingNode runs Start in the background; the channel yields what it returned.
+func startingNode(tb testing.TB, cfg Config) (*Node, <-chan error) {
+	tb.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = tb.TempDir()
+	}
+	n, err := New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() { started <- n.Start(context.Background()) }()
+	return n, started
+}
+
 func TestHealthAnswersBeforeReadyAndDataRoutesWait(t *testing.T) {
-	n := startTestNode(t, time.Hour) // the database "takes an hour" to open
-	resp := get(t, n, "/health", "")
+	testkit.LeakCheck(t)
+	s := testSettings()
+	n, started := startingNode(t, Config{Settings: s, OpenDelay: time.Hour}) // the database "takes an hour" to open
+	tokenPath := filepath.Join(n.cfg.DataDir, TokenFile)
+	var addr string
+	testkit.WaitFor(t, "the API to listen", 10*time.Second, func() bool {
+		b, err := os.ReadFile(filepath.Join(n.cfg.DataDir, PIDFile))
+		var p PIDInfo
+		if err != nil || json.Unmarshal(b, &p) != nil {
+			return false
+		}
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p.Port))
+		return true
+	})
+	token, err := os.ReadFile(tokenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	do := func(path, tok string) (int, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	code, body := do("/health", "")
 	var h struct{ Ready bool }
-	json.NewDecoder(resp.Body).Decode(&h)
-	if resp.StatusCode != 200 || h.Ready {
-		t.Fatalf("health = %d ready=%v, want 200 and not ready", resp.StatusCode, h.Ready)
+	json.Unmarshal(body, &h)
+	if code != 200 || h.Ready {
+		t.Fatalf("health = %d ready=%v, want 200 and not ready", code, h.Ready)
 	}
-	if r := get(t, n, "/api/status", n.token); r.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("data route before ready = %d, want 503", r.StatusCode)
+	if code, _ := do("/api/status", strings.TrimSpace(string(token))); code != http.StatusServiceUnavailable {
+		t.Fatalf("data route before ready = %d, want 503", code)
 	}
-	if r := get(t, n, "/api/status", "not-the-token"); r.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("wrong token = %d, want 401", r.StatusCode)
+	if code, _ := do("/api/status", "not-the-token"); code != http.StatusUnauthorized {
+		t.Fatalf("wrong token = %d, want 401", code)
+	}
+	// Close aborts the start: Start returns, nothing is left running, the data dir is free.
+	if err := n.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start after Close = %v, want context.Canceled", err)
+	}
+	if n.Ready() || Held(n.cfg.DataDir) {
+		t.Fatalf("after Close: ready=%v, data dir held=%v", n.Ready(), Held(n.cfg.DataDir))
+	}
+	if _, err := os.Stat(filepath.Join(n.cfg.DataDir, PIDFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("pid file left behind: %v", err)
+	}
+}
+
+// TestCloseDuringStart closes a starting node (device sync on: it starts libp2p and
+// memberlist) at random moments: every time, Start returns, Ready is false, the data dir is
+// free, and no goroutine is left running (the leak check of each subtest).
+func TestCloseDuringStart(t *testing.T) {
+	runs := 100
+	if testing.Short() {
+		runs = 10
+	}
+	dir := t.TempDir()
+	var early, late int
+	for i := 0; i < runs; i++ {
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			testkit.LeakCheck(t)
+			s := testSettings()
+			s.SyncDisabled = false
+			s.SyncPort, s.GossipPort = -1, -1 // any free port
+			n, started := startingNode(t, Config{DataDir: dir, Settings: s})
+			// The moment is the test's input, not a wait for something: from at once to a
+			// little after a start usually completes.
+			time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
+			wasReady := n.Ready()
+			if err := n.Close(context.Background()); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			err := <-started
+			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed) {
+				t.Fatalf("Start = %v; want nil, context.Canceled or ErrClosed (closed before it began)", err)
+			}
+			if n.Ready() {
+				t.Fatal("Ready after Close")
+			}
+			if n.sync.Load() != nil || n.rep.Load() != nil || n.embedW.Load() != nil {
+				t.Fatal("a part is still installed after Close")
+			}
+			if Held(dir) {
+				t.Fatal("the data dir is still locked after Close")
+			}
+			if wasReady {
+				late++
+			} else {
+				early++
+			}
+		})
+	}
+	t.Logf("closed %d starts before ready, %d after", early, late)
+	if early == 0 {
+		t.Error("no run closed the node before it was ready: the moments miss the start")
 	}
 }
 

@@ -39,7 +39,7 @@ func (r *Replica) checkIntegrity(ctx context.Context) error {
 		return corruptOr(fmt.Errorf("open replica: quick_check: %w", err))
 	}
 	if len(found) > 0 {
-		return fmt.Errorf("%w: %s (quick_check: %s)", ErrCorrupt, r.cfg.Path, strings.Join(found, "; "))
+		return fmt.Errorf("%w (quick_check: %s)", ErrCorrupt, strings.Join(found, "; "))
 	}
 	return nil
 }

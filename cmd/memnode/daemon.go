@@ -65,6 +65,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: %v", err)
 	}
 	if err := n.Start(ctx); err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return 0 // stopped while starting
+		}
 		if errors.Is(err, node.ErrAlreadyRunning) {
 			pid, _ := node.ReadPIDFile(env.DataDir)
 			return fail(env, "run: already running (pid %d) on data dir %s; 'memnode stop' stops it", pid.PID, env.DataDir)
@@ -160,6 +163,7 @@ func startNode(ctx context.Context, env *cliEnv) error {
 		return fmt.Errorf("open log: %w", err)
 	}
 	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd) // where this child's output begins
 	cmd := exec.Command(exe, "run")
 	cmd.Env = append(os.Environ(), "MEMNODE_DATA_DIR="+env.DataDir, "MEMNODE_PORT="+strconv.Itoa(env.Settings.Port))
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -168,8 +172,37 @@ func startNode(ctx context.Context, env *cliEnv) error {
 		return fmt.Errorf("start node: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		if line := failLine(logPath, logStart); line != "" {
+			err = fmt.Errorf("%s (log: %s)", line, logPath)
+		} else {
+			err = fmt.Errorf("%v; see %s", err, logPath)
+		}
+		exited <- err
+	}()
 	return waitReady(ctx, env, exited)
+}
+
+// failLine returns the last one-line failure ("memnode: run: …", see fail) the node wrote
+// to its log after offset, without the "memnode: " prefix, or "".
+func failLine(logPath string, offset int64) string {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	last := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "memnode: "); ok {
+			last = rest
+		}
+	}
+	return last
 }
 
 // waitReady polls /health until the node is ready, ctx ends, or the child exits.
@@ -190,7 +223,7 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 			if node.Held(env.DataDir) {
 				continue
 			}
-			return fmt.Errorf("node exited during start (%v); see %s", err, filepath.Join(env.DataDir, node.LogDir, "memnode.log"))
+			return fmt.Errorf("node exited during start: %v", err)
 		case <-ctx.Done():
 			return fmt.Errorf("node not ready after %s: %w", startTimeout, ctx.Err())
 		case <-tick.C:

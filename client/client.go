@@ -1,6 +1,7 @@
-// Package client is a typed HTTP client for the local node's API (the data dir's Unix
+// Package client is the one typed HTTP client of the local node's API (the data dir's Unix
 // socket, or 127.0.0.1 after the node's proof; bearer token from <data dir>/token), used by
-// the CLI and the MCP server.
+// the CLI, the hook binary and the MCP server. It imports only the standard library and
+// leaf packages (a test asserts it), so the lean hook binary links it without cgo.
 package client
 
 import (
@@ -34,16 +35,68 @@ var (
 	ErrNotFound = errors.New("not found")
 )
 
-// Client talks to one node. Safe for concurrent use.
-type Client struct {
-	base  string
-	token string
-	hc    *http.Client
+// StatusError is an answer of the node that is not 2xx. errors.Is matches it against
+// ErrNotFound (404), ErrNodeDown (503: starting) and ErrRejected (other 4xx).
+type StatusError struct {
+	Code    int
+	Message string // the node's {"error": …}, or the status text
 }
 
-// New returns a client for baseURL ("http://127.0.0.1:PORT") with a bearer token.
-func New(baseURL, token string) *Client {
-	return &Client{base: strings.TrimSuffix(baseURL, "/"), token: token, hc: &http.Client{Timeout: 5 * time.Minute}}
+func (e *StatusError) Error() string {
+	switch err := e.Unwrap(); {
+	case e.Code == http.StatusServiceUnavailable:
+		return fmt.Sprintf("%v: node is starting (%s)", err, e.Message)
+	case err != nil:
+		return fmt.Sprintf("%v: %s", err, e.Message)
+	}
+	return "node error: " + e.Message
+}
+
+func (e *StatusError) Unwrap() error {
+	switch {
+	case e.Code == http.StatusNotFound:
+		return ErrNotFound
+	case e.Code == http.StatusServiceUnavailable:
+		return ErrNodeDown
+	case e.Code/100 == 4:
+		return ErrRejected
+	}
+	return nil
+}
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL of the node (localnet.Dialer.BaseURL).
+	BaseURL string
+	// Token is the bearer token. When empty it is read from DataDir at every request, so a
+	// client made before the node first ran (the hook's case) works once the node has
+	// written its token.
+	Token   string
+	DataDir string
+	// UserAgent, when set, is sent with every request.
+	UserAgent string
+	// HTTPClient carries the requests (its transport is localnet.Dialer.Transport in
+	// production); nil means one with a 5 minute timeout over the default transport.
+	HTTPClient *http.Client
+}
+
+// Client talks to one node. Safe for concurrent use.
+type Client struct {
+	cfg Config
+	hc  *http.Client
+}
+
+// New returns a client for baseURL with a fixed bearer token.
+func New(baseURL, token string) *Client { return NewWithConfig(Config{BaseURL: baseURL, Token: token}) }
+
+// NewWithConfig returns a client for cfg.
+func NewWithConfig(cfg Config) *Client {
+	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 5 * time.Minute}
+	}
+	return &Client{cfg: cfg, hc: hc}
 }
 
 // FromDataDir returns a client for the node of dataDir over its Unix socket (port names
@@ -55,20 +108,44 @@ func FromDataDir(dataDir string, port int) (*Client, error) {
 // FromDialer returns a client for the node d reaches (localnet: the socket, or TCP only
 // after the listener proved it holds the token), with the data dir's token.
 func FromDialer(d localnet.Dialer) (*Client, error) {
-	tok, err := localnet.ReadToken(d.DataDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNoToken
-	}
+	tok, err := readToken(d.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	c := New(d.BaseURL(), tok)
-	c.hc.Transport = d.Transport()
-	return c, nil
+	return NewWithConfig(Config{BaseURL: d.BaseURL(), Token: tok, HTTPClient: &http.Client{Timeout: 5 * time.Minute, Transport: d.Transport()}}), nil
 }
 
+// readToken is localnet.ReadToken with a missing or empty token as ErrNoToken.
+func readToken(dataDir string) (string, error) {
+	if dataDir == "" {
+		return "", ErrNoToken
+	}
+	tok, err := localnet.ReadToken(dataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", ErrNoToken
+	}
+	return tok, err
+}
+
+func (c *Client) token() (string, error) {
+	if c.cfg.Token != "" {
+		return c.cfg.Token, nil
+	}
+	return readToken(c.cfg.DataDir)
+}
+
+// healthRoute is the one route that needs no token.
+const healthRoute = "/health"
+
 func (c *Client) do(ctx context.Context, method, route string, q url.Values, body io.Reader, ctype string) (*http.Response, error) {
-	u := c.base + route
+	var tok string
+	if route != healthRoute {
+		var err error
+		if tok, err = c.token(); err != nil {
+			return nil, err
+		}
+	}
+	u := c.cfg.BaseURL + route
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -76,15 +153,21 @@ func (c *Client) do(ctx context.Context, method, route string, q url.Values, bod
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
+	}
+	if c.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", c.cfg.UserAgent)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		// Both wrapped: callers test ErrNodeDown, the hook also the dial error (refused).
 		return nil, fmt.Errorf("%w: %w", ErrNodeDown, err)
 	}
 	if resp.StatusCode/100 == 2 {
@@ -96,15 +179,27 @@ func (c *Client) do(ctx context.Context, method, route string, q url.Values, bod
 	if e.Error == "" {
 		e.Error = resp.Status
 	}
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, e.Error)
-	case resp.StatusCode == http.StatusServiceUnavailable:
-		return nil, fmt.Errorf("%w: node is starting (%s)", ErrNodeDown, e.Error)
-	case resp.StatusCode/100 == 4:
-		return nil, fmt.Errorf("%w: %s", ErrRejected, e.Error)
+	return nil, &StatusError{Code: resp.StatusCode, Message: e.Error}
+}
+
+// Raw sends body (nil: none; else JSON) to route (path and query) and returns the answer's
+// body, at most limit bytes, for answers that are text or that the caller decodes itself.
+func (c *Client) Raw(ctx context.Context, method, route string, body []byte, limit int64) ([]byte, error) {
+	var rd io.Reader
+	ctype := ""
+	if body != nil {
+		rd, ctype = bytes.NewReader(body), "application/json"
 	}
-	return nil, fmt.Errorf("node error: %s", e.Error)
+	resp, err := c.do(ctx, method, route, nil, rd, ctype)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", route, err)
+	}
+	return b, nil
 }
 
 func (c *Client) getJSON(ctx context.Context, route string, q url.Values, out any) error {
@@ -276,5 +371,5 @@ func (c *Client) Import(ctx context.Context, batch io.Reader) (apitype.ImportRes
 // Health asks whether the node is up (no token needed).
 func (c *Client) Health(ctx context.Context) (apitype.Health, error) {
 	var h apitype.Health
-	return h, c.getJSON(ctx, "/health", nil, &h)
+	return h, c.getJSON(ctx, healthRoute, nil, &h)
 }

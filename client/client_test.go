@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -85,5 +87,56 @@ func TestExportDetectsTruncation(t *testing.T) {
 				t.Fatalf("copied %d records: %q", n, out.String())
 			}
 		})
+	}
+}
+
+// A client made before the node first ran (the hook's case) reads the token at every
+// request, so it works as soon as the node has written one.
+func TestTokenReadPerRequest(t *testing.T) {
+	dir := t.TempDir()
+	var auth, ua string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth, ua = r.Header.Get("Authorization"), r.Header.Get("User-Agent")
+		fmt.Fprintf(w, `{"status":"ok","ready":true,"api":%d}`, apitype.Version)
+	}))
+	defer ts.Close()
+	c := client.NewWithConfig(client.Config{BaseURL: ts.URL, DataDir: dir, UserAgent: "memnode-test/1"})
+	if _, err := c.Raw(context.Background(), http.MethodGet, "/api/status", nil, 1<<10); !errors.Is(err, client.ErrNoToken) {
+		t.Fatalf("before the token exists: %v, want ErrNoToken", err)
+	}
+	// /health needs no token.
+	if h, err := c.Health(context.Background()); err != nil || !h.Ready || h.API != apitype.Version || auth != "" {
+		t.Fatalf("health: %+v %v, auth %q", h, err, auth)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("fresh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Raw(context.Background(), http.MethodGet, "/api/status", nil, 1<<10); err != nil || auth != "Bearer fresh" || ua != "memnode-test/1" {
+		t.Fatalf("after: %v, auth %q, user agent %q", err, auth, ua)
+	}
+}
+
+func TestStatusErrors(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(r.URL.Query().Get("code"))
+		w.WriteHeader(code)
+		io.WriteString(w, `{"error":"because"}`)
+	}))
+	defer ts.Close()
+	c := client.New(ts.URL, "t")
+	for code, want := range map[int]error{400: client.ErrRejected, 401: client.ErrRejected, 404: client.ErrNotFound,
+		413: client.ErrRejected, 503: client.ErrNodeDown, 500: nil} {
+		_, err := c.Raw(context.Background(), http.MethodGet, "/x?code="+strconv.Itoa(code), nil, 1<<10)
+		var se *client.StatusError
+		if !errors.As(err, &se) || se.Code != code || se.Message != "because" {
+			t.Errorf("%d: %v, want a StatusError with the node's message", code, err)
+			continue
+		}
+		if want != nil && !errors.Is(err, want) {
+			t.Errorf("%d: %v, want %v", code, err, want)
+		}
+		if want == nil && (errors.Is(err, client.ErrRejected) || errors.Is(err, client.ErrNodeDown) || errors.Is(err, client.ErrNotFound)) {
+			t.Errorf("%d: %v matches a sentinel", code, err)
+		}
 	}
 }

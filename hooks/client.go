@@ -1,19 +1,14 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/localnet"
 )
 
@@ -24,7 +19,6 @@ var (
 	ErrUnreachable = errors.New("node unreachable")
 	// ErrRejected means the node answered with a client error: it is up, the call was bad.
 	ErrRejected = errors.New("node rejected the request")
-	errNoToken  = errors.New("no token file")
 )
 
 // maxReplyBytes caps what the hook reads from the node.
@@ -45,7 +39,7 @@ func (h *hook) call(ctx context.Context, method, route string, body []byte) ([]b
 		}
 		// A refused connection or a missing socket: nothing listens (ErrNotOurNode is not
 		// startable: something else holds the port; the event is spooled).
-		startable := errors.Is(err, errNoToken) || localnet.Refused(err)
+		startable := errors.Is(err, client.ErrNoToken) || localnet.Refused(err)
 		if startable && !h.startTried && h.cfg.Start != nil && ctx.Err() == nil {
 			h.startTried = true
 			if serr := h.cfg.Start(ctx); serr != nil {
@@ -63,61 +57,19 @@ func (h *hook) callOnce(ctx context.Context, method, route string, body []byte) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	token, err := readToken(h.cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, h.cfg.BaseURL+route, rd)
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("User-Agent", "memnode-hook/"+h.cfg.Version)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := h.hc.Do(req)
-	if err != nil {
-		return nil, err // *url.Error wraps the dial error, so ECONNREFUSED stays visible
-	}
-	defer resp.Body.Close()
-	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
-	if err != nil {
-		return nil, fmt.Errorf("read reply: %w", err)
-	}
+	reply, err := h.api.Raw(ctx, method, route, body, maxReplyBytes)
+	var se *client.StatusError
 	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case err == nil:
 		return reply, nil
-	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+	case errors.As(err, &se) && (se.Code == http.StatusUnauthorized || se.Code == http.StatusTooManyRequests || se.Code >= 500):
 		// 401 means our token is stale; the spool is replayed by the node itself, so the
 		// event is still not lost.
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	default:
-		return nil, fmt.Errorf("%w: status %d", ErrRejected, resp.StatusCode)
+		return nil, fmt.Errorf("status %d", se.Code)
+	case se != nil:
+		return nil, fmt.Errorf("%w: status %d", ErrRejected, se.Code)
 	}
-}
-
-// readToken returns the bearer token. Its content is never printed or logged.
-func readToken(dataDir string) (string, error) {
-	if dataDir == "" {
-		return "", errNoToken
-	}
-	b, err := os.ReadFile(filepath.Join(dataDir, "token"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", errNoToken
-	}
-	if err != nil {
-		return "", fmt.Errorf("read token file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", errNoToken
-	}
-	return tok, nil
+	return nil, err // wraps the dial error, so a refused connection stays visible
 }
 
 // send posts one event; when the node is out of reach the event goes to the spool instead.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 
@@ -96,8 +97,9 @@ func Run(ctx context.Context, cfg Config, p platform.Platform, event string, std
 	defer cancel()
 
 	h := &hook{cfg: cfg, platform: p.Name, ad: p.Adapter, event: event, stderr: stderr}
+	var hc *http.Client
 	if cfg.HTTPClient != nil {
-		h.hc = cfg.HTTPClient
+		hc = cfg.HTTPClient
 	} else {
 		tr := &http.Transport{
 			Proxy:               nil, // the node is on loopback; never route it through a proxy
@@ -107,10 +109,12 @@ func Run(ctx context.Context, cfg Config, p platform.Platform, event string, std
 		if cfg.Dialer != nil {
 			tr = cfg.Dialer.Transport()
 		}
-		h.hc = &http.Client{Transport: tr}
+		hc = &http.Client{Transport: tr}
 		// Close keep-alive connections so no transport goroutine outlives Run.
-		defer h.hc.CloseIdleConnections()
+		defer hc.CloseIdleConnections()
 	}
+	h.api = client.NewWithConfig(client.Config{BaseURL: cfg.BaseURL, DataDir: cfg.DataDir,
+		UserAgent: "memnode-hook/" + cfg.Version, HTTPClient: hc})
 
 	out, code := h.run(ctx, stdin)
 	if !validObject(out) {
@@ -127,7 +131,7 @@ type hook struct {
 	ad       platform.Adapter
 	event    string
 	stderr   io.Writer
-	hc       *http.Client
+	api      *client.Client
 
 	startTried bool
 	// reached and missed record whether the node answered / failed to answer during this

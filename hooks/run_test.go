@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/memnode/memnode/platform/claudecode"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/platform/claudecode"
 
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/platform/registry"

@@ -176,12 +176,3 @@ func loadOrCreateSecret(dataDir, name string, nbytes int) (string, error) {
 	}
 	return s, nil
 }
-
-// LoadToken returns the API token of a data dir (what clients send as Bearer).
-func LoadToken(dataDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, TokenFile))
-	if err != nil {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}

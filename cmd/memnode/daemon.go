@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/node"
@@ -346,31 +347,18 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	return 0
 }
 
-// apiGet calls the node's API with the data dir's token and decodes the JSON answer.
+// apiGet calls the node's API with the data dir's token and decodes the JSON answer (or,
+// for out of type *string, returns the text).
 func apiGet(ctx context.Context, env *cliEnv, path string, out any) error {
-	tok, err := node.LoadToken(env.DataDir)
-	if err != nil {
-		return err
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, dialer(env).BaseURL()+path, nil)
-	req.Header.Set("Authorization", "Bearer "+tok)
 	hc := nodeHTTP(env)
 	defer hc.CloseIdleConnections()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("%s: %s: %s", path, resp.Status, strings.TrimSpace(string(b)))
-	}
+	c := client.NewWithConfig(client.Config{BaseURL: dialer(env).BaseURL(), DataDir: env.DataDir, HTTPClient: hc})
 	if s, ok := out.(*string); ok {
-		b, err := io.ReadAll(resp.Body)
+		b, err := c.Raw(ctx, http.MethodGet, path, nil, 64<<20)
 		*s = string(b)
 		return err
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return c.Call(ctx, http.MethodGet, path, nil, out)
 }
 
 func cmdContext(ctx context.Context, env *cliEnv, args []string) int {

@@ -36,7 +36,9 @@ type Options struct {
 	Scope      string // ScopeUser or ScopeProject
 	HomeDir    string // for ScopeUser
 	ProjectDir string // for ScopeProject
-	Binary     string // absolute path of the memnode executable
+	// Binary is the memnode executable: an absolute path, or for ScopeProject a bare name
+	// found in PATH.
+	Binary string
 	// HookBinary runs the hooks (`<HookBinary> hook <platform> <event>`); empty means
 	// Binary. The CLI passes the lean memnode-hook binary when it sits beside memnode.
 	HookBinary string
@@ -57,12 +59,20 @@ func (o Options) validate() error {
 		return fmt.Errorf("%w: home directory %q is not absolute", ErrBadOption, o.HomeDir)
 	case o.Scope == ScopeProject && !filepath.IsAbs(o.ProjectDir):
 		return fmt.Errorf("%w: project directory %q is not absolute", ErrBadOption, o.ProjectDir)
-	case !filepath.IsAbs(o.Binary):
-		return fmt.Errorf("%w: memnode binary %q is not absolute", ErrBadOption, o.Binary)
-	case !filepath.IsAbs(o.hookBinary()):
-		return fmt.Errorf("%w: hook binary %q is not absolute", ErrBadOption, o.HookBinary)
+	case o.Scope == ScopeUser && (!filepath.IsAbs(o.Binary) || !filepath.IsAbs(o.hookBinary())):
+		return fmt.Errorf("%w: user scope needs absolute binary paths (%q, %q)", ErrBadOption, o.Binary, o.hookBinary())
+	case !commandName(o.Binary):
+		return fmt.Errorf("%w: memnode binary %q is neither absolute nor a bare name", ErrBadOption, o.Binary)
+	case !commandName(o.hookBinary()):
+		return fmt.Errorf("%w: hook binary %q is neither absolute nor a bare name", ErrBadOption, o.HookBinary)
 	}
 	return nil
+}
+
+// commandName reports whether s is an absolute path, or a bare command name looked up in
+// PATH (what project scope writes, so the files a team commits hold no machine's paths).
+func commandName(s string) bool {
+	return filepath.IsAbs(s) || (s != "" && !strings.ContainsRune(s, filepath.Separator) && !strings.ContainsRune(s, '/'))
 }
 
 // Change is what happened to one file.

@@ -33,7 +33,8 @@ func TestBadOptions(t *testing.T) {
 	for _, o := range []Options{
 		{Scope: "global", HomeDir: "/h", Binary: bin},
 		{Scope: ScopeUser, HomeDir: "rel", Binary: bin},
-		{Scope: ScopeProject, ProjectDir: "/p", Binary: "memnode"},
+		{Scope: ScopeProject, ProjectDir: "/p", Binary: "bin/memnode"},
+		{Scope: ScopeUser, HomeDir: "/h", Binary: "memnode"},
 		{Scope: ScopeUser, HomeDir: "/h", Binary: bin, HookBinary: "memnode-hook"},
 	} {
 		if _, err := Install(Target{Platform: "x", Settings: "/nonexistent/s.json", MCP: "/nonexistent/m.json"}, o); !errors.Is(err, ErrBadOption) {

@@ -325,3 +325,39 @@ func TestFileContextForProjectFile(t *testing.T) {
 		t.Fatalf("file-context must carry context only: %s", r.stdout)
 	}
 }
+
+// TestInstallProjectScopeIsPortable: project scope writes the files a team commits with bare
+// command names from PATH, never this machine's paths, and refuses when memnode is not in
+// PATH; uninstall removes the files it created.
+func TestInstallProjectScopeIsPortable(t *testing.T) {
+	in := newInstance(t) // the command runs in the data dir: that is the "project"
+	in.extra = []string{"PATH=" + t.TempDir()}
+	if r := in.run(nil, "install", "claude-code", "--scope", "project"); r.code == 0 || !strings.Contains(r.stderr, "memnode is not in PATH") {
+		t.Fatalf("install without memnode in PATH: exit %d stderr %q", r.code, r.stderr)
+	}
+	in.extra = []string{"PATH=" + filepath.Dir(memnodeBin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	in.mustRun(nil, "install", "claude-code", "--scope", "project")
+	settings, err := os.ReadFile(filepath.Join(in.dataDir, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp, err := os.ReadFile(filepath.Join(in.dataDir, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"settings.json": settings, ".mcp.json": mcp} {
+		if strings.Contains(string(b), filepath.Dir(memnodeBin)) || strings.Contains(string(b), in.dataDir) {
+			t.Errorf("%s holds a machine-specific path:\n%s", name, b)
+		}
+	}
+	if !strings.Contains(string(settings), `"command": "memnode-hook hook claude-code observation"`) ||
+		!strings.Contains(string(mcp), `"command": "memnode"`) {
+		t.Fatalf("project files do not name the commands:\n%s\n%s", settings, mcp)
+	}
+	in.mustRun(nil, "uninstall", "claude-code", "--scope", "project")
+	for _, p := range []string{filepath.Join(in.dataDir, ".claude", "settings.json"), filepath.Join(in.dataDir, ".mcp.json")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left after uninstall: %v", p, err)
+		}
+	}
+}

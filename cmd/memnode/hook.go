@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -53,6 +54,18 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 	if err != nil {
 		return platform.Platform{}, install.Options{}, fmt.Errorf("find current directory: %w", err)
 	}
+	opts := install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd}
+	if *scope == install.ScopeProject {
+		// Files a team commits name the commands, not this machine's paths.
+		if _, err := exec.LookPath("memnode"); err != nil && name == "install" {
+			return platform.Platform{}, install.Options{}, fmt.Errorf("memnode is not in PATH: project scope writes the bare command name so the files work on every machine; put memnode (and memnode-hook) in PATH first")
+		}
+		opts.Binary = "memnode"
+		if _, err := exec.LookPath("memnode-hook"); err == nil {
+			opts.HookBinary = "memnode-hook"
+		}
+		return p, opts, nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return platform.Platform{}, install.Options{}, fmt.Errorf("find the memnode binary: %w", err)
@@ -60,7 +73,7 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	opts := install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd, Binary: exe}
+	opts.Binary = exe
 	// The lean hook binary starts ~3× faster; every tool call pays that start-up.
 	if lean, ok := clienv.Sibling("memnode-hook"); ok {
 		opts.HookBinary = lean

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/memnode/memnode/memory"
@@ -57,5 +58,37 @@ func TestPlanCommitIsPureMeaning(t *testing.T) {
 	again := plan()
 	if again.observations[0].o.ID != p.observations[0].o.ID || string(again.observations[0].op.payload) != string(p.observations[0].op.payload) {
 		t.Fatal("planning the same batch twice gave different records")
+	}
+}
+
+func TestSelectOpsIsTheDeliveryRule(t *testing.T) {
+	op := func(origin string, seq uint64) Op { return Op{Origin: origin, Seq: seq, Kind: OpObservation} }
+	cases := []struct {
+		name  string
+		known VersionVector
+		ops   []Op
+		want  []uint64 // seqs applied, in order
+		after VersionVector
+		res   ApplyResult
+	}{
+		{"in order", VersionVector{}, []Op{op("a", 1), op("a", 2)}, []uint64{1, 2}, VersionVector{"a": 2}, ApplyResult{Applied: 2}},
+		{"duplicates", VersionVector{"a": 2}, []Op{op("a", 1), op("a", 2), op("a", 3), op("a", 3)}, []uint64{3},
+			VersionVector{"a": 3}, ApplyResult{Applied: 1, Duplicates: 3}},
+		{"past a gap", VersionVector{"a": 1}, []Op{op("a", 3), op("a", 2), op("a", 4)}, []uint64{2},
+			VersionVector{"a": 2}, ApplyResult{Applied: 1, Gaps: 2}},
+		{"origins apart", VersionVector{"b": 5}, []Op{op("b", 6), op("a", 1), op("b", 8)}, []uint64{6, 1},
+			VersionVector{"a": 1, "b": 6}, ApplyResult{Applied: 2, Gaps: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			next, after, res := selectOps(c.ops, c.known)
+			var got []uint64
+			for _, o := range next {
+				got = append(got, o.Seq)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) || fmt.Sprint(after) != fmt.Sprint(c.after) || res != c.res {
+				t.Fatalf("selectOps = %v %v %+v; want %v %v %+v", got, after, res, c.want, c.after, c.res)
+			}
+		})
 	}
 }

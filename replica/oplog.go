@@ -144,37 +144,33 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 			break
 		}
 	}
+	for _, op := range ops {
+		if op.Origin == "" || op.Seq == 0 {
+			return ApplyResult{}, fmt.Errorf("apply op: %w", ErrBadOp)
+		}
+	}
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
-		res, forgets = ApplyResult{}, 0
+		forgets = 0
 		tx.change.Origin = feed.Device
-		vv := map[string]uint64{}
+		// Facts: the version vector of every origin in the batch. Plan: which ops are the
+		// next contiguous seqs (selectOps, pure). Execute: apply those, advance the vector.
+		known := VersionVector{}
 		for _, op := range ops {
-			if op.Origin == "" || op.Seq == 0 {
-				return fmt.Errorf("apply op: %w", ErrBadOp)
-			}
-			cur, ok := vv[op.Origin]
-			if !ok {
-				var s sql.NullInt64
-				if err := tx.QueryRowContext(ctx, "SELECT seq FROM version_vector WHERE origin = ?", op.Origin).Scan(&s); err != nil && !errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("apply op: %w", err)
-				}
-				cur = uint64(s.Int64)
-			}
-			switch {
-			case op.Seq <= cur:
-				res.Duplicates++
-				vv[op.Origin] = cur
-				continue
-			case op.Seq > cur+1:
-				res.Gaps++
-				vv[op.Origin] = cur
+			if _, ok := known[op.Origin]; ok {
 				continue
 			}
+			var s sql.NullInt64
+			if err := tx.QueryRowContext(ctx, "SELECT seq FROM version_vector WHERE origin = ?", op.Origin).Scan(&s); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("apply op: %w", err)
+			}
+			known[op.Origin] = uint64(s.Int64)
+		}
+		next, vv, sel := selectOps(ops, known)
+		res = sel
+		for _, op := range next {
 			if err := r.applyOne(ctx, tx, op); err != nil {
 				return fmt.Errorf("apply op %s/%d: %w", op.Origin, op.Seq, err)
 			}
-			vv[op.Origin] = op.Seq
-			res.Applied++
 			if op.Kind == OpForget {
 				forgets++
 			}
@@ -192,6 +188,34 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 		err = r.purgeIndexes(ctx)
 	}
 	return res, err
+}
+
+// selectOps is the delivery rule of the op-log, without a database: given the version
+// vector known before the batch, an op whose seq is at or below its origin's entry is a
+// duplicate, one past the next seq is beyond a gap (fetched again by the next anti-entropy
+// round), and the next seq is applied and moves the entry on. It returns the ops to apply,
+// in batch order, the vector after them (an entry for every origin in the batch), and the
+// counts.
+func selectOps(ops []Op, known VersionVector) (next []Op, after VersionVector, res ApplyResult) {
+	after = VersionVector{}
+	for _, op := range ops {
+		cur, ok := after[op.Origin]
+		if !ok {
+			cur = known[op.Origin]
+		}
+		switch {
+		case op.Seq <= cur:
+			res.Duplicates++
+		case op.Seq > cur+1:
+			res.Gaps++
+		default:
+			next = append(next, op)
+			res.Applied++
+			cur = op.Seq
+		}
+		after[op.Origin] = cur
+	}
+	return next, after, res
 }
 
 // ErrBadOp reports an op that cannot be applied (missing fields, undecodable payload).

@@ -302,6 +302,8 @@ func (s *Server) reply(c *gin.Context, v any, err error) {
 	switch {
 	case err == nil:
 		c.JSON(http.StatusOK, v)
+	case errors.Is(err, memory.ErrStorageFull):
+		c.JSON(http.StatusInsufficientStorage, gin.H{"error": "disk full: memnode cannot keep new events until space is freed in its data dir"})
 	case errors.Is(err, memory.ErrInvalid):
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 	default:

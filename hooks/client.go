@@ -86,6 +86,8 @@ func (h *hook) send(ctx context.Context, ev apitype.Event) error {
 		return err
 	}
 	if serr := AppendSpool(h.cfg.DataDir, ev); serr != nil {
+		// Nothing kept the event: this hook fails loud at once (settleFailures).
+		h.lost = serr
 		return fmt.Errorf("%w (and spooling failed: %w)", err, serr)
 	}
 	return nil

@@ -90,7 +90,8 @@ func (c Config) withDefaults() Config {
 // Run executes one hook: it reads the platform's payload from stdin, writes exactly one JSON
 // object to stdout and returns the exit code. It never fails the IDE: the answer is neutral
 // on any internal error, and the code is 0 unless the node has been out of reach for
-// FailLoudThreshold hooks in a row (then 2, with one line on stderr).
+// FailLoudThreshold hooks in a row, or an event could be neither handed to the node nor
+// spooled (then 2 at once); either way with one line on stderr.
 func Run(ctx context.Context, cfg Config, p platform.Platform, event string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -137,6 +138,8 @@ type hook struct {
 	// reached and missed record whether the node answered / failed to answer during this
 	// invocation; they drive the consecutive-failure counter.
 	reached, missed bool
+	// lost is why an event could be neither handed to the node nor spooled.
+	lost error
 }
 
 // run returns the stdout JSON and the exit code.
@@ -207,6 +210,12 @@ func (h *hook) opDeadline(ctx context.Context) time.Time {
 func (h *hook) settleFailures() int {
 	if h.cfg.DataDir == "" {
 		return 0
+	}
+	if h.lost != nil {
+		// No counter here: on a full disk it could not be written either.
+		fmt.Fprintf(h.stderr, "memnode: event not kept: the node did not take it and spooling failed (%s); free disk space in %s, then see 'memnode status'\n",
+			oneLine(h.lost.Error()), h.cfg.DataDir)
+		return 2
 	}
 	switch {
 	case h.reached:
@@ -383,3 +392,6 @@ func worktreeMain(dotGit string, fi os.FileInfo) (string, bool) {
 	}
 	return filepath.Dir(filepath.Dir(wts)), true
 }
+
+// oneLine keeps an error on the single stderr line the hook may write.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -77,9 +77,12 @@ func AppendSpool(dataDir string, ev apitype.Event) error {
 		return ErrSpoolFull
 	}
 	if _, err := f.Write(line); err != nil {
+		// A torn line (a full disk) would also spoil the next append: cut it off.
+		_ = f.Truncate(fi.Size())
 		return fmt.Errorf("write spool: %w", err)
 	}
 	if err := f.Sync(); err != nil {
+		_ = f.Truncate(fi.Size())
 		return fmt.Errorf("sync spool: %w", err)
 	}
 	if created {

@@ -13,3 +13,7 @@ const MaxRecordSize = 1 << 20
 // ErrRecordTooLarge marks a record over MaxRecordSize (an HTTP API answers 413); nothing of
 // its batch is stored.
 var ErrRecordTooLarge = errors.New("record too large")
+
+// ErrStorageFull marks a write refused because the disk holding the data dir is full (an
+// HTTP API answers 507). Nothing of it was kept; the same write succeeds once space returns.
+var ErrStorageFull = errors.New("disk full")

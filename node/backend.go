@@ -75,6 +75,8 @@ type Status struct {
 	Failures   int64  `json:"failures"`
 	Embeddings string `json:"embeddings"`
 	Sync       string `json:"sync"`
+	// Storage is "ok", or says that the disk is full and new events are refused.
+	Storage string `json:"storage"`
 	// AI holds per-provider calls, tokens, errors and the budget left when a provider chain
 	// is configured.
 	AI *AIStatus `json:"ai,omitempty"`
@@ -115,6 +117,6 @@ func (n *Node) Status(ctx context.Context) (any, error) {
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
 		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
 		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),
-		Embeddings: n.embedStatus(), Sync: n.syncSummary(ctx),
+		Embeddings: n.embedStatus(), Sync: n.syncSummary(ctx), Storage: n.storageStatus(),
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -71,6 +72,9 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
 		Payload: payload, CreatedAt: ev.At.UnixMilli(),
 	})
+	// A full disk refuses the event (the API answers 507, the hook spools or fails loud);
+	// the next event that fits clears it: recovery needs nothing but space.
+	n.stats.storageFull.Store(errors.Is(err, memory.ErrStorageFull))
 	if err != nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
@@ -132,4 +136,12 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// storageStatus is Status.Storage.
+func (n *Node) storageStatus() string {
+	if n.stats.storageFull.Load() {
+		return "full: new events are refused until space is freed on the disk of " + n.cfg.DataDir
+	}
+	return "ok"
 }

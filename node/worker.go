@@ -63,6 +63,8 @@ type stats struct {
 	observations atomic.Int64
 	summaries    atomic.Int64
 	failures     atomic.Int64
+	// storageFull: the last event could not be queued because the disk is full.
+	storageFull atomic.Bool
 }
 
 // worker claims one session's events at a time, turns them into records and commits them

@@ -76,6 +76,7 @@ func (r *Replica) commitLoop() {
 			}
 		}
 		dups, err := r.insertPending(batch)
+		err = storageFull(err)
 		for i, req := range batch {
 			req.reply <- enqueueReply{dup: err == nil && dups[i], err: err}
 		}

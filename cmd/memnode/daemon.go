@@ -344,6 +344,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "  embeddings:  %s\n", st.Embeddings)
 	fmt.Fprintf(env.Stdout, "  sync:        %s\n", st.Sync)
+	fmt.Fprintf(env.Stdout, "  storage:     %s\n", st.Storage)
 	return 0
 }
 

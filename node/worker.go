@@ -233,10 +233,16 @@ func (n *Node) process(ctx context.Context, rep committer, evs []replica.Pending
 			if err := flush(); err != nil {
 				return err
 			}
-			if ev.LastAssistantMessage == "" || st.TurnPrivate {
-				break // a wholly private turn: its answer is not summarised either
+			if ev.LastAssistantMessage == "" {
+				break
 			}
-			in := ai.SessionInput{SessionID: ev.SessionID, Project: ev.Project, Request: st.FirstPrompt, LastAssistantMessage: ev.LastAssistantMessage}
+			answer := ev.LastAssistantMessage
+			if st.TurnPrivate {
+				// A wholly private turn: its answer repeats the prompt, so nothing of this
+				// turn is summarised; the rest of the session still is.
+				answer = ""
+			}
+			in := ai.SessionInput{SessionID: ev.SessionID, Project: ev.Project, Request: st.FirstPrompt, LastAssistantMessage: answer}
 			prev, err := rep.SessionObservations(ctx, ev.SessionID, 200)
 			if err != nil {
 				return err
@@ -246,6 +252,9 @@ func (n *Node) process(ctx context.Context, rep committer, evs []replica.Pending
 					Facts: o.Facts, FilesRead: o.FilesRead, FilesModified: o.FilesModified})
 			}
 			in.Observations = append(in.Observations, sessionObs...)
+			if answer == "" && len(in.Observations) == 0 {
+				break
+			}
 			sum, usage, err := n.cfg.Compressor.Summarize(ctx, in)
 			if err != nil {
 				return err

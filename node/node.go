@@ -294,7 +294,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 	})
 	if err != nil {
 		if errors.Is(err, replica.ErrCorrupt) {
-			return fmt.Errorf("open database %s: %w; see 'Troubleshooting: corrupt database' in the README to recover what is readable", path, err)
+			return fmt.Errorf("open database %s: %w; 'memnode repair' recovers what is readable (README: Troubleshooting)", path, err)
 		}
 		return fmt.Errorf("open database %s: %w", path, err)
 	}

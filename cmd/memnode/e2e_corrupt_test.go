@@ -29,7 +29,7 @@ func corruptInstance(t *testing.T) *instance {
 }
 
 // checkCorruptLine checks a failed command's stderr ends with one "memnode: " line that
-// names the corruption and the repair section of the README.
+// names the corruption and the repair command.
 func checkCorruptLine(t *testing.T, cmd string, r result) {
 	t.Helper()
 	if r.code == 0 {
@@ -47,7 +47,7 @@ func checkCorruptLine(t *testing.T, cmd string, r result) {
 	if len(lines) != 1 {
 		t.Fatalf("%s: want one memnode: line, got %d\nstderr: %s", cmd, len(lines), r.stderr)
 	}
-	for _, want := range []string{"corrupt", node.DBFile, "Troubleshooting"} {
+	for _, want := range []string{"corrupt", node.DBFile, "memnode repair"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("%s: line %q does not name %q", cmd, lines[0], want)
 		}
@@ -76,5 +76,28 @@ func TestStartFailsOnACorruptDatabase(t *testing.T) {
 	checkCorruptLine(t, "start", r)
 	if node.Held(in.dataDir) {
 		t.Fatal("a node still holds the data dir")
+	}
+}
+
+// TestRepairThenStart: 'memnode repair' moves the damaged file aside and builds a new
+// database from what reads; the node then starts on it.
+func TestRepairThenStart(t *testing.T) {
+	in := corruptInstance(t)
+	r := in.run(nil, "repair")
+	if r.code != 0 || !strings.Contains(r.stdout, "recovered") || !strings.Contains(r.stdout, ".corrupt-") {
+		t.Fatalf("repair: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	damaged, _ := filepath.Glob(filepath.Join(in.dataDir, node.DBFile+".corrupt-*"))
+	if len(damaged) == 0 {
+		t.Fatal("the damaged file was not kept")
+	}
+	if r := in.run(nil, "repair"); r.code != 0 || !strings.Contains(r.stdout, "nothing to repair") {
+		t.Fatalf("second repair: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := in.run(nil, "start"); r.code != 0 {
+		t.Fatalf("start after repair: exit %d: %s", r.code, r.stderr)
+	}
+	if r := in.run(nil, "repair"); r.code == 0 || !strings.Contains(r.stderr, "memnode stop") {
+		t.Fatalf("repair while the node runs: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/memnode/memnode/node"
+	"github.com/memnode/memnode/replica"
+	memsync "github.com/memnode/memnode/sync"
+)
+
+// cmdRepair recovers what is readable from a corrupt memnode.db: the damaged file (and its
+// WAL) is moved aside, a new database is created, and every record that still reads is
+// copied into it (replica.Salvage). The node must be stopped.
+func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) > 0 {
+		return fail(env, "repair: takes no arguments")
+	}
+	if node.Held(env.DataDir) {
+		return fail(env, "repair: the node is running on %s; 'memnode stop' first", env.DataDir)
+	}
+	path := filepath.Join(env.DataDir, node.DBFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fail(env, "repair: no database at %s", path)
+	}
+	_, peerID, err := memsync.LoadOrCreateIdentity(filepath.Join(env.DataDir, node.IdentityFile))
+	if err != nil {
+		return fail(env, "repair: %v", err)
+	}
+	origin := peerID.String()
+	if r, err := replica.Open(ctx, replica.Config{Path: path, Origin: origin}); err == nil {
+		r.Close()
+		fmt.Fprintf(env.Stdout, "%s passes SQLite's quick_check: nothing to repair\n", path)
+		return 0
+	} else if !errors.Is(err, replica.ErrCorrupt) {
+		return fail(env, "repair: %s does not open, and not because it is corrupt: %v", path, err)
+	}
+	damaged := path + ".corrupt-" + strconv.FormatInt(time.Now().Unix(), 10)
+	for _, side := range []string{"", "-wal", "-shm"} {
+		if err := os.Rename(path+side, damaged+side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(env, "repair: move the damaged file aside: %v", err)
+		}
+	}
+	r, err := replica.Open(ctx, replica.Config{Path: path, Origin: origin})
+	if err != nil {
+		return fail(env, "repair: create a new database: %v", err)
+	}
+	res, err := r.Salvage(ctx, damaged)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fail(env, "repair: %v (the damaged file is kept as %s)", err, damaged)
+	}
+	fmt.Fprintf(env.Stdout, "recovered %d sessions, %d prompts, %d observations, %d summaries; %d unreadable ranges skipped\n",
+		res.Sessions, res.Prompts, res.Observations, res.Summaries, res.Skipped)
+	fmt.Fprintf(env.Stdout, "the damaged file is kept as %s; 'memnode start' uses the new database\n", damaged)
+	return 0
+}

@@ -257,3 +257,36 @@ func TestPrivateTurnSkipsItsToolCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestLoneSessionEndMakesNoSession: a SessionEnd for a session nothing happened in (what
+// `claude mcp list` sends) stores nothing; a session that started does end.
+func TestLoneSessionEndMakesNoSession(t *testing.T) {
+	n := startTestNode(t, 0)
+	ctx := context.Background()
+	if err := n.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	evs := []apitype.Event{
+		{Kind: memory.KindSessionEnd, SessionID: "lone", Project: "p", Reason: "other"},
+		{Kind: memory.KindSessionStart, SessionID: "real", Project: "p", Reason: "startup"},
+		{Kind: memory.KindSessionEnd, SessionID: "real", Project: "p", Reason: "prompt_input_exit"},
+	}
+	for i, ev := range evs {
+		ev.At = at.Add(time.Duration(i) * time.Millisecond)
+		if rep, err := n.Ingest(ctx, ev); err != nil || !rep.OK {
+			t.Fatalf("ingest %d: %+v %v", i, rep, err)
+		}
+	}
+	rep := n.Replica()
+	testkit.WaitFor(t, "the queue to drain", 10*time.Second, func() bool {
+		c, _ := rep.Counts(ctx)
+		return c.Pending == 0 && c.Sessions > 0
+	})
+	if c, _ := rep.Counts(ctx); c.Sessions != 1 {
+		t.Fatalf("sessions = %d, want 1 (the lone SessionEnd makes none)", c.Sessions)
+	}
+	if _, known, err := rep.SessionState(ctx, "lone"); err != nil || known {
+		t.Fatalf("lone session stored: %v %v", known, err)
+	}
+}

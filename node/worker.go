@@ -203,6 +203,13 @@ func (n *Node) process(ctx context.Context, rep committer, evs []replica.Pending
 			b.Done = append(b.Done, pe.ID)
 			continue
 		}
+		if !known && ev.Kind == memory.KindSessionEnd {
+			// A session that ends before anything happened in it (`claude mcp list`) is
+			// not a session worth remembering: no empty session from a lone SessionEnd.
+			b.Done = append(b.Done, pe.ID)
+			b.DoneEvents = append(b.DoneEvents, pe.EventID)
+			continue
+		}
 		if !known {
 			b.Sessions = append(b.Sessions, memory.Session{ID: ev.SessionID, Project: ev.Project, Platform: ev.Platform, StartedAt: ev.At.UnixMilli(), Status: "active"})
 			known = true

@@ -19,6 +19,9 @@ var (
 	ErrInvalidInput  = errors.New("hook input is not a JSON object")
 )
 
+// truncatedKeepBytes is how much of an input over MaxInputBytes is kept.
+const truncatedKeepBytes = 1 << 20
+
 // deadliner is what *os.File offers for pipes: a read that gives up at a deadline, so a
 // stdin that never closes cannot hold the hook past its budget.
 type deadliner interface {
@@ -40,6 +43,16 @@ func decodeInput(ctx context.Context, r io.Reader) (raw, cleaned []byte, err err
 	raw, err = io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read stdin: %w", err)
+	}
+	if len(raw) > MaxInputBytes {
+		// Keep the tool call, its output cut short with a marker, rather than drop it. Its
+		// first MiB is kept: cleaning 32 MiB would not fit the hook's time budget, and no
+		// compressor reads that far into one tool's output.
+		cut, ok := truncateJSON(raw[:truncatedKeepBytes], TruncatedMarker)
+		if !ok {
+			return nil, nil, ErrInputTooLarge
+		}
+		raw = cut
 	}
 	return cleanInput(raw)
 }

@@ -81,6 +81,11 @@ type Settings struct {
 	SemanticInject bool `json:"semantic_inject,omitempty"`
 	// SemanticInjectLimit is how many observations semantic inject adds at most.
 	SemanticInjectLimit int `json:"semantic_inject_limit,omitempty"`
+	// ReleaseStartupPages makes `memnode run` unmap the executable pages only start-up
+	// used, once ready (internal/exepages). Off by default: it lowers RssFile, a number the
+	// kernel reclaims anyway under pressure, by bending the process; what users feel is
+	// RssAnon/PSS and the first request after idle (docs/BENCH.md).
+	ReleaseStartupPages bool `json:"release_startup_pages,omitempty"`
 }
 
 // Transports (Settings.Transport).

@@ -181,6 +181,13 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 			return err
 		}
 	}
+	// What a person feels after the node sat idle: the first request's latency (the
+	// session-start context of an empty project, through the whole stack).
+	t1 := time.Now()
+	if _, err := h.do(ctx, http.MethodGet, "/api/context?project=bench-idle", nil); err != nil {
+		return fmt.Errorf("first request after idle: %w", err)
+	}
+	res.FirstAfterIdleMs = float64(time.Since(t1).Microseconds()) / 1000
 
 	h.logf("process floor: /bin/true and memnode version, %d runs each", cfg.HookRuns)
 	if res.Floor.True, err = timeRuns(ctx, cfg.Warmup, cfg.HookRuns, func(int) *exec.Cmd {
@@ -505,6 +512,9 @@ type mem struct {
 	Anon int `json:"anon_kb"` // RssAnon: heap, stacks, SQLite page cache
 	File int `json:"file_kb"` // RssFile: mapped pages of the binary and libraries
 	HWM  int `json:"hwm_kb"`  // VmHWM: peak RSS so far
+	// Pss is the proportional set size (/proc/<pid>/smaps_rollup): shared pages count by
+	// the share each process has, so it is what the node adds to the machine.
+	Pss int `json:"pss_kb"`
 }
 
 // procMem reads the memory figures of pid.
@@ -537,6 +547,16 @@ func procMem(pid int) (mem, error) {
 	}
 	if m.RSS == 0 {
 		return m, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					m.Pss, _ = strconv.Atoi(f[0])
+				}
+				break
+			}
+		}
 	}
 	return m, nil
 }

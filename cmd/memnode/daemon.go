@@ -76,7 +76,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: %v", err)
 	}
 	log.Info("memnode listening", "addr", n.Addr(), "data_dir", env.DataDir, "version", version)
-	go releaseStartupPages(ctx, n, log)
+	if env.Settings.ReleaseStartupPages {
+		go releaseStartupPages(ctx, n, log)
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)

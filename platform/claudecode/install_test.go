@@ -434,3 +434,25 @@ func TestUninstallAfterOtherChanges(t *testing.T) {
 	assertBytes(t, claude, "{\n    \"numStartups\": 8\n}")
 	assertNoBackups(t, o.HomeDir)
 }
+
+// TestReinstallDropsSubagentStop: an install from before SubagentStop was dropped is
+// brought up to date: the SubagentStop entry goes, resume and PostToolUseFailure come.
+func TestReinstallDropsSubagentStop(t *testing.T) {
+	o := userOpts(t)
+	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
+	writeFile(t, settings, `{"hooks": {
+  "SessionStart": [{"matcher": "startup|clear|compact", "hooks": [{"type": "command", "command": "`+bin+` hook claude-code context", "timeout": 60}]}],
+  "SubagentStop": [{"hooks": [{"type": "command", "command": "`+bin+` hook claude-code summarize", "timeout": 120}]}]
+}}`, 0o644)
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	hooks := readJSON(t, settings)["hooks"].(map[string]any)
+	if _, ok := hooks["SubagentStop"]; ok {
+		t.Fatalf("SubagentStop kept: %v", hooks["SubagentStop"])
+	}
+	start := hooks["SessionStart"].([]any)
+	if len(start) != 1 || start[0].(map[string]any)["matcher"] != "startup|resume|clear|compact" || hooks["PostToolUseFailure"] == nil {
+		t.Fatalf("hooks not brought up to date: %v", hooks)
+	}
+}

@@ -17,6 +17,7 @@ type PeerBackend interface {
 	Invite(ttl time.Duration) (string, error)
 	Join(ctx context.Context, code string) error
 	Remove(ctx context.Context, device string) (memsync.Member, error)
+	Leave(ctx context.Context) error
 }
 
 var _ PeerBackend = (*memsync.Node)(nil)
@@ -48,6 +49,7 @@ func (s *Server) registerPeers(g *gin.RouterGroup) {
 	p.POST("/invite", s.peersInvite)
 	p.POST("/join", s.peersJoin)
 	p.POST("/remove", s.peersRemove)
+	p.POST("/leave", s.peersLeave)
 }
 
 func (s *Server) peersOn(c *gin.Context) {
@@ -109,6 +111,11 @@ func (s *Server) peersRemove(c *gin.Context) {
 	s.peersReply(c, m, err)
 }
 
+func (s *Server) peersLeave(c *gin.Context) {
+	err := s.cfg.Peers.Leave(c.Request.Context())
+	s.peersReply(c, gin.H{"left": err == nil}, err)
+}
+
 // peersReply maps sync's sentinel errors to statuses; anything else goes to reply. The
 // error texts never contain a code or a key (sync guarantees it), so they are safe to
 // return to the local CLI.
@@ -116,13 +123,15 @@ func (s *Server) peersReply(c *gin.Context, v any, err error) {
 	var status int
 	switch {
 	case err == nil:
-	case errors.Is(err, memsync.ErrInviteMalformed), errors.Is(err, memsync.ErrInviteExpired), errors.Is(err, memsync.ErrRemoveSelf):
+	case errors.Is(err, memsync.ErrInviteMalformed), errors.Is(err, memsync.ErrInviteExpired), errors.Is(err, memsync.ErrRemoveSelf),
+		errors.Is(err, memsync.ErrOwnInvite):
 		status = http.StatusBadRequest
 	case errors.Is(err, memsync.ErrInviteRejected):
 		status = http.StatusForbidden
 	case errors.Is(err, memsync.ErrUnknownPeer):
 		status = http.StatusNotFound
-	case errors.Is(err, memsync.ErrAlreadyInGroup), errors.Is(err, memsync.ErrAmbiguousDevice):
+	case errors.Is(err, memsync.ErrAlreadyInGroup), errors.Is(err, memsync.ErrAmbiguousDevice), errors.Is(err, memsync.ErrNotInGroup),
+		errors.Is(err, memsync.ErrCrossJoin):
 		status = http.StatusConflict
 	case errors.Is(err, memsync.ErrInviterUnreachable):
 		status = http.StatusBadGateway

@@ -50,7 +50,7 @@ func (s *Server) registerSearch(g *gin.RouterGroup) {
 // searchError maps the search and import sentinels to status codes.
 func (s *Server) searchError(c *gin.Context, err error) {
 	switch {
-	case errors.Is(err, search.ErrInvalid), errors.Is(err, importer.ErrFormat):
+	case errors.Is(err, search.ErrInvalid), errors.Is(err, importer.ErrFormat), errors.Is(err, memory.ErrClockAhead):
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 	case errors.Is(err, search.ErrNotFound):
 		c.JSON(http.StatusNotFound, gin.H{"error": err.Error()})

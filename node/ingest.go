@@ -18,8 +18,8 @@ import (
 )
 
 // MaxFutureAt is how far ahead of the node's clock an event's time may be; a later "at" is
-// clamped to it.
-const MaxFutureAt = 24 * time.Hour
+// clamped to it. The replica clamps records' created_at by the same rule.
+const MaxFutureAt = memory.MaxFutureAt
 
 var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
 

@@ -68,6 +68,9 @@ func (n *Node) syncSummary(ctx context.Context) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
+	if st.RemovedBy != "" {
+		return "removed from its group (told by " + st.RemovedBy + "); 'memnode peers leave' starts a new group"
+	}
 	alive := 0
 	for _, d := range st.Devices {
 		if d.State == memsync.StateAlive {
@@ -129,4 +132,12 @@ func (p peers) Remove(ctx context.Context, device string) (memsync.Member, error
 		return memsync.Member{}, err
 	}
 	return sn.Remove(ctx, device)
+}
+
+func (p peers) Leave(ctx context.Context) error {
+	sn, err := p.node()
+	if err != nil {
+		return err
+	}
+	return sn.Leave(ctx)
 }

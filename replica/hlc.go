@@ -18,6 +18,7 @@ type clock struct {
 	mu   sync.Mutex
 	last uint64
 	now  func() time.Time
+	max  func() uint64 // the largest stamp Observe accepts (Replica.maxStamp)
 }
 
 // Now returns a stamp strictly greater than every stamp issued or observed before.
@@ -33,8 +34,12 @@ func (c *clock) Now() uint64 {
 	return c.last
 }
 
-// Observe moves the clock past a remote stamp.
+// Observe moves the clock past a remote stamp. A stamp beyond the clock bound is not
+// observed (Import and ApplyOps refuse it before; this is the last line).
 func (c *clock) Observe(remote uint64) {
+	if c.max != nil && remote > c.max() {
+		return
+	}
 	c.mu.Lock()
 	if remote > c.last {
 		c.last = remote

@@ -49,6 +49,9 @@ func ImportID(createdAtMs int64, key string) string {
 // appends one op per stored record. A record whose ID is already known or tombstoned is
 // skipped; sessions merge by their LWW rule.
 func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, error) {
+	if err := r.boundImport(b); err != nil {
+		return ImportResult{}, fmt.Errorf("import: %w", err)
+	}
 	var res ImportResult
 	forgets := 0
 	mode := modeDurable
@@ -217,4 +220,34 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 		return res, r.purgeIndexes(ctx)
 	}
 	return res, nil
+}
+
+// boundImport refuses the batch if a record is stamped too far ahead of this clock (one
+// such stamp would drag every device's clock there) and clamps created_at times from the
+// future to now.
+func (r *Replica) boundImport(b *ImportBatch) error {
+	for _, s := range b.Sessions {
+		if err := r.checkStamp("session "+s.ID, s.HLC); err != nil {
+			return err
+		}
+	}
+	for i := range b.Prompts {
+		if err := r.checkStamp("prompt "+b.Prompts[i].ID, b.Prompts[i].HLC); err != nil {
+			return err
+		}
+		r.clampCreated(&b.Prompts[i].CreatedAt)
+	}
+	for i := range b.Observations {
+		if err := r.checkStamp("observation "+b.Observations[i].ID, b.Observations[i].HLC); err != nil {
+			return err
+		}
+		r.clampCreated(&b.Observations[i].CreatedAt)
+	}
+	for i := range b.Summaries {
+		if err := r.checkStamp("summary "+b.Summaries[i].ID, b.Summaries[i].HLC); err != nil {
+			return err
+		}
+		r.clampCreated(&b.Summaries[i].CreatedAt)
+	}
+	return nil
 }

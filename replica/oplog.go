@@ -129,11 +129,16 @@ type ApplyResult struct {
 	Applied    int // new ops stored and applied
 	Duplicates int // ops already known
 	Gaps       int // ops skipped because an earlier seq of their origin is missing
+	Cut        int // ops dropped because their origin was removed before them (CutOrigin)
+	Ahead      int // ops refused for a stamp too far ahead (then the error wraps memory.ErrClockAhead)
 }
 
 // ApplyOps applies remote ops idempotently in one transaction. Ops of an origin must arrive
 // in seq order; an op past a gap is skipped (and fetched again by the next anti-entropy
-// round), so the version vector always means "everything up to here".
+// round), so the version vector always means "everything up to here". A removed origin's
+// ops past its cut-off are dropped (admitOps). An op stamped too far ahead of this clock is
+// refused (with the rest of its origin's batch); the others are applied and committed, and
+// the error, wrapping memory.ErrClockAhead, says what was refused.
 func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 	var res ApplyResult
 	forgets := 0
@@ -149,12 +154,14 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 			return ApplyResult{}, fmt.Errorf("apply op: %w", ErrBadOp)
 		}
 	}
+	var ahead error
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
-		forgets = 0
+		forgets, ahead = 0, nil
 		tx.change.Origin = feed.Device
 		// Facts: the version vector of every origin in the batch. Plan: which ops are the
 		// next contiguous seqs (selectOps, pure). Execute: apply those, advance the vector.
 		known := VersionVector{}
+		cuts := map[string]uint64{} // removed origins' cut-offs (CutOrigin)
 		for _, op := range ops {
 			if _, ok := known[op.Origin]; ok {
 				continue
@@ -164,9 +171,19 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 				return fmt.Errorf("apply op: %w", err)
 			}
 			known[op.Origin] = uint64(s.Int64)
+			cut, has, err := originCut(ctx, tx, op.Origin)
+			if err != nil {
+				return err
+			}
+			if has {
+				cuts[op.Origin] = cut
+			}
 		}
-		next, vv, sel := selectOps(ops, known)
+		var refused ApplyResult
+		kept := r.admitOps(ops, cuts, &refused, &ahead)
+		next, vv, sel := selectOps(kept, known)
 		res = sel
+		res.Cut, res.Ahead, res.Gaps = refused.Cut, refused.Ahead, res.Gaps+refused.Gaps
 		for _, op := range next {
 			if err := r.applyOne(ctx, tx, op); err != nil {
 				return fmt.Errorf("apply op %s/%d: %w", op.Origin, op.Seq, err)
@@ -187,7 +204,40 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 	if err == nil && forgets > 0 {
 		err = r.purgeIndexes(ctx)
 	}
+	if err == nil && ahead != nil {
+		err = fmt.Errorf("apply ops: %d refused: %w", res.Ahead, ahead)
+	}
 	return res, err
+}
+
+// admitOps drops, before the delivery rule runs, the ops this replica refuses: a removed
+// origin's ops past its cut-off (counted in Cut: never stored, never relayed), and an op
+// stamped too far ahead of this clock (counted in Ahead, its error kept in *ahead) together
+// with its origin's later ops in the batch (counted as gaps: fetched again later). One
+// absurd stamp must neither drag this clock nor hold up the other origins.
+func (r *Replica) admitOps(ops []Op, cuts map[string]uint64, res *ApplyResult, ahead *error) []Op {
+	kept := make([]Op, 0, len(ops))
+	blocked := map[string]bool{}
+	for _, op := range ops {
+		if cut, removed := cuts[op.Origin]; removed && op.Seq > cut {
+			res.Cut++
+			continue
+		}
+		if blocked[op.Origin] {
+			res.Gaps++
+			continue
+		}
+		if err := r.checkOpStamps(op); err != nil {
+			res.Ahead++
+			if *ahead == nil {
+				*ahead = err
+			}
+			blocked[op.Origin] = true
+			continue
+		}
+		kept = append(kept, op)
+	}
+	return kept
 }
 
 // selectOps is the delivery rule of the op-log, without a database: given the version

@@ -47,6 +47,9 @@ type Config struct {
 	Now func() time.Time
 	// Readers is the size of the read connection pool (default 4).
 	Readers int
+	// MaxClockSkew is how far ahead of Now a stamp may be (default DefaultMaxClockSkew);
+	// Import and ApplyOps refuse later ones with memory.ErrClockAhead.
+	MaxClockSkew time.Duration
 	// FsyncAcks makes Enqueue fsync before it returns, so an acknowledged event survives
 	// power loss, not only a crash, at the cost of one disk sync per acknowledgement batch.
 	FsyncAcks bool
@@ -96,6 +99,9 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	if cfg.Readers <= 0 {
 		cfg.Readers = 4
 	}
+	if cfg.MaxClockSkew <= 0 {
+		cfg.MaxClockSkew = DefaultMaxClockSkew
+	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	// FULL: an acknowledged event survives power loss, not only a crash. Group commit
@@ -143,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
 		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
 	rep.clock.now = cfg.Now
+	rep.clock.max = rep.maxStamp
 	if err := rep.checkIntegrity(ctx); err != nil {
 		w.Close()
 		r.Close()
@@ -323,7 +330,9 @@ func (r *Replica) SchemaVersion(ctx context.Context) (int, error) {
 
 func (r *Replica) loadClock(ctx context.Context) error {
 	var last sql.NullInt64
-	if err := r.w.QueryRowContext(ctx, "SELECT MAX(hlc) FROM ops").Scan(&last); err != nil {
+	// Stamps past the bound (written before it existed) are not resumed from: they would
+	// keep the clock there, or past 2^63, for good.
+	if err := r.w.QueryRowContext(ctx, "SELECT MAX(hlc) FROM ops WHERE hlc BETWEEN 0 AND ?", int64(r.maxStamp())).Scan(&last); err != nil {
 		return fmt.Errorf("load clock: %w", err)
 	}
 	if last.Valid {

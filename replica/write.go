@@ -38,6 +38,7 @@ type CommitResult struct {
 // Commit stores a batch of local changes in one transaction, minting IDs and HLC stamps for
 // new records and appending their ops.
 func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
+	r.clampBatch(b)
 	var res CommitResult
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = CommitResult{}

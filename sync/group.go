@@ -35,6 +35,9 @@ type groupState struct {
 	Key      []byte            `json:"key"` // memberlist AES-256 key
 	Members  map[string]Member `json:"members"`
 	Removed  map[string]int64  `json:"removed,omitempty"` // peer ID → removal time (ms)
+	// Cuts holds, per removed peer ID, the last of its ops any member may keep: the remover's
+	// version vector entry at the removal. Merged by max (see DESIGN.md, "Removal is final").
+	Cuts map[string]uint64 `json:"cuts,omitempty"`
 }
 
 // ErrOtherGroup reports a peer that belongs to a different group.
@@ -51,7 +54,7 @@ func newGroup(self Member) (groupState, error) {
 	}
 	return groupState{
 		GroupID: hex.EncodeToString(id), KeyEpoch: 1, Key: key,
-		Members: map[string]Member{self.PeerID: self}, Removed: map[string]int64{},
+		Members: map[string]Member{self.PeerID: self}, Removed: map[string]int64{}, Cuts: map[string]uint64{},
 	}, nil
 }
 
@@ -65,6 +68,10 @@ func (g groupState) clone() groupState {
 	}
 	if c.Removed == nil {
 		c.Removed = map[string]int64{}
+	}
+	c.Cuts = maps.Clone(g.Cuts)
+	if c.Cuts == nil {
+		c.Cuts = map[string]uint64{}
 	}
 	return c
 }
@@ -95,6 +102,12 @@ func (g *groupState) merge(other groupState) (bool, error) {
 	for id, at := range other.Removed {
 		if cur, ok := g.Removed[id]; !ok || at < cur {
 			g.Removed[id] = at
+			changed = true
+		}
+	}
+	for id, seq := range other.Cuts {
+		if cur, ok := g.Cuts[id]; !ok || seq > cur {
+			g.Cuts[id] = seq
 			changed = true
 		}
 	}
@@ -137,6 +150,8 @@ type stateFile struct {
 	// RemoteVV caches the last version vector each peer announced (for "ops behind").
 	RemoteVV map[string]replica.VersionVector `json:"remote_vv,omitempty"`
 	LastSync map[string]int64                 `json:"last_sync,omitempty"`
+	// RemovedBy is the member that told this device it was removed (empty while it is not).
+	RemovedBy string `json:"removed_by,omitempty"`
 }
 
 func loadState(path string) (stateFile, bool, error) {

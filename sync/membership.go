@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"maps"
 	"strings"
+	stdsync "sync"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -70,7 +72,7 @@ func (n *Node) startMemberlist() error {
 		c.TCPTimeout = 2 * time.Second
 		c.IndirectChecks = 2
 		c.Delegate = metaDelegate{meta: meta}
-		c.Events = eventDelegate{kick: n.memberKick}
+		c.Events = eventDelegate{kick: n.memberKick, metas: n.metas}
 		c.Logger = log.New(slogWriter{n.log.With("component", "memberlist")}, "", 0)
 		return c
 	}
@@ -122,27 +124,54 @@ func (metaDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (metaDelegate) LocalState(join bool) []byte                { return nil }
 func (metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
 
-// eventDelegate is called on memberlist's own goroutines: it only signals the node's loop,
-// which then reads the member list itself.
-type eventDelegate struct{ kick chan struct{} }
+// eventDelegate is called on memberlist's own goroutines, with memberlist's node lock held:
+// it copies the node's name and metadata (memberlist rewrites a *Node's Meta in place later,
+// so reading it from Members() on another goroutine races) and signals the node's loop.
+type eventDelegate struct {
+	kick  chan struct{}
+	metas *liveMetas
+}
 
-func (e eventDelegate) NotifyJoin(*memberlist.Node)   { kick(e.kick) }
-func (e eventDelegate) NotifyLeave(*memberlist.Node)  { kick(e.kick) }
-func (e eventDelegate) NotifyUpdate(*memberlist.Node) { kick(e.kick) }
+func (e eventDelegate) NotifyJoin(nd *memberlist.Node)   { e.metas.set(nd.Name, nd.Meta); kick(e.kick) }
+func (e eventDelegate) NotifyUpdate(nd *memberlist.Node) { e.metas.set(nd.Name, nd.Meta); kick(e.kick) }
+func (e eventDelegate) NotifyLeave(nd *memberlist.Node)  { e.metas.drop(nd.Name); kick(e.kick) }
+
+// liveMetas is the metadata of the nodes memberlist counts as alive, by node name.
+type liveMetas struct {
+	mu stdsync.Mutex
+	m  map[string][]byte
+}
+
+func (l *liveMetas) set(name string, meta []byte) {
+	l.mu.Lock()
+	l.m[name] = bytes.Clone(meta)
+	l.mu.Unlock()
+}
+
+func (l *liveMetas) drop(name string) {
+	l.mu.Lock()
+	delete(l.m, name)
+	l.mu.Unlock()
+}
+
+func (l *liveMetas) snapshot() map[string][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.m)
+}
 
 // refreshMembers reads memberlist's view, feeds gossiped addresses to the peerstore and starts
 // a session with every member that has just come alive (anti-entropy on connect).
 func (n *Node) refreshMembers(ctx context.Context) {
-	nodes := n.ml.Members()
 	g := n.group()
 	now := map[peer.ID]bool{}
-	for _, nd := range nodes {
+	for name, raw := range n.metas.snapshot() {
 		var meta nodeMeta
-		if err := json.Unmarshal(nd.Meta, &meta); err != nil {
+		if err := json.Unmarshal(raw, &meta); err != nil {
 			continue
 		}
 		p, err := peer.Decode(meta.PeerID)
-		if err != nil || p == n.self || nd.Name != meta.PeerID || !g.isMember(meta.PeerID) {
+		if err != nil || p == n.self || name != meta.PeerID || !g.isMember(meta.PeerID) {
 			continue
 		}
 		var addrs []ma.Multiaddr
@@ -155,14 +184,25 @@ func (n *Node) refreshMembers(ctx context.Context) {
 		now[p] = true
 	}
 	n.mu.Lock()
-	var fresh []peer.ID
+	var fresh, dead []peer.ID
 	for p := range now {
 		if !n.alive[p] {
 			fresh = append(fresh, p)
 		}
 	}
+	for p := range n.alive {
+		if !now[p] {
+			dead = append(dead, p)
+		}
+	}
 	n.alive = now
 	n.mu.Unlock()
+	for _, p := range dead {
+		n.dropSessions(p)
+	}
+	if len(dead) > 0 {
+		n.NotifyLocalWrite() // what the dead peer was sending, a live one sends now
+	}
 	for _, p := range fresh {
 		n.startSession(ctx, p)
 	}

@@ -42,6 +42,8 @@ type Store interface {
 	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
 	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
 	SetDeviceName(ctx context.Context, origin, name string) error
+	// CutOrigin drops origin's ops past seq, held now or arriving later (a removal).
+	CutOrigin(ctx context.Context, origin string, seq uint64) (int, error)
 }
 
 var _ Store = (*replica.Replica)(nil)
@@ -53,6 +55,7 @@ const (
 	DefaultBatchSize           = 500
 	DefaultJoinRetry           = 2 * time.Second
 	sessionTimeout             = 2 * time.Minute
+	sessionIdle                = 10 * time.Second // per read or write of a session
 	pairTimeout                = 15 * time.Second
 )
 
@@ -162,8 +165,10 @@ type Node struct {
 	state      stateFile
 	invites    []pendingInvite
 	pairTarget peer.ID
+	hosting    int // pairings this device is answering as the inviter now
 	peers      map[peer.ID]*peerRun
 	alive      map[peer.ID]bool
+	metas      *liveMetas       // what memberlist's event delegate copied (safe to read any time)
 	cut        map[peer.ID]bool // peers a test has partitioned away (always empty in production)
 	pulling    map[string]bool  // origins some session is pulling now: no second session pulls them
 	started    bool
@@ -182,6 +187,8 @@ type peerRun struct {
 	// cause of the latest. From failWarn on, the peer shows the error in Status.
 	fails   int
 	lastErr string
+	// cancel ends the running session (a dead peer, a group change); nil when none runs.
+	cancel context.CancelFunc
 }
 
 // failWarn is the number of failed sessions in a row after which a peer is in error: one
@@ -224,6 +231,7 @@ func New(cfg Config) (*Node, error) {
 		stateKick:  make(chan struct{}, 1),
 		peers:      map[peer.ID]*peerRun{},
 		alive:      map[peer.ID]bool{},
+		metas:      &liveMetas{m: map[string][]byte{}},
 		pulling:    map[string]bool{},
 	}, nil
 }
@@ -317,6 +325,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return err
 	}
 	n.learnAddrs(g)
+	n.applyCuts(groupState{}, g)
 	if err := n.publishName(ctx); err != nil {
 		n.shutdownTransports()
 		cancel()
@@ -516,7 +525,11 @@ func (n *Node) syncAll(ctx context.Context, all bool) {
 	g := n.group()
 	n.mu.Lock()
 	alive := len(n.alive) > 0
+	removed := n.state.RemovedBy != ""
 	n.mu.Unlock()
+	if removed {
+		return // our ops would be dropped; Status says what to do
+	}
 	for id := range g.Members {
 		p, err := peer.Decode(id)
 		if err != nil || p == n.self {
@@ -555,12 +568,18 @@ func (n *Node) startSession(ctx context.Context, p peer.ID) {
 	go func() {
 		defer n.wg.Done()
 		for {
-			err := n.runSession(ctx, p)
+			sctx, cancel := context.WithCancel(ctx)
+			n.mu.Lock()
+			pr.cancel = cancel
+			n.mu.Unlock()
+			err := n.runSession(sctx, p)
+			cancel()
 			if err != nil && ctx.Err() == nil {
 				n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
 			}
 			n.mu.Lock()
-			n.noteSessionLocked(p, pr, err, ctx.Err() != nil)
+			pr.cancel = nil
+			n.noteSessionLocked(p, pr, err, ctx.Err() != nil || errors.Is(err, context.Canceled))
 			if pr.again && ctx.Err() == nil {
 				pr.again = false
 				n.mu.Unlock()
@@ -591,6 +610,32 @@ func (n *Node) noteSessionLocked(p peer.ID, pr *peerRun, err error, closing bool
 			n.log.Warn("sync with peer keeps failing", "peer", shortID(p), "sessions", pr.fails, "err", err)
 		}
 	}
+}
+
+// preemptSessions ends every running session and has it run again at once, so a group
+// change (a removal, a key rotation) reaches every member now, not after a long catch-up.
+func (n *Node) preemptSessions() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, pr := range n.peers {
+		if pr.cancel != nil {
+			pr.again = true
+			pr.cancel()
+		}
+	}
+}
+
+// dropSessions ends p's sessions (p was declared dead): its connection is closed, which
+// resets the streams of both our sessions and its, so the origins they were pulling are
+// free for a session with a live member, which a kick starts.
+func (n *Node) dropSessions(p peer.ID) {
+	n.mu.Lock()
+	if pr := n.peers[p]; pr != nil && pr.cancel != nil {
+		pr.cancel()
+	}
+	n.mu.Unlock()
+	n.host.Network().ClosePeer(p)
+	n.log.Debug("peer declared dead: its sessions dropped", "peer", shortID(p))
 }
 
 // learnAddrs puts every member's known addresses into the peerstore.
@@ -637,6 +682,10 @@ func (n *Node) applyGroupChange(before, g groupState) error {
 		}
 		n.log.Info("gossip key rotated", "epoch", g.KeyEpoch)
 	}
+	n.applyCuts(before, g)
+	if g.KeyEpoch != before.KeyEpoch || len(g.Removed) != len(before.Removed) {
+		n.preemptSessions() // a running session must not go on under the old state
+	}
 	for id := range g.Removed {
 		if _, was := before.Removed[id]; was {
 			continue
@@ -655,6 +704,30 @@ func (n *Node) applyGroupChange(before, g groupState) error {
 	n.learnAddrs(g)
 	kick(n.stateKick)
 	return nil
+}
+
+// applyCuts hands the replica every removal cut-off that is new or higher in g than in
+// before. Start calls it with an empty before, so a cut the state file holds but the replica
+// missed (a crash between the two) is applied at the next start.
+func (n *Node) applyCuts(before, g groupState) {
+	for id, seq := range g.Cuts {
+		if cur, ok := before.Cuts[id]; ok && cur >= seq {
+			continue
+		}
+		if id == n.self.String() {
+			continue // our own removal: Status says so; our op-log stays ours
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		dropped, err := n.cfg.Store.CutOrigin(ctx, id, seq)
+		cancel()
+		if err != nil {
+			n.log.Error("drop a removed device's later ops", "peer", id, "err", err)
+			continue
+		}
+		if dropped > 0 {
+			n.log.Info("dropped a removed device's ops past its removal", "peer", id, "ops", dropped, "cut", seq)
+		}
+	}
 }
 
 func shortID(p peer.ID) string {
@@ -683,8 +756,13 @@ func (n *Node) admit(p peer.ID, outbound bool) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	id := p.String()
-	if _, gone := n.state.Group.Removed[id]; gone || n.cut[p] {
+	if n.cut[p] {
 		return false
+	}
+	if _, gone := n.state.Group.Removed[id]; gone {
+		// A removed device may connect only to be told so: its sync stream gets one Error
+		// and the connection is closed (handleSync); pairing refuses it; we never dial it.
+		return !outbound
 	}
 	if n.state.Group.isMember(id) {
 		return true

@@ -97,9 +97,13 @@ func (n *Node) Join(ctx context.Context, code string) error {
 		return err
 	}
 	if c.Inviter == n.self {
-		return errors.New("join: this code was created on this device")
+		return ErrOwnInvite
 	}
 	n.mu.Lock()
+	if n.hosting > 0 {
+		n.mu.Unlock()
+		return ErrCrossJoin // a device is joining us right now: its join decides the group
+	}
 	if len(n.state.Group.Members) > 1 {
 		n.mu.Unlock()
 		return ErrAlreadyInGroup
@@ -115,8 +119,15 @@ func (n *Node) Join(ctx context.Context, code string) error {
 	ctx, cancel := context.WithTimeout(ctx, pairTimeout)
 	defer cancel()
 	// Start clean: a connection or addresses left from an earlier attempt may belong to a
-	// moment when the inviter had no invite open, and would be refused.
-	n.host.Network().ClosePeer(c.Inviter)
+	// moment when the inviter had no invite open, and would be refused. Not while we have an
+	// invite open ourselves: the inviter may be dialing us to join at this moment (crossing
+	// joins), and closing its connection would fail its join for no reason.
+	n.mu.Lock()
+	hostingOpen := n.pendingInvitesLocked() > 0
+	n.mu.Unlock()
+	if !hostingOpen {
+		n.host.Network().ClosePeer(c.Inviter)
+	}
 	n.host.Peerstore().ClearAddrs(c.Inviter)
 	if err := n.host.Connect(ctx, peer.AddrInfo{ID: c.Inviter, Addrs: []ma.Multiaddr{c.Addr}}); err != nil {
 		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
@@ -230,9 +241,33 @@ func (n *Node) handlePair(s network.Stream) {
 	n.mu.Lock()
 	_, removed := n.state.Group.Removed[p.String()]
 	pending := n.pendingInvitesLocked()
+	// Two joins that cross (each device joins the other's code): exactly one may win, or
+	// the two devices would each adopt the other's group. While joining, a device hosts a
+	// joiner only if its own peer ID is the smaller; the other device refuses (busy), so its
+	// join fails and the group is the smaller ID's. Hosting blocks a Join from starting.
+	crossing := n.pairTarget != "" && n.self.String() > p.String()
+	if !removed && pending > 0 && !crossing {
+		n.hosting++
+		defer func() {
+			n.mu.Lock()
+			n.hosting--
+			n.mu.Unlock()
+		}()
+	}
 	n.mu.Unlock()
 	if removed || pending == 0 {
 		refuse("no pending invite")
+		return
+	}
+	if crossing {
+		n.log.Info("pairing refused: this device is joining another group right now", "peer", shortID(p))
+		_ = s.SetDeadline(time.Now().Add(2 * time.Second))
+		c := n.newConn(s)
+		_ = c.send(&message{Type: msgError, Text: busyText})
+		_ = c.flush()
+		_ = s.CloseWrite()
+		_, _ = io.Copy(io.Discard, io.LimitReader(s, 1<<10))
+		s.Reset()
 		return
 	}
 	_ = s.SetDeadline(time.Now().Add(pairTimeout))
@@ -314,6 +349,10 @@ func (n *Node) Remove(ctx context.Context, device string) (Member, error) {
 	if _, err := rand.Read(key); err != nil {
 		return Member{}, fmt.Errorf("remove: %w", err)
 	}
+	vv, err := n.cfg.Store.VersionVector(ctx)
+	if err != nil {
+		return Member{}, fmt.Errorf("remove: %w", err)
+	}
 	n.mu.Lock()
 	m, err := resolveMember(n.state.Group, device)
 	if err != nil {
@@ -326,6 +365,9 @@ func (n *Node) Remove(ctx context.Context, device string) (Member, error) {
 	}
 	before := n.state.Group.clone()
 	n.state.Group.Removed[m.PeerID] = n.cfg.Now().UnixMilli()
+	// The cut-off: every op of the device this member holds stays, everything later is
+	// dropped by every member (a concurrent removal that knew more raises it: max).
+	n.state.Group.Cuts[m.PeerID] = max(n.state.Group.Cuts[m.PeerID], vv[m.PeerID])
 	delete(n.state.Group.Members, m.PeerID)
 	n.state.Group.KeyEpoch++
 	n.state.Group.Key = key

@@ -11,6 +11,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -33,13 +34,18 @@ func (n *Node) newConn(s network.Stream) *conn {
 	return &conn{n: n, s: s, r: bufio.NewReaderSize(s, 64<<10), w: bufio.NewWriterSize(s, 64<<10)}
 }
 
+// Every read and write of a session must make progress within sessionIdle: a connection
+// that went dead (a cut cable, a sleeping laptop) ends the session in seconds, not at the
+// session deadline, and frees the origins it was pulling for another session.
 func (c *conn) send(m *message) error {
+	_ = c.s.SetWriteDeadline(time.Now().Add(sessionIdle))
 	k, err := writeMessage(c.w, m)
 	c.n.stats.BytesSent.Add(int64(k))
 	return err
 }
 
 func (c *conn) flush() error {
+	_ = c.s.SetWriteDeadline(time.Now().Add(sessionIdle))
 	if err := c.w.Flush(); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
@@ -47,9 +53,16 @@ func (c *conn) flush() error {
 }
 
 func (c *conn) recv() (*message, error) {
+	_ = c.s.SetReadDeadline(time.Now().Add(sessionIdle))
 	m, k, err := readMessage(c.r)
 	c.n.stats.BytesRecv.Add(int64(k))
 	if err == nil && m.Type == msgError {
+		switch m.Text {
+		case removedText:
+			return nil, ErrRemoved
+		case busyText:
+			return nil, ErrCrossJoin
+		}
 		return nil, fmt.Errorf("peer refused: %s: %w", m.Text, ErrProtocol)
 	}
 	return m, err
@@ -136,6 +149,9 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 		return err
 	}
 	rh, err := c.expect(msgHello)
+	if errors.Is(err, ErrRemoved) {
+		n.markRemoved(p)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,16 +163,17 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 		s.Reset()
 		return err
 	}
-	if err := n.pull(ctx, c, h.VV, rh.VV); err != nil {
+	pulled := n.pull(ctx, c, h.VV, rh.VV)
+	if pulled != nil && !errors.Is(pulled, memory.ErrClockAhead) {
 		s.Reset()
-		return err
+		return pulled
 	}
 	if err := n.serve(ctx, c); err != nil {
 		s.Reset()
 		return err
 	}
 	n.markSynced(p)
-	return nil
+	return pulled // a refused stamp: the peer got our ops, and Status shows the cause
 }
 
 // handleSync is the responder's side. Non-members are refused before a byte is read.
@@ -167,7 +184,12 @@ func (n *Node) handleSync(s network.Stream) {
 	}
 	defer n.wg.Done()
 	p := s.Conn().RemotePeer()
-	if !n.group().isMember(p.String()) {
+	g := n.group()
+	if _, gone := g.Removed[p.String()]; gone {
+		n.tellRemoved(s, p)
+		return
+	}
+	if !g.isMember(p.String()) {
 		s.Reset()
 		n.mu.Lock()
 		pairing := p == n.pairTarget // our inviter, which already counts us in; we are still in the handshake
@@ -226,7 +248,11 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 	// peer's, started by the same event) would otherwise fetch and apply the same ops twice.
 	w := &message{Type: msgWant}
 	n.mu.Lock()
+	cuts := n.state.Group.Cuts
 	for _, o := range sortedOrigins(theirs) {
+		if cut, removed := cuts[o]; removed && mine[o] >= cut {
+			continue // a removed device: nothing past its cut-off is wanted (ApplyOps drops it too)
+		}
 		if theirs[o] > mine[o] && !n.pulling[o] {
 			n.pulling[o] = true
 			w.Wants = append(w.Wants, want{Origin: o, After: mine[o]})
@@ -247,6 +273,7 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 		return err
 	}
 	applied := 0
+	var refused error // ops refused for their clock stamp: reported when the pull is done
 	defer func() {
 		if applied > 0 {
 			n.NotifyLocalWrite() // relay: what we just learned goes on to the other members
@@ -285,9 +312,14 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 		}
 		switch r.m.Type {
 		case msgDone:
-			return nil
+			return refused
 		case msgOps:
 			res, err := n.cfg.Store.ApplyOps(ctx, r.m.Ops)
+			if errors.Is(err, memory.ErrClockAhead) {
+				// The rest was applied; the session goes on (other origins are not held up)
+				// and ends with this error, which Status shows once it repeats.
+				refused, err = fmt.Errorf("apply batch from %s: %w", r.m.Origin, err), nil
+			}
 			if err != nil {
 				return fmt.Errorf("apply batch from %s: %w", r.m.Origin, err)
 			}

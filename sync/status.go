@@ -44,6 +44,9 @@ type Status struct {
 	Devices        []PeerStatus `json:"devices"`
 	Removed        []string     `json:"removed,omitempty"`
 	PendingInvites int          `json:"pending_invites"`
+	// RemovedBy names the member that told this device it was removed from the group; the
+	// device no longer syncs until 'memnode peers leave' gives it a group of its own.
+	RemovedBy string `json:"removed_by,omitempty"`
 }
 
 // Status reports every device of the group: self first, then by name.
@@ -68,6 +71,12 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	defer n.mu.Unlock()
 	g := n.state.Group
 	st := Status{GroupID: g.GroupID, KeyEpoch: g.KeyEpoch, PendingInvites: n.pendingInvitesLocked()}
+	if by := n.state.RemovedBy; by != "" {
+		st.RemovedBy = g.Members[by].Name
+		if st.RemovedBy == "" {
+			st.RemovedBy = shortIDString(by)
+		}
+	}
 	for id, m := range g.Members {
 		ps := PeerStatus{Name: m.Name, PeerID: id, ShortID: shortIDString(id), Addrs: m.Addrs, Version: m.Version, State: StateDead}
 		if s, ok := states[id]; ok {

@@ -79,10 +79,13 @@ func TestGroupMergeIsACRDT(t *testing.T) {
 	y := base.clone()
 	y.Members["c"] = Member{PeerID: "c", Name: "c", Updated: 3}
 	y.Removed["b"] = 5
+	y.Cuts = map[string]uint64{"b": 7}
 	y.KeyEpoch, y.Key = 2, key(2)
 	z := base.clone()
 	z.Members["a"] = Member{PeerID: "a", Name: "laptop", Updated: 9}
 	z.KeyEpoch, z.Key = 2, key(3) // concurrent rotation: the larger key wins everywhere
+	z.Removed["b"] = 6
+	z.Cuts = map[string]uint64{"b": 9} // a concurrent removal that knew more: the max cut wins
 
 	fold := func(states ...groupState) string {
 		acc := states[0].clone()
@@ -91,7 +94,7 @@ func TestGroupMergeIsACRDT(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return fmt.Sprintf("%d %x %v %v", acc.KeyEpoch, acc.Key[:1], acc.Members, acc.Removed)
+		return fmt.Sprintf("%d %x %v %v %v", acc.KeyEpoch, acc.Key[:1], acc.Members, acc.Removed, acc.Cuts)
 	}
 	want := fold(x, y, z)
 	for _, order := range [][]groupState{{y, x, z}, {z, y, x}, {x, z, y, x, y}, {z, z, x, y, y}} {
@@ -99,7 +102,7 @@ func TestGroupMergeIsACRDT(t *testing.T) {
 			t.Fatalf("merge depends on order:\n%s\n%s", want, got)
 		}
 	}
-	if !strings.Contains(want, "laptop") || strings.Contains(want, "b:{b") || !strings.HasPrefix(want, "2 03") {
+	if !strings.Contains(want, "laptop") || strings.Contains(want, "b:{b") || !strings.HasPrefix(want, "2 03") || !strings.HasSuffix(want, "map[b:9]") {
 		t.Fatalf("unexpected merge result %s", want)
 	}
 	other := base.clone()

@@ -73,15 +73,27 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 	if err == nil {
 		t.Fatal("a 5 MB note was accepted")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "limit") || strings.Contains(msg, "internal error") {
+	if msg := err.Error(); !strings.Contains(msg, "too large") || strings.Contains(msg, "internal error") {
 		t.Fatalf("5 MB note refused without a clear cause: %v", err)
 	}
 	t.Logf("5 MB note refused: %v", err)
+	// A 5 MB import line (what issue 12 reproduced too) reaches the replica's record limit.
+	line := `{"kind":"observation","observation":{"id":"01M8SA0000000000000000HUGE","session_id":"imported","project":"bigproj","type":"discovery","title":"hugeimportxray","narrative":"` +
+		strings.Repeat("n", 5<<20) + `","created_at":1700000000000}}` + "\n"
+	file := filepath.Join(t.TempDir(), "huge.jsonl")
+	if err := os.WriteFile(file, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := a.run(nil, "import", "--quiet", file)
+	if r.code == 0 || !strings.Contains(r.stderr, "limit of one record") {
+		t.Fatalf("5 MB import line: exit %d, stderr %q; want a refusal naming the record limit", r.code, r.stderr)
+	}
+	t.Logf("5 MB import line refused: %s", strings.TrimSpace(r.stderr))
 
-	// A note just under the limit is accepted and synced.
-	big := strings.Repeat("x", 900<<10) + " bignotezulu"
+	// A note at the note limit is accepted and synced.
+	big := strings.Repeat("x", 60<<10) + " bignotezulu"
 	if _, err := c.SaveNote(ctx, apitype.Note{Text: big, Project: "bigproj", Title: "bignotezulu"}); err != nil {
-		t.Fatalf("900 KiB note: %v", err)
+		t.Fatalf("60 KiB note: %v", err)
 	}
 	for i, word := range []string{"afterhugeone", "afterhugetwo"} {
 		a.write(word)
@@ -92,14 +104,47 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 		}
 	}
 	if len(b.find(cli, "bignotezulu")) == 0 {
-		t.Error("the 900 KiB note did not reach B")
+		t.Error("the 60 KiB note did not reach B")
 	}
-	if len(b.find(cli, "hugenoteyankee")) != 0 || len(a.find(cli, "hugenoteyankee")) != 0 {
+	if len(b.find(cli, "hugenoteyankee")) != 0 || len(a.find(cli, "hugenoteyankee")) != 0 || len(a.find(cli, "hugeimportxray")) != 0 {
 		t.Error("the refused note was stored")
 	}
 	for _, d := range a.peers().Devices {
 		if d.Error != "" {
 			t.Errorf("A shows a sync error for %s: %s", d.Name, d.Error)
 		}
+	}
+}
+
+// TestSyncAbsurdClockIsRefused is issue 12's third defect: importing one record stamped
+// 2^63-4 (or 2^64-1) dragged every device's clock to the top, then every write failed. Now
+// the import is refused with a clear error and both devices keep writing and syncing.
+func TestSyncAbsurdClockIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two-node sync test skipped in -short")
+	}
+	a, b := syncPair(t)
+	cli := searchCLI(a.instance)
+	for _, hlc := range []string{"9223372036854775804", "18446744073709551615"} {
+		line := `{"kind":"observation","observation":{"id":"01ZZZZZZZZ0000000000000000","session_id":"imported","project":"p","type":"discovery","title":"absurdclock","created_at":1700000000000,"hlc":` + hlc + "}}\n"
+		file := filepath.Join(t.TempDir(), "absurd.jsonl")
+		if err := os.WriteFile(file, []byte(line), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := a.run(nil, "import", "--quiet", file)
+		if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "ahead of this device's clock") {
+			t.Fatalf("import of hlc %s: exit %d, stdout %q, stderr %q; want a refusal that names the clock", hlc, r.code, r.stdout, r.stderr)
+		}
+		t.Logf("hlc %s refused: %s", hlc, strings.TrimSpace(r.stderr))
+	}
+	for _, w := range []struct {
+		from, to *syncNode
+		word     string
+	}{{a, b, "afterclockalpha"}, {b, a, "afterclockbravo"}, {a, b, "afterclockalpha2"}} {
+		w.from.write(w.word)
+		poll(t, w.to.name+" to get "+w.word, 15*time.Second, func() bool { return len(w.to.find(cli, w.word)) > 0 })
+	}
+	if len(a.find(cli, "absurdclock")) != 0 {
+		t.Fatal("the refused record was stored")
 	}
 }

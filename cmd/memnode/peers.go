@@ -23,7 +23,9 @@ const peersUsage = `usage:
   memnode peers invite [--ttl 10m]    print a single-use code for a new device
   memnode peers join [CODE]           join the group of the device that printed CODE
                                       (without CODE, it is read from stdin)
-  memnode peers remove DEVICE         revoke a device (name, short ID or peer ID) for good`
+  memnode peers remove DEVICE         revoke a device (name, short ID or peer ID) for good
+  memnode peers leave                 leave the group (this device keeps its memory and
+                                      becomes a group of one, which can join another)`
 
 // cmdPeers administers the device group through the running node's API.
 func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
@@ -97,6 +99,16 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		fmt.Fprintf(env.Stdout, "Removed %s (%s). It can no longer connect, and the group key was rotated.\n", m.Name, m.PeerID)
 		return 0
+	case "leave":
+		if len(args) != 0 {
+			fmt.Fprintln(env.Stderr, peersUsage)
+			return 2
+		}
+		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/leave", nil, nil); err != nil {
+			return fail(env, "peers leave: %v", err)
+		}
+		fmt.Fprintln(env.Stdout, "Left the group. This device keeps its memory and is now a group of one; `memnode peers join CODE` joins another.")
+		return 0
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, peersUsage)
 		return 0
@@ -106,6 +118,9 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func printPeers(w io.Writer, st memsync.Status) {
+	if st.RemovedBy != "" {
+		fmt.Fprintf(w, "This device was removed from its group (told by %s): it no longer syncs. Run `memnode peers leave`, then join another group.\n", st.RemovedBy)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DEVICE\tPEER\tSTATE\tLAST SYNC\tBEHIND\tADDRESSES")
 	for _, d := range st.Devices {

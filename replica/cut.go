@@ -1,0 +1,144 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/memnode/memnode/feed"
+)
+
+// CutOrigin makes seq the last op of origin this replica will ever hold: the ops of origin
+// past it are deleted with what they wrote (records they created are deleted, session and
+// device registers they won are recomputed from the remaining ops), and ApplyOps drops them
+// from now on. Sync calls it when a device is removed, with the removal's cut-off, so a
+// removed device's later writes are dropped everywhere, whatever path they arrive by.
+// A cut only rises: a lower seq than the current cut changes nothing. It returns how many
+// ops it deleted.
+//
+// What a cut cannot undo: a forget the removed device wrote past the cut that was applied
+// here before the cut; the forgotten content is gone (privacy comes first).
+func (r *Replica) CutOrigin(ctx context.Context, origin string, seq uint64) (int, error) {
+	if origin == "" || origin == r.cfg.Origin {
+		return 0, fmt.Errorf("cut origin %q: %w", origin, ErrBadOp)
+	}
+	dropped := 0
+	err := r.writeTx(ctx, func(tx *wtx) error {
+		dropped = 0
+		tx.change.Origin = feed.Device
+		if _, err := tx.ExecContext(ctx, `INSERT INTO origin_cuts(origin, seq) VALUES (?, ?)
+			ON CONFLICT(origin) DO UPDATE SET seq = MAX(seq, excluded.seq)`, origin, seq); err != nil {
+			return fmt.Errorf("cut origin: %w", err)
+		}
+		cut, _, err := originCut(ctx, tx, origin)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT kind, record_id FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+		if err != nil {
+			return fmt.Errorf("cut origin: %w", err)
+		}
+		type rec struct{ kind, id string }
+		var recs []rec
+		for rows.Next() {
+			var x rec
+			if err := rows.Scan(&x.kind, &x.id); err != nil {
+				rows.Close()
+				return fmt.Errorf("cut origin: %w", err)
+			}
+			recs = append(recs, x)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("cut origin: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+		if err != nil {
+			return fmt.Errorf("cut origin: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		dropped = int(n)
+		if _, err := tx.ExecContext(ctx, "UPDATE version_vector SET seq = ? WHERE origin = ? AND seq > ?", cut, origin, cut); err != nil {
+			return fmt.Errorf("cut origin: %w", err)
+		}
+		for _, x := range recs {
+			if err := r.rewind(ctx, tx, x.kind, x.id); err != nil {
+				return fmt.Errorf("cut origin %s: %w", x.id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return dropped, nil
+}
+
+// rewind makes a record what the remaining ops say: it deletes the row and applies again
+// the ops still held for it (none for a record the cut origin created; for a register,
+// the values the other devices wrote, whose LWW winner comes out the same in any order).
+// A forget is not rewound: its tombstone stays.
+func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
+	var del string
+	key := id
+	switch kind {
+	case OpObservation:
+		del = "DELETE FROM observations WHERE id = ?"
+	case OpPrompt:
+		del = "DELETE FROM prompts WHERE id = ?"
+	case OpSummary:
+		del = "DELETE FROM summaries WHERE id = ?"
+	case OpSession:
+		del = "DELETE FROM sessions WHERE id = ?"
+	case OpDevice:
+		del = "DELETE FROM devices WHERE origin = ?"
+		key = strings.TrimPrefix(id, "device:")
+	default:
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, del, key); err != nil {
+		return err
+	}
+	tx.record(kind, key) // subscribers re-read it: gone, or as the remaining ops say
+	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
+		WHERE record_id = ? AND kind = ? ORDER BY origin, seq`, id, kind)
+	if err != nil {
+		return err
+	}
+	var ops []Op
+	for rows.Next() {
+		var op Op
+		var seq, hlc int64
+		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload); err != nil {
+			rows.Close()
+			return err
+		}
+		op.Seq, op.HLC = uint64(seq), uint64(hlc)
+		ops = append(ops, op)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, op := range ops {
+		if err := r.applyOne(ctx, tx, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// originCut returns the cut-off of origin, if it has one.
+func originCut(ctx context.Context, tx *wtx, origin string) (uint64, bool, error) {
+	var s int64
+	err := tx.QueryRowContext(ctx, "SELECT seq FROM origin_cuts WHERE origin = ?", origin).Scan(&s)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("origin cut: %w", err)
+	}
+	return uint64(s), true, nil
+}

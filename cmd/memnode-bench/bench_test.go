@@ -176,6 +176,10 @@ func TestBenchTiny(t *testing.T) {
 			t.Errorf("%s stats %+v", name, s)
 		}
 	}
+	if res.RSS.Idle.Anon <= 0 || res.RSS.Idle.Pss <= 0 || res.FirstAfterIdleMs <= 0 {
+		t.Errorf("idle: %+v, first request after idle %.2f ms; want RssAnon, PSS and a latency", res.RSS.Idle, res.FirstAfterIdleMs)
+	}
+	t.Logf("idle node: RssAnon %d kB, PSS %d kB, RSS %d kB; first request after idle %.2f ms", res.RSS.Idle.Anon, res.RSS.Idle.Pss, res.RSS.Idle.RSS, res.FirstAfterIdleMs)
 	if res.Context.N != cfg.ContextRuns || res.Context.P50 <= 0 || res.ContextBytes == 0 {
 		t.Errorf("context: %+v, %d bytes", res.Context, res.ContextBytes)
 	}

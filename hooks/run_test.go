@@ -21,6 +21,7 @@ import (
 	"github.com/memnode/memnode/platform/registry"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -261,21 +262,8 @@ func TestFixtureSessionReplay(t *testing.T) {
 // assertNoSecretUnder greps every file below dir.
 func assertNoSecretUnder(t *testing.T, dir string) {
 	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte("SECRET-")) {
-			t.Errorf("%s contains a secret", p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range testkit.FilesContaining(t, dir, "SECRET-") {
+		t.Errorf("%s contains a secret", f)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/base32"
@@ -9,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -532,19 +531,7 @@ func TestSyncThreeNodes(t *testing.T) {
 
 func dataDirContains(t *testing.T, dir, needle string) bool {
 	t.Helper()
-	found := false
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || found {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		found = found || bytes.Contains(b, []byte(needle))
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return found
+	return len(testkit.FilesContaining(t, dir, needle)) > 0
 }
 
 func tail(s string, n int) string {

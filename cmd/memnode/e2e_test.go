@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/platform/registry"
 )
@@ -67,21 +64,8 @@ func replayFixture(t *testing.T, in *instance) string {
 // grepDataDir fails if any file under dir contains needle.
 func grepDataDir(t *testing.T, dir, needle string) {
 	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() { // the socket, directories
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(needle)) {
-			t.Errorf("%s contains %q", p, needle)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, f := range testkit.FilesContaining(t, dir, needle) {
+		t.Errorf("%s contains %q", f, needle)
 	}
 }
 
@@ -196,10 +180,6 @@ func TestNodeReleasesStartupPages(t *testing.T) {
 		t.Skip("Linux only")
 	}
 	in := newInstance(t)
-	// Off by default (configs.Settings.ReleaseStartupPages).
-	if err := os.WriteFile(filepath.Join(in.dataDir, configs.SettingsFile), []byte(`{"release_startup_pages": true}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	in.start()
 	logPath := filepath.Join(in.dataDir, "logs", "memnode.log")
 	testkit.WaitFor(t, "the release to be logged", 30*time.Second, func() bool {

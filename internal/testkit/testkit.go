@@ -105,3 +105,28 @@ func CorruptDB(tb testing.TB, path string) {
 		tb.Fatal(err)
 	}
 }
+
+// FilesContaining returns the regular files below dir (relative paths) whose bytes contain
+// needle. Sockets, pipes and links are passed over: a running node keeps its socket there.
+func FilesContaining(tb testing.TB, dir, needle string) []string {
+	tb.Helper()
+	var hits []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(needle)) {
+			rel, _ := filepath.Rel(dir, p)
+			hits = append(hits, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("read the files below %s: %v", dir, err)
+	}
+	return hits
+}

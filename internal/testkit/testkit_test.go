@@ -2,6 +2,10 @@ package testkit
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -76,5 +80,27 @@ func TestOpenReplica(t *testing.T) {
 	r := OpenReplica(t, "origin-a")
 	if r.Origin() != "origin-a" {
 		t.Fatalf("origin = %q", r.Origin())
+	}
+}
+
+func TestFilesContainingSkipsSocketsAndFindsNestedFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "spool"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"a.db": "no", "spool/b.jsonl": "has NEEDLE", "c.log": "NEEDLE too"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "memnode.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got := FilesContaining(t, dir, "NEEDLE")
+	sort.Strings(got)
+	if strings.Join(got, ",") != "c.log,spool/b.jsonl" {
+		t.Fatalf("FilesContaining = %v", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed/worker"
 	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/internal/prio"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
@@ -25,7 +26,7 @@ func (n *Node) startEmbed(rep *replica.Replica, svc *search.Service) {
 	if n.cfg.Embedder == nil {
 		return
 	}
-	w := worker.New(worker.Config{Open: n.cfg.Embedder, Store: rep, Feed: n.feed, Search: svc, Logger: n.log, Background: lowerPriority})
+	w := worker.New(worker.Config{Open: n.cfg.Embedder, Store: rep, Feed: n.feed, Search: svc, Logger: n.log, Background: prio.Lower})
 	n.embedW.Store(w)
 	w.Start()
 }

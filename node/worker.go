@@ -9,6 +9,7 @@ import (
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/prio"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
@@ -70,7 +71,7 @@ type stats struct {
 // worker claims one session's events at a time, turns them into records and commits them
 // together with the removal of the queue rows: an event is either still queued or stored.
 func (n *Node) worker(ctx context.Context) {
-	if err := lowerPriority(); err != nil {
+	if err := prio.Lower(); err != nil {
 		n.log.Debug("worker keeps normal CPU priority", "err", err)
 	}
 	idle := time.NewTicker(500 * time.Millisecond)
@@ -288,7 +289,9 @@ func (n *Node) process(ctx context.Context, rep committer, evs []replica.Pending
 	if k := b.ClipOversized(); k > 0 {
 		n.log.Warn("records clipped to the record size limit", "records", k, "limit_bytes", replica.MaxRecordSize)
 	}
-	res, err := rep.Commit(ctx, b)
+	// The commit takes the single writer: at normal priority (prio.Unlowered).
+	var res replica.CommitResult
+	prio.Unlowered(func() { res, err = rep.Commit(ctx, b) })
 	if err != nil {
 		return err
 	}

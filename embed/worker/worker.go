@@ -13,6 +13,7 @@ import (
 
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/prio"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 )
@@ -320,7 +321,9 @@ func (w *Worker) step(ctx context.Context, e embed.Embedder) (bool, error) {
 			rows[i].Dim, rows[i].Blob = e.Dim(), embed.EncodeVector(vecs[i])
 		}
 	}
-	if _, err := w.cfg.Store.PutVectors(ctx, model, rows); err != nil {
+	// The write takes the single SQLite writer: never on the lowered thread (prio.Unlowered).
+	prio.Unlowered(func() { _, err = w.cfg.Store.PutVectors(ctx, model, rows) })
+	if err != nil {
 		return false, err
 	}
 	idx := w.idx.Load()

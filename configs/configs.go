@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
-)
 
-// SettingsFile is the name of the settings file inside the data dir.
-const SettingsFile = "settings.json"
+	"github.com/memnode/memnode/internal/datadir"
+)
 
 // Settings are the user-tunable knobs. Precedence: flag > env > settings file > defaults.
 type Settings struct {
@@ -143,7 +141,8 @@ func DefaultGossipPort(uid int) int { return DefaultPort(uid) + 200 }
 // Load reads dataDir/settings.json over the defaults. A missing file is not an error.
 func Load(dataDir string) (Settings, error) {
 	s := Default()
-	b, err := os.ReadFile(filepath.Join(dataDir, SettingsFile))
+	path := datadir.Dir(dataDir).Settings()
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -151,7 +150,7 @@ func Load(dataDir string) (Settings, error) {
 		return s, fmt.Errorf("read settings: %w", err)
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("parse %s: %w", filepath.Join(dataDir, SettingsFile), err)
+		return s, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return s, s.Validate()
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 
@@ -229,7 +230,7 @@ func (h *hook) settleFailures() int {
 			return 0
 		}
 		if n >= h.cfg.FailLoudThreshold {
-			where := filepath.Join(h.cfg.DataDir, "spool")
+			where := datadir.Dir(h.cfg.DataDir).Spool()
 			fmt.Fprintf(h.stderr, "memnode: node unreachable for %d consecutive hooks (events are spooled in %s); run 'memnode start' or see 'memnode status'\n", n, where)
 			return 2
 		}
@@ -243,11 +244,11 @@ func (h *hook) logf(format string, a ...any) {
 	if h.cfg.DataDir == "" {
 		return
 	}
-	dir := filepath.Join(h.cfg.DataDir, "logs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	dd := datadir.Dir(h.cfg.DataDir)
+	if err := os.MkdirAll(dd.Logs(), 0o700); err != nil {
 		return
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "hook.log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(dd.HookLog(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return
 	}

@@ -2,10 +2,11 @@ package hooks
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // TestEventNeitherDeliveredNorSpooledFailsLoudAtOnce: the node is down and the spool cannot
@@ -15,7 +16,7 @@ func TestEventNeitherDeliveredNorSpooledFailsLoudAtOnce(t *testing.T) {
 	n := newFakeNode(t)
 	cfg := n.config(t)
 	cfg.BaseURL = deadURL(t)
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, spoolDir), []byte("not a dir"), 0o600); err != nil {
+	if err := os.WriteFile(datadir.Dir(cfg.DataDir).Spool(), []byte("not a dir"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	payload := map[string]any{"session_id": sid, "cwd": newProject(t), "tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // The spool is DataDir/spool/events.jsonl: one Event per line, appended by hooks while the
@@ -29,7 +30,6 @@ import (
 // Appends and the rotation both run under an flock on spool/.lock, and an appender closes
 // the file before unlocking; so once rotated, a file has no writer left and is read whole.
 const (
-	spoolDir       = "spool"
 	spoolFile      = "events.jsonl"
 	replayingExt   = ".replaying"
 	drainBatchSize = 256
@@ -48,7 +48,7 @@ func AppendSpool(dataDir string, ev apitype.Event) error {
 		return fmt.Errorf("encode spooled event: %w", err)
 	}
 	line = append(line, '\n')
-	dir := filepath.Join(dataDir, spoolDir)
+	dir := datadir.Dir(dataDir).Spool()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create spool dir: %w", err)
 	}
@@ -111,7 +111,7 @@ func lockSpool(dir string) (func(), error) {
 // many fn accepted. A file is deleted only after fn accepted all of it; on error the rest
 // stays for the next drain. Lines that do not decode (a write torn by a crash) are skipped.
 func DrainSpool(dataDir string, fn func([]apitype.Event) error) (int, error) {
-	dir := filepath.Join(dataDir, spoolDir)
+	dir := datadir.Dir(dataDir).Spool()
 	if err := rotateSpool(dir); err != nil {
 		return 0, err
 	}

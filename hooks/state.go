@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // failureState is DataDir/state/hook-failures.json: consecutive hooks that could not reach
@@ -21,7 +22,7 @@ type failureState struct {
 }
 
 func failuresPath(dataDir string) string {
-	return filepath.Join(dataDir, "state", "hook-failures.json")
+	return datadir.Dir(dataDir).HookFailures()
 }
 
 func readFailures(dataDir string) failureState {

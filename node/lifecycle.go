@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/internal/datadir"
 
 	"crypto/rand"
 	"encoding/hex"
@@ -14,16 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-)
-
-// Files in the data dir.
-const (
-	LockFile     = "memnode.lock"
-	PIDFile      = "memnode.pid"
-	TokenFile    = "token"
-	DBFile       = "memnode.db"
-	LogDir       = "logs"
-	IdentityFile = "identity.key"
 )
 
 // ErrAlreadyRunning means another node holds the data dir.
@@ -40,7 +31,7 @@ type PIDInfo struct {
 // lock takes an exclusive flock on the data dir. The kernel releases it when the process
 // dies, so a crashed node never blocks the next one and two nodes never share a data dir.
 func lock(dataDir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dataDir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(datadir.Dir(dataDir).Lock(), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock data dir: %w", err)
 	}
@@ -69,7 +60,7 @@ func Held(dataDir string) bool {
 // LockHolder returns the pid of the process holding the data dir's lock, read from
 // /proc/locks (Linux); known is false where the kernel does not tell.
 func LockHolder(dataDir string) (pid int, known bool) {
-	fi, err := os.Stat(filepath.Join(dataDir, LockFile))
+	fi, err := os.Stat(datadir.Dir(dataDir).Lock())
 	if err != nil {
 		return 0, errors.Is(err, fs.ErrNotExist) // no lock file: nobody holds it
 	}
@@ -106,7 +97,7 @@ func lockHolder(locks string, ino uint64) int {
 // ReadPIDFile returns the pid file's content.
 func ReadPIDFile(dataDir string) (PIDInfo, error) {
 	var p PIDInfo
-	b, err := os.ReadFile(filepath.Join(dataDir, PIDFile))
+	b, err := os.ReadFile(datadir.Dir(dataDir).PID())
 	if err != nil {
 		return p, err
 	}
@@ -155,9 +146,9 @@ func SecureDataDir(dataDir string) error {
 	})
 }
 
-// loadOrCreateSecret returns the hex secret in file name, creating it (0600) if missing.
-func loadOrCreateSecret(dataDir, name string, nbytes int) (string, error) {
-	path := filepath.Join(dataDir, name)
+// loadOrCreateSecret returns the hex secret in the file at path, creating it (0600) if missing.
+func loadOrCreateSecret(path string, nbytes int) (string, error) {
+	name := filepath.Base(path)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if s := strings.TrimSpace(string(b)); s != "" {

@@ -12,6 +12,7 @@ package node
 import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/memory"
 
 	"context"
@@ -20,7 +21,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -181,12 +181,12 @@ func (n *Node) start(ctx context.Context) error {
 		return err
 	}
 	n.lockF = f
-	if n.token, err = loadOrCreateSecret(n.cfg.DataDir, TokenFile, 32); err != nil {
+	if n.token, err = loadOrCreateSecret(datadir.Dir(n.cfg.DataDir).Token(), 32); err != nil {
 		return err
 	}
 	// The replica's origin is the device's libp2p peer ID: one identity for the op-log and
 	// for the group.
-	_, peerID, err := memsync.LoadOrCreateIdentity(filepath.Join(n.cfg.DataDir, IdentityFile))
+	_, peerID, err := memsync.LoadOrCreateIdentity(datadir.Dir(n.cfg.DataDir).Identity())
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (n *Node) start(ctx context.Context) error {
 	p, _ := strconv.Atoi(port)
 	exe, _ := os.Executable()
 	pid := PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
-	if err := atomicfile.Write(filepath.Join(n.cfg.DataDir, PIDFile), mustJSON(pid), 0o600); err != nil {
+	if err := atomicfile.Write(datadir.Dir(n.cfg.DataDir).PID(), mustJSON(pid), 0o600); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	n.pidWritten = true
@@ -282,7 +282,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	path := filepath.Join(n.cfg.DataDir, DBFile)
+	path := datadir.Dir(n.cfg.DataDir).DB()
 	rep, err := replica.Open(ctx, replica.Config{
 		Path:      path,
 		Origin:    n.origin,
@@ -372,7 +372,7 @@ func (n *Node) stop(ctx context.Context) error {
 	if n.lockF != nil {
 		// Remove the pid file only while we still hold the lock: it is ours.
 		if n.pidWritten {
-			os.Remove(filepath.Join(n.cfg.DataDir, PIDFile))
+			os.Remove(datadir.Dir(n.cfg.DataDir).PID())
 			n.pidWritten = false
 		}
 		errs = append(errs, n.lockF.Close())

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 )
@@ -99,10 +99,10 @@ func TestHealthAnswersBeforeReadyAndDataRoutesWait(t *testing.T) {
 	testkit.LeakCheck(t)
 	s := testSettings()
 	n, started := startingNode(t, Config{Settings: s, OpenDelay: time.Hour}) // the database "takes an hour" to open
-	tokenPath := filepath.Join(n.cfg.DataDir, TokenFile)
+	tokenPath := datadir.Dir(n.cfg.DataDir).Token()
 	var addr string
 	testkit.WaitFor(t, "the API to listen", 10*time.Second, func() bool {
-		b, err := os.ReadFile(filepath.Join(n.cfg.DataDir, PIDFile))
+		b, err := os.ReadFile(datadir.Dir(n.cfg.DataDir).PID())
 		var p PIDInfo
 		if err != nil || json.Unmarshal(b, &p) != nil {
 			return false
@@ -151,7 +151,7 @@ func TestHealthAnswersBeforeReadyAndDataRoutesWait(t *testing.T) {
 	if n.Ready() || Held(n.cfg.DataDir) {
 		t.Fatalf("after Close: ready=%v, data dir held=%v", n.Ready(), Held(n.cfg.DataDir))
 	}
-	if _, err := os.Stat(filepath.Join(n.cfg.DataDir, PIDFile)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(datadir.Dir(n.cfg.DataDir).PID()); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("pid file left behind: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	stdsync "sync"
 	"sync/atomic"
@@ -26,6 +25,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -212,7 +212,7 @@ func New(cfg Config) (*Node, error) {
 	priv := cfg.Identity
 	if priv == nil {
 		var err error
-		if priv, _, err = LoadOrCreateIdentity(filepath.Join(cfg.DataDir, "identity.key")); err != nil {
+		if priv, _, err = LoadOrCreateIdentity(datadir.Dir(cfg.DataDir).Identity()); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +225,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	return &Node{
 		cfg: cfg, log: cfg.Logger.With("component", "sync"), priv: priv, self: self,
-		path:       filepath.Join(cfg.DataDir, "group.json"),
+		path:       datadir.Dir(cfg.DataDir).Group(),
 		writeKick:  make(chan struct{}, 1),
 		memberKick: make(chan struct{}, 1),
 		stateKick:  make(chan struct{}, 1),

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // harness owns one node under test: a temp data dir, a free loopback port and the process
@@ -74,7 +76,7 @@ func newHarness(cfg config, box *pidBox) (*harness, error) {
 	if cfg.Settings != "" {
 		b, err := os.ReadFile(cfg.Settings)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(h.dataDir, "settings.json"), b, 0o600)
+			err = os.WriteFile(datadir.Dir(h.dataDir).Settings(), b, 0o600)
 		}
 		if err != nil {
 			os.RemoveAll(root)
@@ -153,7 +155,7 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	}
 	res.StartMs = ms(time.Since(t0))
 	var err error
-	if h.token, err = loadToken(h.dataDir); err != nil {
+	if h.token, err = datadir.Dir(h.dataDir).ReadToken(); err != nil {
 		return err
 	}
 	hl, err := h.health(ctx)
@@ -261,7 +263,7 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	}
 	res.FinalObservations, res.WorkerFailures = st.Counts.Observations, st.Failures
 	if st.Failures > 0 {
-		h.logf("WARNING: the node reports %d worker failures (see %s)", st.Failures, filepath.Join(h.dataDir, "logs"))
+		h.logf("WARNING: the node reports %d worker failures (see %s)", st.Failures, datadir.Dir(h.dataDir).Logs())
 	}
 	return nil
 }
@@ -386,7 +388,7 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 	// Every hook of these three sends exactly one event; fewer means some were spooled
 	// (the node was not reached) and the timing would not be of the real path.
 	if got := after.Ingested - before.Ingested; got != int64(warm+n) {
-		return Stats{}, fmt.Errorf("hook %s: node ingested %d events from %d hook runs (spooled? see %s)", event, got, warm+n, filepath.Join(h.dataDir, "logs", "hook.log"))
+		return Stats{}, fmt.Errorf("hook %s: node ingested %d events from %d hook runs (spooled? see %s)", event, got, warm+n, datadir.Dir(h.dataDir).HookLog())
 	}
 	return st, nil
 }
@@ -496,14 +498,6 @@ type nodeStatus struct {
 		Sessions     int `json:"sessions"`
 		Pending      int `json:"pending"`
 	} `json:"counts"`
-}
-
-func loadToken(dataDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, "token"))
-	if err != nil {
-		return "", fmt.Errorf("read token: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // mem is one reading of /proc/<pid>/status, in kB.

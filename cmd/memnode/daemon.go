@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/node"
@@ -157,10 +157,10 @@ func startNode(ctx context.Context, env *cliEnv) error {
 	if err != nil {
 		return fmt.Errorf("find memnode binary: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(env.DataDir, node.LogDir), 0o700); err != nil {
+	if err := os.MkdirAll(datadir.Dir(env.DataDir).Logs(), 0o700); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
 	}
-	logPath := filepath.Join(env.DataDir, node.LogDir, "memnode.log")
+	logPath := datadir.Dir(env.DataDir).NodeLog()
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)

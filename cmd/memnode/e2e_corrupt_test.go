@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
@@ -16,7 +17,7 @@ import (
 func corruptInstance(t *testing.T) *instance {
 	t.Helper()
 	in := newInstance(t)
-	path := filepath.Join(in.dataDir, node.DBFile)
+	path := datadir.Dir(in.dataDir).DB()
 	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: "e2e"})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func checkCorruptLine(t *testing.T, cmd string, r result) {
 	if len(lines) != 1 {
 		t.Fatalf("%s: want one memnode: line, got %d\nstderr: %s", cmd, len(lines), r.stderr)
 	}
-	for _, want := range []string{"corrupt", node.DBFile, "memnode repair"} {
+	for _, want := range []string{"corrupt", "memnode.db", "memnode repair"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("%s: line %q does not name %q", cmd, lines[0], want)
 		}
@@ -87,7 +88,7 @@ func TestRepairThenStart(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "recovered") || !strings.Contains(r.stdout, ".corrupt-") {
 		t.Fatalf("repair: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	damaged, _ := filepath.Glob(filepath.Join(in.dataDir, node.DBFile+".corrupt-*"))
+	damaged, _ := filepath.Glob(datadir.Dir(in.dataDir).DB() + ".corrupt-*")
 	if len(damaged) == 0 {
 		t.Fatal("the damaged file was not kept")
 	}

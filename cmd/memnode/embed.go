@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/node"
 )
 
 // modelsDir is where `memnode embed pull` installs models and the node loads them.
-func modelsDir(env *cliEnv) string { return filepath.Join(env.DataDir, "models") }
+func modelsDir(env *cliEnv) string { return datadir.Dir(env.DataDir).Models() }
 
 // embedModel is the configured model ID (setting embed_model), or the default.
 func embedModel(env *cliEnv) string {
@@ -101,7 +101,7 @@ func cmdEmbedPull(ctx context.Context, env *cliEnv, args []string) int {
 	fmt.Fprintf(env.Stderr, "model %s installed in %s\n", model, dir)
 	if model != embedModel(env) {
 		fmt.Fprintf(env.Stderr, "note: the node uses %s; set \"embed_model\": %q in %s to use this one\n",
-			embedModel(env), model, filepath.Join(env.DataDir, "settings.json"))
+			embedModel(env), model, datadir.Dir(env.DataDir).Settings())
 	} else {
 		fmt.Fprintln(env.Stderr, "a running node picks it up within seconds and embeds your observations in the background ('memnode status' shows progress)")
 	}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
@@ -25,11 +25,11 @@ func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
 	if node.Held(env.DataDir) {
 		return fail(env, "repair: the node is running on %s; 'memnode stop' first", env.DataDir)
 	}
-	path := filepath.Join(env.DataDir, node.DBFile)
+	path := datadir.Dir(env.DataDir).DB()
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return fail(env, "repair: no database at %s", path)
 	}
-	_, peerID, err := memsync.LoadOrCreateIdentity(filepath.Join(env.DataDir, node.IdentityFile))
+	_, peerID, err := memsync.LoadOrCreateIdentity(datadir.Dir(env.DataDir).Identity())
 	if err != nil {
 		return fail(env, "repair: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // Resolve returns the absolute data dir (MEMNODE_DATA_DIR or ~/.memnode) and the settings:
@@ -19,17 +20,11 @@ import (
 func Resolve(getenv func(string) string) (dataDir string, s configs.Settings, err error) {
 	s = configs.Default()
 	defer func() { fillDefaults(&s) }()
-	dir := getenv("MEMNODE_DATA_DIR")
-	if dir == "" {
-		home, herr := os.UserHomeDir()
-		if herr != nil {
-			return "", s, fmt.Errorf("find home directory (set MEMNODE_DATA_DIR): %w", herr)
-		}
-		dir = filepath.Join(home, ".memnode")
+	dir, err := datadir.Resolve(getenv)
+	if err != nil {
+		return "", s, err
 	}
-	if dataDir, err = filepath.Abs(dir); err != nil {
-		return "", s, fmt.Errorf("data dir %q: %w", dir, err)
-	}
+	dataDir = string(dir)
 	loaded, err := configs.Load(dataDir)
 	if err != nil {
 		return dataDir, s, err

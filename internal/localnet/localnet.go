@@ -19,19 +19,12 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-)
 
-// Names inside the data dir.
-const (
-	// SocketName is the node's Unix socket.
-	SocketName = "memnode.sock"
-	// tokenName is the node's API token file (node.TokenFile).
-	tokenName = "token"
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // Headers of the proof exchange on GET /health.
@@ -57,7 +50,7 @@ var (
 const maxSocketPath = 103
 
 // SocketPath is the node's socket in dataDir.
-func SocketPath(dataDir string) string { return filepath.Join(dataDir, SocketName) }
+func SocketPath(dataDir string) string { return datadir.Dir(dataDir).Socket() }
 
 // Proof is the listener's answer to a challenge: hex HMAC-SHA256 keyed with the token. It
 // shows the listener can read the token without revealing it.
@@ -95,7 +88,7 @@ func CheckProof(dataDir, challenge, proof string) bool {
 
 // ReadToken returns the data dir's API token. Its content is never printed or logged.
 func ReadToken(dataDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, tokenName))
+	b, err := os.ReadFile(datadir.Dir(dataDir).Token())
 	if err != nil {
 		return "", fmt.Errorf("read token: %w", err)
 	}

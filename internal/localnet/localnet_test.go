@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -50,7 +51,7 @@ func node(rec *recorder, token string) http.Handler {
 func dataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, tokenName), []byte(testToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(datadir.Dir(dir).Token(), []byte(testToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir

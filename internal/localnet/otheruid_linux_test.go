@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // connectEnv makes the test binary a client of another user (see TestMain).
@@ -64,7 +66,7 @@ func TestSocketRefusesOtherUID(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
-	sock := filepath.Join(dir, SocketName)
+	sock := SocketPath(dir)
 	ln, err := ListenUnix(sock, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func TestSocketRefusesOtherUID(t *testing.T) {
 	}
 
 	// The client side: a socket owned by another uid is not dialled.
-	os.WriteFile(filepath.Join(dir, tokenName), []byte(testToken), 0o600)
+	os.WriteFile(datadir.Dir(dir).Token(), []byte(testToken), 0o600)
 	if err := os.Lchown(sock, uid, gid); err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +19,7 @@ import (
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/platform"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -260,7 +259,7 @@ func (h *hook) logf(format string, a ...any) {
 // newEvent fills the fields every event carries.
 func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype.Event {
 	return apitype.Event{
-		EventID:   newEventID(),
+		EventID:   memory.NewEventID(),
 		Kind:      kind,
 		Platform:  h.platform,
 		SessionID: in.SessionID,
@@ -268,13 +267,6 @@ func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype
 		Cwd:       in.Cwd,
 		At:        h.cfg.Now().UTC(),
 	}
-}
-
-// newEventID returns 128 random bits in hex.
-func newEventID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported systems
-	return hex.EncodeToString(b[:])
 }
 
 // excluded reports whether the project matches one of the exclusion globs.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/platform/claudecode"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -39,7 +40,7 @@ type fakeNode struct {
 
 func newFakeNode(tb testing.TB) *fakeNode {
 	tb.Helper()
-	n := &fakeNode{token: "tok-" + newEventID(), byFile: map[string][]apitype.FileObservation{}}
+	n := &fakeNode{token: "tok-" + memory.NewEventID(), byFile: map[string][]apitype.FileObservation{}}
 	n.srv = httptest.NewServer(http.HandlerFunc(n.serve))
 	tb.Cleanup(n.srv.Close)
 	return n

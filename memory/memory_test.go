@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"encoding/hex"
 	"testing"
 
 	"github.com/memnode/memnode/memory"
@@ -46,5 +47,15 @@ func TestEstimateTokens(t *testing.T) {
 		if got := memory.EstimateTokens(s); got != want {
 			t.Errorf("EstimateTokens(%q) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+func TestNewEventID(t *testing.T) {
+	a, b := memory.NewEventID(), memory.NewEventID()
+	if len(a) != 32 || a == b {
+		t.Fatalf("event IDs %q, %q: want two distinct 32-hex-digit IDs", a, b)
+	}
+	if _, err := hex.DecodeString(a); err != nil {
+		t.Fatalf("event ID %q is not hex: %v", a, err)
 	}
 }

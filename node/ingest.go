@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +39,7 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
 	}
 	if ev.EventID == "" {
-		ev.EventID = newEventID()
+		ev.EventID = memory.NewEventID()
 	}
 	if ev.At.IsZero() {
 		ev.At = n.cfg.Now()
@@ -106,12 +104,6 @@ func cleanEvent(ev *apitype.Event) error {
 		}
 	}
 	return nil
-}
-
-func newEventID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func matchAny(globs []string, name string) bool {

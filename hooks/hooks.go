@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -270,24 +269,14 @@ func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype
 }
 
 // excluded reports whether the project matches one of the exclusion globs.
-func (h *hook) excluded(project string) bool {
-	for _, g := range h.cfg.ExcludedProjects {
-		if ok, err := path.Match(g, project); err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
+func (h *hook) excluded(project string) bool { return h.policy().ProjectExcluded(project) }
 
 // skipTool reports whether calls of tool are configured not to be recorded. (The agent's
 // bookkeeping and memnode's own MCP tools are marked by the adapter.)
-func (h *hook) skipTool(tool string) bool {
-	for _, t := range h.cfg.SkipTools {
-		if strings.EqualFold(t, tool) {
-			return true
-		}
-	}
-	return false
+func (h *hook) skipTool(tool string) bool { return h.policy().ToolSkipped(tool) }
+
+func (h *hook) policy() memory.Policy {
+	return memory.Policy{ExcludedProjects: h.cfg.ExcludedProjects, SkipTools: h.cfg.SkipTools}
 }
 
 // project is the project of a hook's input: the agent's project dir when it names one

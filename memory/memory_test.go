@@ -59,3 +59,21 @@ func TestNewEventID(t *testing.T) {
 		t.Fatalf("event ID %q is not hex: %v", a, err)
 	}
 }
+
+func TestPolicy(t *testing.T) {
+	p := memory.Policy{ExcludedProjects: []string{"secret-*", "[bad"}, SkipTools: []string{"TodoWrite"}}
+	for _, c := range []struct {
+		tool, project string
+		want          bool
+	}{
+		{"Edit", "demo", true},
+		{"Edit", "secret-app", false},
+		{"todowrite", "demo", false}, // tool names compare case-insensitively, in hook and node alike
+		{"TodoWrite", "demo", false},
+		{"Bash", "[bad", true}, // a malformed glob matches nothing
+	} {
+		if got := p.Recordable(c.tool, c.project); got != c.want {
+			t.Errorf("Recordable(%q, %q) = %v, want %v", c.tool, c.project, got, c.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"time"
 
@@ -48,10 +47,11 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 	if latest := n.cfg.Now().Add(MaxFutureAt); ev.At.After(latest) {
 		ev.At = latest
 	}
-	if matchAny(n.cfg.Settings.ExcludedProjects, ev.Project) {
+	policy := memory.Policy{ExcludedProjects: n.cfg.Settings.ExcludedProjects, SkipTools: n.cfg.Settings.SkipTools}
+	if policy.ProjectExcluded(ev.Project) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
 	}
-	if ev.Kind == memory.KindObservation && slices.Contains(n.cfg.Settings.SkipTools, ev.ToolName) {
+	if ev.Kind == memory.KindObservation && policy.ToolSkipped(ev.ToolName) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
 	if err := cleanEvent(&ev); err != nil {
@@ -106,20 +106,11 @@ func cleanEvent(ev *apitype.Event) error {
 	return nil
 }
 
-func matchAny(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
 func globMatcher(globs []string) func(string) bool {
 	if len(globs) == 0 {
 		return nil
 	}
-	return func(p string) bool { return matchAny(globs, p) }
+	return memory.Policy{ExcludedProjects: globs}.ProjectExcluded
 }
 
 func mustJSON(v any) []byte {

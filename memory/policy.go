@@ -1,0 +1,40 @@
+package memory
+
+import (
+	"path"
+	"strings"
+)
+
+// Policy is the one answer to "is this recorded": the hook asks it before sending and the
+// node asks it again on ingest (defence in depth re-runs the same function).
+type Policy struct {
+	// ExcludedProjects are path.Match globs on the project name.
+	ExcludedProjects []string
+	// SkipTools are tool names (case-insensitive) whose calls are not recorded.
+	SkipTools []string
+}
+
+// ProjectExcluded reports whether nothing of project is recorded.
+func (p Policy) ProjectExcluded(project string) bool {
+	for _, g := range p.ExcludedProjects {
+		if ok, err := path.Match(g, project); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolSkipped reports whether calls of tool are not recorded.
+func (p Policy) ToolSkipped(tool string) bool {
+	for _, t := range p.SkipTools {
+		if strings.EqualFold(t, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// Recordable reports whether a call of tool in project is recorded.
+func (p Policy) Recordable(tool, project string) bool {
+	return !p.ProjectExcluded(project) && !p.ToolSkipped(tool)
+}

@@ -129,11 +129,14 @@ func (n *Node) Join(ctx context.Context, code string) error {
 		n.host.Network().ClosePeer(c.Inviter)
 	}
 	n.host.Peerstore().ClearAddrs(c.Inviter)
-	if err := n.host.Connect(ctx, peer.AddrInfo{ID: c.Inviter, Addrs: []ma.Multiaddr{c.Addr}}); err != nil {
-		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
+	if err := n.connectInviter(ctx, c.Inviter, c.Addr); err != nil {
+		return err
 	}
 	s, err := n.host.NewStream(ctx, c.Inviter, ProtocolPair)
 	if err != nil {
+		if n.hostingJoin() {
+			return ErrCrossJoin
+		}
 		return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
 	}
 	defer s.Close()
@@ -396,4 +399,52 @@ func resolveMember(g groupState, device string) (Member, error) {
 		return found[0], nil
 	}
 	return Member{}, fmt.Errorf("%q matches %d devices: %w", device, len(found), ErrAmbiguousDevice)
+}
+
+// dialAttempts bounds connectInviter's tries; dialBackoff is the pause before the second.
+const (
+	dialAttempts = 3
+	dialBackoff  = 100 * time.Millisecond
+)
+
+// connectInviter dials the inviting device. Two devices that join each other's codes at the
+// same moment dial each other at once, and one of the two simultaneous handshakes can fail
+// ("noise: message is too short"): a failed dial is tried again after a short pause, and a
+// device that meanwhile hosts the other's join answers ErrCrossJoin, whose join then decides
+// the group.
+func (n *Node) connectInviter(ctx context.Context, inviter peer.ID, addr ma.Multiaddr) error {
+	var err error
+	for attempt := range dialAttempts {
+		if attempt > 0 {
+			t := time.NewTimer(time.Duration(attempt) * dialBackoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
+			case <-t.C:
+			}
+			if n.hostingJoin() {
+				return ErrCrossJoin
+			}
+		}
+		// A retry bypasses the swarm's dial backoff, which would refuse it outright.
+		dctx := ctx
+		if attempt > 0 {
+			dctx = network.WithForceDirectDial(ctx, "join retry")
+		}
+		if err = n.host.Connect(dctx, peer.AddrInfo{ID: inviter, Addrs: []ma.Multiaddr{addr}}); err == nil {
+			return nil
+		}
+	}
+	if n.hostingJoin() {
+		return ErrCrossJoin
+	}
+	return fmt.Errorf("join: %w (%v)", ErrInviterUnreachable, err)
+}
+
+// hostingJoin reports whether another device is joining this one right now.
+func (n *Node) hostingJoin() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hosting > 0
 }

@@ -30,12 +30,14 @@ type enqueueReply struct {
 	err error
 }
 
-// maxGroupCommit bounds how many concurrent enqueues share one transaction (one fsync).
+// maxGroupCommit bounds how many concurrent enqueues share one transaction of the queue
+// database (and one fsync, with FsyncAcks).
 const maxGroupCommit = 512
 
-// Enqueue stores an event durably. When it returns nil the event survives a crash. dup is
-// true when the event ID is already queued or was already stored. Concurrent calls are
-// group-committed: one transaction and one fsync for everything waiting.
+// Enqueue stores an event in the queue database. When it returns nil the event survives a
+// crash of the node (and power loss too with FsyncAcks). dup is true when the event ID is
+// already queued or was already stored. Concurrent calls are group-committed: one
+// transaction for everything waiting.
 func (r *Replica) Enqueue(ctx context.Context, ev PendingEvent) (dup bool, err error) {
 	if ev.EventID == "" {
 		return false, errors.New("enqueue: event id required")

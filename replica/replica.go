@@ -104,8 +104,9 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
-	// FULL: an acknowledged event survives power loss, not only a crash. Group commit
-	// (see queue.go) keeps the fsync cost per event small.
+	// FULL: every commit of records and ops is fsynced, so an op a peer may have seen is
+	// never lost and its seq never reused. (Acknowledged hook events live in the queue
+	// database, fsynced only with FsyncAcks: see queue.go.)
 	q.Set("_synchronous", "FULL")
 	q.Set("_busy_timeout", "10000")
 	q.Set("_foreign_keys", "on")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/platform/registry"
 )
@@ -180,6 +181,10 @@ func TestNodeReleasesStartupPages(t *testing.T) {
 		t.Skip("Linux only")
 	}
 	in := newInstance(t)
+	// Off by default (configs.Settings.ReleaseStartupPages).
+	if err := os.WriteFile(datadir.Dir(in.dataDir).Settings(), []byte(`{"release_startup_pages": true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	in.start()
 	logPath := filepath.Join(in.dataDir, "logs", "memnode.log")
 	testkit.WaitFor(t, "the release to be logged", 30*time.Second, func() bool {

@@ -54,6 +54,7 @@ type instance struct {
 	dataDir string
 	port    int
 	extra   []string
+	started []int // pids of the nodes start() started: killed at cleanup even when a test rewrote or lost the pid file
 }
 
 func newInstance(tb testing.TB) *instance {
@@ -132,20 +133,34 @@ func (in *instance) mustRun(stdin []byte, args ...string) string {
 	return r.stdout
 }
 
-func (in *instance) start() { in.tb.Helper(); in.mustRun(nil, "start") }
+func (in *instance) start() {
+	in.tb.Helper()
+	in.mustRun(nil, "start")
+	if pid := in.pidFile(); pid > 0 {
+		in.started = append(in.started, pid)
+	}
+}
 
 // kill stops the node hard if one runs (cleanup; tests that need a clean stop call stop).
 func (in *instance) kill() {
-	b, err := os.ReadFile(filepath.Join(in.dataDir, "memnode.pid"))
-	if err != nil {
-		return
-	}
-	var pid int
-	if _, err := fmt.Sscanf(string(bytes.TrimSpace(b)), `{"pid":%d`, &pid); err == nil && pid > 0 {
-		if p, err := os.FindProcess(pid); err == nil {
+	for _, pid := range append(in.started, in.pidFile()) {
+		if p, err := os.FindProcess(pid); err == nil && pid > 0 {
 			p.Kill()
 		}
 	}
+}
+
+// pidFile is the pid the data dir's pid file names, or 0.
+func (in *instance) pidFile() int {
+	b, err := os.ReadFile(filepath.Join(in.dataDir, "memnode.pid"))
+	if err != nil {
+		return 0
+	}
+	var pid int
+	if _, err := fmt.Sscanf(string(bytes.TrimSpace(b)), `{"pid":%d`, &pid); err != nil {
+		return 0
+	}
+	return pid
 }
 
 // db opens the instance's database read-only (WAL allows it while the node runs).

@@ -96,9 +96,20 @@ func lastEntry(path string, extract func([]byte) (string, bool)) (string, error)
 // assistantText extracts the text of one transcript line if it is an assistant message
 // with text. Content is a string or an array of parts; text parts are joined.
 func assistantText(line []byte) (string, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || !bytes.Contains(line, []byte(`assistant`)) {
+	content, ok := messageOf(line, "assistant")
+	if !ok {
 		return "", false
+	}
+	text := strings.TrimSpace(promptText(content))
+	return text, text != ""
+}
+
+// messageOf decodes one transcript line and returns its message content when the line is a
+// message of role (by its type or its message's role).
+func messageOf(line []byte, role string) (json.RawMessage, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || !bytes.Contains(line, []byte(role)) {
+		return nil, false
 	}
 	var entry struct {
 		Type    string `json:"type"`
@@ -107,46 +118,29 @@ func assistantText(line []byte) (string, bool) {
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(line, &entry) != nil {
-		return "", false
+	if json.Unmarshal(line, &entry) != nil || (entry.Type != role && entry.Message.Role != role) {
+		return nil, false
 	}
-	if entry.Type != "assistant" && entry.Message.Role != "assistant" {
-		return "", false
-	}
-	text := strings.TrimSpace(promptText(entry.Message.Content))
-	return text, text != ""
+	return entry.Message.Content, true
 }
 
 // userPromptText extracts the text of one transcript line if it is a prompt the user
 // typed: a user message whose content is a string or text parts, without tool results.
 func userPromptText(line []byte) (string, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 || !bytes.Contains(line, []byte(`user`)) {
-		return "", false
-	}
-	var entry struct {
-		Type    string `json:"type"`
-		Message struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(line, &entry) != nil {
-		return "", false
-	}
-	if entry.Type != "user" && entry.Message.Role != "user" {
+	content, ok := messageOf(line, "user")
+	if !ok {
 		return "", false
 	}
 	var parts []struct {
 		Type string `json:"type"`
 	}
-	if json.Unmarshal(entry.Message.Content, &parts) == nil {
+	if json.Unmarshal(content, &parts) == nil {
 		for _, p := range parts {
 			if p.Type == "tool_result" {
 				return "", false
 			}
 		}
 	}
-	text := promptText(entry.Message.Content)
+	text := promptText(content)
 	return text, strings.TrimSpace(text) != ""
 }

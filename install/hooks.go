@@ -196,28 +196,24 @@ func uninstallHooks(doc *object, platform, binary string) (int, error) {
 	return len(refs), nil
 }
 
-func mcpServers(doc *object) (*object, bool, error) {
-	v, ok := doc.get("mcpServers")
+func mcpServers(doc *object, key string) (*object, bool, error) {
+	v, ok := doc.get(key)
 	if !ok {
 		return newObject(), false, nil
 	}
 	s, isObj := v.(*object)
 	if !isObj {
-		return nil, false, fmt.Errorf(`"mcpServers" is not an object`)
+		return nil, false, fmt.Errorf("%q is not an object", key)
 	}
 	return s, true, nil
 }
 
-// installMCP registers `memnode mcp` as a stdio MCP server.
-func installMCP(doc *object, binary string) error {
-	servers, present, err := mcpServers(doc)
+// installMCP registers memnode's MCP server entry want under doc.<key>.
+func installMCP(doc *object, key string, want *object) error {
+	servers, present, err := mcpServers(doc, key)
 	if err != nil {
 		return err
 	}
-	want := newObject()
-	want.set("type", "stdio")
-	want.set("command", binary)
-	want.set("args", []any{"mcp"})
 	if cur, ok := servers.vals[MCPServerName].(*object); ok {
 		a, _ := cur.MarshalJSON()
 		b, _ := want.MarshalJSON()
@@ -227,14 +223,14 @@ func installMCP(doc *object, binary string) error {
 	}
 	servers.set(MCPServerName, want)
 	if !present {
-		doc.set("mcpServers", servers)
+		doc.set(key, servers)
 	}
 	return nil
 }
 
 // uninstallMCP removes the memnode server and reports whether it was there.
-func uninstallMCP(doc *object) (bool, error) {
-	servers, present, err := mcpServers(doc)
+func uninstallMCP(doc *object, key string) (bool, error) {
+	servers, present, err := mcpServers(doc, key)
 	if err != nil || !present {
 		return false, err
 	}
@@ -243,7 +239,7 @@ func uninstallMCP(doc *object) (bool, error) {
 	}
 	servers.del(MCPServerName)
 	if servers.len() == 0 {
-		doc.del("mcpServers")
+		doc.del(key)
 	}
 	return true, nil
 }

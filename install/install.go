@@ -4,11 +4,13 @@ package install
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/memnode/memnode/internal/atomicfile"
@@ -104,11 +106,60 @@ type HookSpec struct {
 type Target struct {
 	// Platform is the agent's registered name, as in `<binary> hook <platform> <event>`.
 	Platform string
-	// Settings is the file holding "hooks"; MCP the file holding "mcpServers".
+	// Settings is the file holding "hooks" ("" for an agent without command hooks); MCP the
+	// file holding the MCP servers. They may be the same file (Gemini CLI, Qwen Code).
 	Settings, MCP string
 	Hooks         []HookSpec
+	// MCPKey is the top-level key of the MCP server map; "" means "mcpServers".
+	MCPKey string
+	// MCPEntry is memnode's server entry for the given memnode binary; nil means Claude
+	// Code's {"type": "stdio", "command": binary, "args": ["mcp"]}.
+	MCPEntry func(binary string) []Field
 	// NewMode is the mode of files created (0600 for files in the home directory).
 	NewMode fs.FileMode
+}
+
+// Field is one key of an MCP server entry, in the order written. Value is a string, bool,
+// json.Number, []string, or a []Field (a nested object).
+type Field struct {
+	Key   string
+	Value any
+}
+
+func (t Target) mcpKey() string {
+	if t.MCPKey == "" {
+		return "mcpServers"
+	}
+	return t.MCPKey
+}
+
+// mcpEntry builds memnode's server entry as a document value.
+func (t Target) mcpEntry(binary string) *object {
+	if t.MCPEntry == nil {
+		return fieldsObject([]Field{{"type", "stdio"}, {"command", binary}, {"args", []string{"mcp"}}})
+	}
+	return fieldsObject(t.MCPEntry(binary))
+}
+
+func fieldsObject(fs []Field) *object {
+	o := newObject()
+	for _, f := range fs {
+		switch v := f.Value.(type) {
+		case []string:
+			arr := make([]any, len(v))
+			for i, s := range v {
+				arr[i] = s
+			}
+			o.set(f.Key, arr)
+		case []Field:
+			o.set(f.Key, fieldsObject(v))
+		case int:
+			o.set(f.Key, json.Number(strconv.Itoa(v)))
+		default:
+			o.set(f.Key, v)
+		}
+	}
+	return o
 }
 
 // file is one settings file read for editing.
@@ -272,10 +323,12 @@ func Install(t Target, opts Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := installHooks(settings.doc, t, opts.hookBinary()); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+	if settings != nil {
+		if err := installHooks(settings.doc, t, opts.hookBinary()); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+		}
 	}
-	if err := installMCP(mcp.doc, opts.Binary); err != nil {
+	if err := installMCP(mcp.doc, t.mcpKey(), t.mcpEntry(opts.Binary)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
 	}
 	return commitBoth(settings, mcp, true,
@@ -293,11 +346,13 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := uninstallHooks(settings.doc, t.Platform, opts.hookBinary())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+	n := 0
+	if settings != nil {
+		if n, err = uninstallHooks(settings.doc, t.Platform, opts.hookBinary()); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+		}
 	}
-	removed, err := uninstallMCP(mcp.doc)
+	removed, err := uninstallMCP(mcp.doc, t.mcpKey())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
 	}
@@ -311,16 +366,24 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 	return commitBoth(settings, mcp, false, hooksDetail, mcpDetail)
 }
 
+// readBoth reads the hooks file (nil when the target has none) and the MCP file; when they
+// are the same file both are one document.
 func readBoth(t Target) (*file, *file, error) {
 	newMode := t.NewMode
 	if newMode == 0 {
 		newMode = 0o600
 	}
-	settings, err := readFile(t.Settings, newMode)
+	mcp, err := readFile(t.MCP, newMode)
 	if err != nil {
 		return nil, nil, err
 	}
-	mcp, err := readFile(t.MCP, newMode)
+	if t.Settings == "" {
+		return nil, mcp, nil
+	}
+	if filepath.Clean(t.Settings) == filepath.Clean(t.MCP) {
+		return mcp, mcp, nil
+	}
+	settings, err := readFile(t.Settings, newMode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -328,6 +391,17 @@ func readBoth(t Target) (*file, *file, error) {
 }
 
 func commitBoth(settings, mcp *file, create bool, sDetail, mDetail string) ([]Change, error) {
+	if settings == nil || settings == mcp {
+		detail := mDetail
+		if settings != nil {
+			detail = sDetail + ", " + mDetail
+		}
+		c, err := mcp.commit(detail, create)
+		if err != nil {
+			return nil, err
+		}
+		return []Change{c}, nil
+	}
 	c1, err := settings.commit(sDetail, create)
 	if err != nil {
 		return nil, err

@@ -5,11 +5,13 @@ package registry
 import (
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/claudecode"
+	"github.com/memnode/memnode/platform/geminicli"
 )
 
 // Builtin returns the registry of every agent memnode supports.
 func Builtin() *platform.Registry {
 	return platform.NewRegistry(
 		claudecode.Platform(),
+		geminicli.Platform(),
 	)
 }

@@ -1,0 +1,140 @@
+package geminicli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform"
+)
+
+// Adapter is the platform.Adapter for Gemini CLI command hooks.
+type Adapter struct{}
+
+var _ platform.Adapter = Adapter{}
+
+// payload has the fields of Gemini CLI's hook input that memnode uses.
+type payload struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	HookEventName  string          `json:"hook_event_name"`
+	Source         string          `json:"source"`
+	Reason         string          `json:"reason"`
+	Prompt         string          `json:"prompt"`
+	PromptResponse *string         `json:"prompt_response"`
+	StopHookActive bool            `json:"stop_hook_active"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolResponse   json.RawMessage `json:"tool_response"`
+}
+
+// hookContext matches the context a hook injected, which Gemini CLI prepends to the prompt
+// it then hands to BeforeAgent and AfterAgent: memnode must not store its own context as
+// the user's words.
+var hookContext = regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>\s*`)
+
+// StripHookContext removes injected <hook_context> blocks from a prompt.
+func StripHookContext(s string) string {
+	if !strings.Contains(s, "<hook_context>") {
+		return s
+	}
+	return strings.TrimSpace(hookContext.ReplaceAllString(s, ""))
+}
+
+// Normalize implements platform.Adapter. Unknown fields are ignored; fields of an
+// unexpected type are an error (the hook then answers neutrally).
+func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
+	var p payload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return platform.Input{}, fmt.Errorf("decode gemini-cli payload: %w", err)
+	}
+	in := platform.Input{
+		SessionID:      p.SessionID,
+		Cwd:            p.Cwd,
+		TranscriptPath: p.TranscriptPath,
+		HookEventName:  p.HookEventName,
+		Prompt:         StripHookContext(p.Prompt),
+		StopHookActive: p.StopHookActive,
+		Reason:         p.Reason,
+	}
+	if in.Reason == "" {
+		in.Reason = p.Source
+	}
+	if p.PromptResponse != nil {
+		msg := *p.PromptResponse
+		in.LastAssistantMessage = &msg
+	}
+	if p.ToolName != "" {
+		var res Result
+		if r := nonNull(p.ToolResponse); r != nil {
+			if err := json.Unmarshal(r, &res); err != nil {
+				return platform.Input{}, fmt.Errorf("decode gemini-cli tool_response: %w", err)
+			}
+		}
+		c := Canonical(p.ToolName, nonNull(p.ToolInput), res)
+		in.ToolName, in.ToolInput, in.ToolResponse, in.Bookkeeping = c.Name, c.Input, c.Response, c.Bookkeeping
+	}
+	if event == platform.EventFileContext {
+		in.FilePaths = FilePaths(in.ToolInput)
+	}
+	return in, nil
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+// FilePaths reads a canonical Read call's target file.
+func FilePaths(toolInput json.RawMessage) []string {
+	var ti struct {
+		FilePath string `json:"file_path"`
+	}
+	if len(toolInput) == 0 || json.Unmarshal(toolInput, &ti) != nil || ti.FilePath == "" {
+		return nil
+	}
+	return []string{ti.FilePath}
+}
+
+// hookEvents names, per memnode event, the Gemini CLI event whose output carries context.
+var hookEvents = map[string]string{
+	platform.EventContext:     "SessionStart",
+	platform.EventSessionInit: "BeforeAgent",
+	platform.EventFileContext: "AfterTool",
+}
+
+// Format implements platform.Adapter: context goes out as hookSpecificOutput's
+// additionalContext (SessionStart: prepended to the first prompt; BeforeAgent: a part of
+// the user's turn; AfterTool: appended to the tool's result); anything else is the neutral
+// {}.
+func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
+	name, ok := hookEvents[event]
+	if !ok || res.AdditionalContext == "" {
+		return []byte("{}"), nil
+	}
+	return EncodeJSON(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName":     name,
+		"additionalContext": res.AdditionalContext,
+	}})
+}
+
+// MCPTool implements platform.Adapter: Gemini CLI names MCP tools mcp_<server>_<tool>.
+func (Adapter) MCPTool(tool string) string { return "mcp_" + install.MCPServerName + "_" + tool }
+
+// EncodeJSON marshals without HTML escaping (the context is read by a model, not a browser)
+// and without the encoder's trailing newline.
+func EncodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode output: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -48,7 +48,7 @@ func (readyBackend) Context(context.Context, string, string) (string, error) { r
 func (readyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
-func (readyBackend) Status(context.Context) (any, error) { return map[string]any{}, nil }
+func (readyBackend) Status(context.Context) (apitype.Status, error) { return apitype.Status{}, nil }
 
 var _ Backend = readyBackend{}
 

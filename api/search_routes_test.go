@@ -30,7 +30,7 @@ func (coreStub) Context(context.Context, string, string) (string, error) { retur
 func (coreStub) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
-func (coreStub) Status(context.Context) (any, error) { return map[string]string{}, nil }
+func (coreStub) Status(context.Context) (apitype.Status, error) { return apitype.Status{}, nil }
 
 // searchNode serves the search routes over a real replica on httptest.
 func searchNode(t *testing.T) (*replica.Replica, *client.Client, string) {

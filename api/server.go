@@ -30,7 +30,7 @@ type Backend interface {
 	Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error)
 	Context(ctx context.Context, project, sessionID string) (string, error)
 	ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]apitype.FileObservation, error)
-	Status(ctx context.Context) (any, error)
+	Status(ctx context.Context) (apitype.Status, error)
 }
 
 // Config configures a Server.

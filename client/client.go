@@ -373,3 +373,9 @@ func (c *Client) Health(ctx context.Context) (apitype.Health, error) {
 	var h apitype.Health
 	return h, c.getJSON(ctx, healthRoute, nil, &h)
 }
+
+// Status returns the node's state (GET /api/status).
+func (c *Client) Status(ctx context.Context) (apitype.Status, error) {
+	var st apitype.Status
+	return st, c.getJSON(ctx, "/api/status", nil, &st)
+}

@@ -55,39 +55,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// Status is the body of GET /api/status.
-type Status struct {
-	PID     int    `json:"pid"`
-	Version string `json:"version"`
-	DataDir string `json:"data_dir"`
-	Addr    string `json:"addr"`
-	// Socket is the Unix socket hooks, CLI and MCP use; TCPError says why the TCP port is
-	// not served (taken by another program), empty when it is.
-	Socket     string `json:"socket"`
-	TCPError   string `json:"tcp_error,omitempty"`
-	Origin     string `json:"origin"`
-	Ready      bool   `json:"ready"`
-	Compressor string `json:"compressor"`
-	Counts     any    `json:"counts"`
-	Queue      int    `json:"queue"`
-	Ingested   int64  `json:"ingested"`
-	Processed  int64  `json:"processed"`
-	Failures   int64  `json:"failures"`
-	Embeddings string `json:"embeddings"`
-	Sync       string `json:"sync"`
-	// Storage is "ok", or says that the disk is full and new events are refused.
-	Storage string `json:"storage"`
-	// AI holds per-provider calls, tokens, errors and the budget left when a provider chain
-	// is configured.
-	AI *AIStatus `json:"ai,omitempty"`
-}
-
-// AIStatus reports the provider chain.
-type AIStatus struct {
-	Providers  any   `json:"providers"`
-	BudgetLeft int64 `json:"budget_left"` // -1: unlimited
-}
-
 // aiReporter is implemented by compressors that track provider usage (llm.Chain).
 type aiReporter interface {
 	Stats() []llm.ProviderStats
@@ -95,28 +62,43 @@ type aiReporter interface {
 }
 
 // Status reports the node's state.
-func (n *Node) Status(ctx context.Context) (any, error) {
+func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 	rep := n.rep.Load()
 	if rep == nil {
-		return nil, errNotReady
+		return apitype.Status{}, errNotReady
 	}
 	c, err := rep.Counts(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("status: %w", err)
+		return apitype.Status{}, fmt.Errorf("status: %w", err)
 	}
-	var ais *AIStatus
-	if r, ok := n.cfg.Compressor.(aiReporter); ok {
-		ais = &AIStatus{Providers: r.Stats(), BudgetLeft: r.BudgetLeft()}
+	st := apitype.Status{
+		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(),
+		Socket: localnet.SocketPath(n.cfg.DataDir), Origin: rep.Origin(), Ready: n.Ready(),
+		Records: apitype.RecordCounts{Sessions: c.Sessions, Prompts: c.Prompts, Observations: c.Observations,
+			Summaries: c.Summaries, Ops: c.Ops, Tombstones: c.Tombstones},
+		Queue: apitype.QueueStatus{Waiting: c.Pending, Ingested: n.stats.ingested.Load(),
+			Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load()},
+		Compressor: apitype.CompressorStatus{Name: n.cfg.Compressor.Name()},
+		Embed:      apitype.EmbedStatus{State: n.embedStatus()},
+		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
+		Storage:    n.storageStatus(),
 	}
-	tcpErr := ""
 	if err := n.api.Load().TCPError(); err != nil {
-		tcpErr = err.Error()
+		st.TCPError = err.Error()
 	}
-	return Status{
-		AI: ais, Socket: localnet.SocketPath(n.cfg.DataDir), TCPError: tcpErr,
-		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(), Origin: rep.Origin(),
-		Ready: n.Ready(), Compressor: n.cfg.Compressor.Name(), Counts: c, Queue: c.Pending,
-		Ingested: n.stats.ingested.Load(), Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load(),
-		Embeddings: n.embedStatus(), Sync: n.syncSummary(ctx), Storage: n.storageStatus(),
-	}, nil
+	if r, ok := n.cfg.Compressor.(aiReporter); ok {
+		st.Compressor.AI = &apitype.AIStatus{BudgetLeft: r.BudgetLeft(), Providers: []apitype.ProviderStatus{}}
+		for _, p := range r.Stats() {
+			ps := apitype.ProviderStatus{Name: p.Name, Model: p.Model, Calls: p.Calls, InputTokens: p.InputTokens,
+				OutputTokens: p.OutputTokens, DisabledUntil: p.DisabledUntil, LastError: p.LastError}
+			for class, k := range p.Errors {
+				if ps.Errors == nil {
+					ps.Errors = map[string]int64{}
+				}
+				ps.Errors[string(class)] = k
+			}
+			st.Compressor.AI.Providers = append(st.Compressor.AI.Providers, ps)
+		}
+	}
+	return st, nil
 }

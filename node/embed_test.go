@@ -30,19 +30,19 @@ func hashingEmbedder(dim int) func() (embed.Embedder, error) {
 	return func() (embed.Embedder, error) { return embed.NewHashing(dim, syn), nil }
 }
 
-func statusOf(tb testing.TB, n *Node) Status {
+func statusOf(tb testing.TB, n *Node) apitype.Status {
 	tb.Helper()
 	st, err := n.Status(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return st.(Status)
+	return st
 }
 
 func waitEmbedded(tb testing.TB, n *Node, model string, total int) {
 	tb.Helper()
 	want := fmt.Sprintf("on: %s, %d/%d embedded", model, total, total)
-	testkit.WaitFor(tb, want, 20*time.Second, func() bool { return statusOf(tb, n).Embeddings == want })
+	testkit.WaitFor(tb, want, 20*time.Second, func() bool { return statusOf(tb, n).Embed.State == want })
 }
 
 var embedNotes = []string{
@@ -112,7 +112,7 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 	for name, open := range map[string]func() (embed.Embedder, error){"unconfigured": nil, "not installed": noModel} {
 		n := startEmbedNode(t, t.TempDir(), open, true)
 		testkit.WaitFor(t, name+": status says no model", 10*time.Second, func() bool {
-			return statusOf(t, n).Embeddings == worker.StatusNoModel
+			return statusOf(t, n).Embed.State == worker.StatusNoModel
 		})
 		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: embedNotes[0], Project: "p"}); err != nil {
 			t.Fatal(err)

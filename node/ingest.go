@@ -122,9 +122,10 @@ func mustJSON(v any) []byte {
 }
 
 // storageStatus is Status.Storage.
-func (n *Node) storageStatus() string {
+func (n *Node) storageStatus() apitype.StorageStatus {
 	if n.stats.storageFull.Load() {
-		return "full: new events are refused until space is freed on the disk of " + n.cfg.DataDir
+		return apitype.StorageStatus{State: apitype.StorageFull,
+			Message: "new events are refused until space is freed on the disk of " + n.cfg.DataDir}
 	}
-	return "ok"
+	return apitype.StorageStatus{State: apitype.StorageOK}
 }

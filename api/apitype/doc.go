@@ -10,5 +10,6 @@
 // field, or changing its meaning, is a new Version.
 package apitype
 
-// Version is the HTTP API's version (see the package comment for the rule).
-const Version = 2
+// Version is the HTTP API's version (see the package comment for the rule). 3: GET
+// /api/status is the typed Status, one sub-struct per part.
+const Version = 3

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,7 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/internal/localnet"
 )
 
 // harness owns one node under test: a temp data dir, a free loopback port and the process
@@ -34,8 +36,8 @@ type harness struct {
 	ctxPrj  string // git project the context measurements run in
 	port    int
 	env     []string
-	token   string
-	hc      *http.Client
+	c       *client.Client // the node's API, made once the node has written its token
+	hc      *http.Client   // c's connections
 	pid     int
 	box     *pidBox
 }
@@ -93,13 +95,6 @@ func newHarness(cfg config, box *pidBox) (*harness, error) {
 		}
 	}
 	h.env = append(h.env, "MEMNODE_DATA_DIR="+h.dataDir, "MEMNODE_PORT="+strconv.Itoa(h.port), "HOME="+h.home)
-	h.hc = &http.Client{Transport: &http.Transport{
-		Proxy:               nil, // loopback only, never through a proxy
-		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: cfg.Conc + 2,
-		MaxConnsPerHost:     cfg.Conc + 2,
-		DisableCompression:  true,
-	}}
 	return h, nil
 }
 
@@ -154,8 +149,7 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 		return fmt.Errorf("start node: %w", err)
 	}
 	res.StartMs = ms(time.Since(t0))
-	var err error
-	if h.token, err = datadir.Dir(h.dataDir).ReadToken(); err != nil {
+	if err := h.connect(); err != nil {
 		return err
 	}
 	hl, err := h.health(ctx)
@@ -261,9 +255,9 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	if err != nil {
 		return err
 	}
-	res.FinalObservations, res.WorkerFailures = st.Counts.Observations, st.Failures
-	if st.Failures > 0 {
-		h.logf("WARNING: the node reports %d worker failures (see %s)", st.Failures, datadir.Dir(h.dataDir).Logs())
+	res.FinalObservations, res.WorkerFailures = st.Records.Observations, st.Queue.Failures
+	if st.Queue.Failures > 0 {
+		h.logf("WARNING: the node reports %d worker failures (see %s)", st.Queue.Failures, datadir.Dir(h.dataDir).Logs())
 	}
 	return nil
 }
@@ -283,7 +277,9 @@ func (h *harness) close() error {
 		}
 		h.box.set(0)
 	}
-	h.hc.CloseIdleConnections()
+	if h.hc != nil {
+		h.hc.CloseIdleConnections()
+	}
 	if h.cfg.Keep {
 		h.logf("kept %s", h.root)
 	} else if err := os.RemoveAll(h.root); err != nil {
@@ -387,74 +383,57 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 	}
 	// Every hook of these three sends exactly one event; fewer means some were spooled
 	// (the node was not reached) and the timing would not be of the real path.
-	if got := after.Ingested - before.Ingested; got != int64(warm+n) {
+	if got := after.Queue.Ingested - before.Queue.Ingested; got != int64(warm+n) {
 		return Stats{}, fmt.Errorf("hook %s: node ingested %d events from %d hook runs (spooled? see %s)", event, got, warm+n, datadir.Dir(h.dataDir).HookLog())
 	}
 	return st, nil
 }
 
-// health is GET /api/status (with the token: /health names no data dir), checked to be
-// our node.
-func (h *harness) health(ctx context.Context) (nodeHealth, error) {
-	var hl nodeHealth
-	if err := h.getJSON(ctx, "/api/status", &hl); err != nil {
-		return hl, err
-	}
-	if hl.DataDir != h.dataDir || hl.PID <= 0 {
-		return hl, fmt.Errorf("the node on port %d serves %q (pid %d), not our data dir %s", h.port, hl.DataDir, hl.PID, h.dataDir)
-	}
-	return hl, nil
-}
-
-func (h *harness) status(ctx context.Context) (nodeStatus, error) {
-	var st nodeStatus
-	return st, h.getJSON(ctx, "/api/status", &st)
-}
-
-func (h *harness) url(path string) string { return "http://127.0.0.1:" + strconv.Itoa(h.port) + path }
-
-// do sends one request with the bearer token and returns the body of a 200 answer.
-func (h *harness) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, h.url(path), rd)
-	if err != nil {
-		return nil, err
-	}
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := h.hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(b[:min(len(b), 300)]))
-	}
-	return b, nil
-}
-
-func (h *harness) getJSON(ctx context.Context, path string, out any) error {
-	b, err := h.do(ctx, http.MethodGet, path, nil)
+// connect makes the harness's API client: the one client of the node API over the node's
+// TCP port (the listener proves it holds the token before a request is sent), with one
+// keep-alive connection per load-generating goroutine.
+func (h *harness) connect() error {
+	tok, err := datadir.Dir(h.dataDir).ReadToken()
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decode %s: %w", path, err)
-	}
+	d := localnet.NewDialer(h.dataDir, h.port, true)
+	tr := d.Transport()
+	tr.MaxIdleConnsPerHost, tr.MaxConnsPerHost = h.cfg.Conc+2, h.cfg.Conc+2
+	tr.DisableCompression = true
+	h.hc = &http.Client{Transport: tr}
+	h.c = client.NewWithConfig(client.Config{BaseURL: d.BaseURL(), Token: tok, HTTPClient: h.hc})
 	return nil
+}
+
+// health is GET /api/status (with the token: /health names no data dir), checked to be
+// our node.
+func (h *harness) health(ctx context.Context) (apitype.Status, error) {
+	st, err := h.status(ctx)
+	if err != nil {
+		return st, err
+	}
+	if st.DataDir != h.dataDir || st.PID <= 0 {
+		return st, fmt.Errorf("the node on port %d serves %q (pid %d), not our data dir %s", h.port, st.DataDir, st.PID, h.dataDir)
+	}
+	return st, nil
+}
+
+func (h *harness) status(ctx context.Context) (apitype.Status, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return h.c.Status(ctx)
+}
+
+// do sends one request and returns the body of a 2xx answer.
+func (h *harness) do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := h.c.Raw(ctx, method, path, body, 8<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return b, nil
 }
 
 // timeContext times GET /api/context sequentially over one keep-alive connection.
@@ -478,26 +457,6 @@ func (h *harness) timeContext(ctx context.Context, project string, n int) (Stats
 		}
 	}
 	return statsOf(d), size, nil
-}
-
-// nodeHealth and nodeStatus mirror the fields of GET /api/status that the harness reads
-// (docs/API.md); the test catches a renamed field.
-type nodeHealth struct {
-	Ready   bool   `json:"ready"`
-	PID     int    `json:"pid"`
-	DataDir string `json:"data_dir"`
-}
-
-type nodeStatus struct {
-	Queue     int   `json:"queue"`
-	Ingested  int64 `json:"ingested"`
-	Processed int64 `json:"processed"`
-	Failures  int64 `json:"failures"`
-	Counts    struct {
-		Observations int `json:"observations"`
-		Sessions     int `json:"sessions"`
-		Pending      int `json:"pending"`
-	} `json:"counts"`
 }
 
 // mem is one reading of /proc/<pid>/status, in kB.

@@ -138,7 +138,7 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	if err != nil {
 		return r, err
 	}
-	r.QueueAtEnd = st.Queue
+	r.QueueAtEnd = st.Queue.Waiting
 	// Generous but bounded: even at 50 events/s the drain finishes inside it.
 	if st, err = h.drain(ctx, time.Minute+time.Duration(n)*20*time.Millisecond); err != nil {
 		return r, fmt.Errorf("ingest %s: %w", project, err)
@@ -146,21 +146,21 @@ func (h *harness) ingest(ctx context.Context, project, cwd string, n int) (Inges
 	done := time.Now()
 	r.DrainAfterS = done.Sub(tEnd).Seconds()
 	r.TotalS = done.Sub(t0).Seconds()
-	r.Observations = st.Counts.Observations - before.Counts.Observations
+	r.Observations = st.Records.Observations - before.Records.Observations
 	r.ObsPerS = float64(r.Observations) / r.TotalS
 	return r, nil
 }
 
 // drain polls /api/status until the queue is empty and returns that status.
-func (h *harness) drain(ctx context.Context, limit time.Duration) (nodeStatus, error) {
+func (h *harness) drain(ctx context.Context, limit time.Duration) (apitype.Status, error) {
 	t0 := time.Now()
 	for {
 		st, err := h.status(ctx)
-		if err != nil || st.Queue == 0 {
+		if err != nil || st.Queue.Waiting == 0 {
 			return st, err
 		}
 		if time.Since(t0) > limit {
-			return st, fmt.Errorf("queue still holds %d events after %s", st.Queue, limit.Round(time.Second))
+			return st, fmt.Errorf("queue still holds %d events after %s", st.Queue.Waiting, limit.Round(time.Second))
 		}
 		if err := pause(ctx, drainPoll); err != nil {
 			return st, err

@@ -132,23 +132,25 @@ func TestKill9WithSlowProvider(t *testing.T) {
 	// memnode status reports the provider's calls and tokens (budget unlimited: -1).
 	var st struct {
 		Status struct {
-			AI struct {
-				Providers []struct {
-					Name        string `json:"name"`
-					Calls       int64  `json:"calls"`
-					InputTokens int64  `json:"input_tokens"`
-				} `json:"providers"`
-				BudgetLeft int64 `json:"budget_left"`
-			} `json:"ai"`
+			Compressor struct {
+				AI struct {
+					Providers []struct {
+						Name        string `json:"name"`
+						Calls       int64  `json:"calls"`
+						InputTokens int64  `json:"input_tokens"`
+					} `json:"providers"`
+					BudgetLeft int64 `json:"budget_left"`
+				} `json:"ai"`
+			} `json:"compressor"`
 		} `json:"status"`
 	}
 	if err := json.Unmarshal([]byte(in.mustRun(nil, "status", "--json")), &st); err != nil {
 		t.Fatal(err)
 	}
-	if ps := st.Status.AI.Providers; len(ps) == 0 || ps[0].Calls == 0 || ps[0].InputTokens == 0 || st.Status.AI.BudgetLeft != -1 {
-		t.Errorf("status lacks provider usage: %+v", st.Status.AI)
+	if ps := st.Status.Compressor.AI.Providers; len(ps) == 0 || ps[0].Calls == 0 || ps[0].InputTokens == 0 || st.Status.Compressor.AI.BudgetLeft != -1 {
+		t.Errorf("status lacks provider usage: %+v", st.Status.Compressor.AI)
 	}
-	if human := in.mustRun(nil, "status"); !strings.Contains(human, "providers:") || strings.Contains(human, key) {
+	if human := in.mustRun(nil, "status"); !strings.Contains(human, "provider:") || strings.Contains(human, key) {
 		t.Errorf("human status: %s", human)
 	}
 	// The key never reaches the data dir (settings, DB, logs).

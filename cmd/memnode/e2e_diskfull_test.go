@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/testkit"
 )
 
@@ -116,16 +117,16 @@ func TestFullDiskFailsLoudAndRecovers(t *testing.T) {
 		t.Helper()
 		var st struct {
 			Status struct {
-				Storage string `json:"storage"`
+				Storage apitype.StorageStatus `json:"storage"`
 			} `json:"status"`
 		}
 		out := in.mustRun(nil, "status", "--json")
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
-		return st.Status.Storage
+		return st.Status.Storage.State
 	}
-	if s := storage(); !strings.HasPrefix(s, "full") {
+	if s := storage(); s != apitype.StorageFull {
 		t.Errorf("status storage = %q, want it to say full", s)
 	}
 
@@ -175,7 +176,7 @@ func TestFullDiskFailsLoudAndRecovers(t *testing.T) {
 	if missing > 0 {
 		t.Fatalf("%d of %d acknowledged events were lost", missing, len(acked))
 	}
-	if s := storage(); s != "ok" {
+	if s := storage(); s != apitype.StorageOK {
 		t.Errorf("status storage after recovery = %q, want ok", s)
 	}
 	t.Logf("acknowledged %d events around the full disk, all stored", len(acked))

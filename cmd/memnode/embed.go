@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/node"
@@ -165,9 +166,9 @@ func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, "installed:   yes")
 	}
 	if h, err := health(ctx, env); err == nil && h.Ready {
-		var st node.Status
+		var st apitype.Status
 		if err := apiGet(ctx, env, "/api/status", &st); err == nil {
-			fmt.Fprintf(env.Stdout, "node:        %s\n", st.Embeddings)
+			fmt.Fprintf(env.Stdout, "node:        %s\n", st.Embed.State)
 			return 0
 		}
 	}

@@ -31,7 +31,9 @@ func (peersReadyBackend) Context(context.Context, string, string) (string, error
 func (peersReadyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }
-func (peersReadyBackend) Status(context.Context) (any, error) { return map[string]any{}, nil }
+func (peersReadyBackend) Status(context.Context) (apitype.Status, error) {
+	return apitype.Status{}, nil
+}
 
 // peersNode is a device for the CLI to talk to: a real replica, a real sync node and the real
 // API on a 127.0.0.1 port, with a token file in its data dir as the daemon writes it.

@@ -1,0 +1,103 @@
+package apitype
+
+import "time"
+
+// Status is the body of GET /api/status: the node's state, one sub-struct per part. Parts
+// added later (team, viewer) add their own sub-struct; a part a node does not run is absent
+// (nil) or its zero value.
+type Status struct {
+	PID     int    `json:"pid"`
+	Version string `json:"version"`
+	DataDir string `json:"data_dir"`
+	// Addr is the TCP address; TCPError says why it is not served (taken by another
+	// program), empty when it is. Socket is the Unix socket hooks, CLI and MCP use.
+	Addr     string `json:"addr"`
+	TCPError string `json:"tcp_error,omitempty"`
+	Socket   string `json:"socket"`
+	// Origin is this device's replica origin (its libp2p peer ID).
+	Origin string `json:"origin"`
+	// Ready is false while the database is not open, or once it was found corrupt
+	// (Storage.State "corrupt").
+	Ready bool `json:"ready"`
+
+	Records    RecordCounts     `json:"records"`
+	Queue      QueueStatus      `json:"queue"`
+	Compressor CompressorStatus `json:"compressor"`
+	Embed      EmbedStatus      `json:"embed"`
+	Sync       SyncStatus       `json:"sync"`
+	Storage    StorageStatus    `json:"storage"`
+}
+
+// RecordCounts are the sizes of the replica's tables.
+type RecordCounts struct {
+	Sessions     int `json:"sessions"`
+	Prompts      int `json:"prompts"`
+	Observations int `json:"observations"`
+	Summaries    int `json:"summaries"`
+	Ops          int `json:"ops"`
+	Tombstones   int `json:"tombstones"`
+}
+
+// QueueStatus is the durable event queue and what the workers did with it since start.
+type QueueStatus struct {
+	// Waiting is the number of events acknowledged and not yet turned into records.
+	Waiting   int   `json:"waiting"`
+	Ingested  int64 `json:"ingested"`
+	Processed int64 `json:"processed"`
+	// Failures counts batches that failed and stayed queued for a retry.
+	Failures int64 `json:"failures"`
+}
+
+// CompressorStatus names the compressor; AI is set when it is a provider chain.
+type CompressorStatus struct {
+	Name string    `json:"name"`
+	AI   *AIStatus `json:"ai,omitempty"`
+}
+
+// AIStatus reports the provider chain: per-provider usage and the daily token budget.
+type AIStatus struct {
+	Providers []ProviderStatus `json:"providers"`
+	// BudgetLeft is the tokens left today; -1 means unlimited.
+	BudgetLeft int64 `json:"budget_left"`
+}
+
+// ProviderStatus is one provider's usage since start.
+type ProviderStatus struct {
+	Name  string `json:"name"`
+	Model string `json:"model"`
+	// Calls counts requests sent (each retry attempt counts).
+	Calls        int64 `json:"calls"`
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	// Errors counts failures by class (auth, quota, rate_limit, …).
+	Errors map[string]int64 `json:"errors,omitempty"`
+	// DisabledUntil is set while the chain skips the provider (auth, quota, long rate limit).
+	DisabledUntil time.Time `json:"disabled_until,omitzero"`
+	// LastError is the last failure, one line, key-free.
+	LastError string `json:"last_error,omitempty"`
+}
+
+// EmbedStatus is the embedding worker's state, one line ("off — no model", "on: …").
+type EmbedStatus struct {
+	State string `json:"state"`
+}
+
+// SyncStatus is device sync's state in one line ('memnode peers' has the details).
+type SyncStatus struct {
+	State string `json:"state"`
+}
+
+// Storage states.
+const (
+	StorageOK      = "ok"
+	StorageFull    = "full"
+	StorageCorrupt = "corrupt"
+)
+
+// StorageStatus is the health of the data dir's databases: StorageOK, StorageFull (new
+// events are refused until space is freed) or StorageCorrupt (the node stopped taking
+// writes; 'memnode repair' recovers what is readable). Message is one line for people.
+type StorageStatus struct {
+	State   string `json:"state"`
+	Message string `json:"message,omitempty"`
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/localnet"
+)
+
+// exitNotRunning is `memnode status`'s exit code when no node runs.
+const exitNotRunning = 3
+
+func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	h, err := health(ctx, env)
+	if err != nil {
+		taken := portTaken(ctx, env)
+		if *asJSON {
+			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken})
+		} else {
+			fmt.Fprintf(env.Stdout, "memnode is not running (data dir %s, port %d); 'memnode start' starts it\n", env.DataDir, env.Settings.Port)
+			if taken {
+				fmt.Fprintf(env.Stdout, "  warning:     %v\n", errPortTaken(env))
+			}
+		}
+		return exitNotRunning
+	}
+	// A node that found its database corrupt is not ready but still answers its status.
+	var st apitype.Status
+	stErr := apiGet(ctx, env, "/api/status", &st)
+	if stErr != nil && h.Ready {
+		return fail(env, "status: %v", stErr)
+	}
+	known := stErr == nil
+	if *asJSON {
+		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port}
+		if known {
+			out["status"] = st
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+		return 0
+	}
+	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on %s\n", h.Version, h.PID, localnet.SocketPath(env.DataDir))
+	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", env.DataDir)
+	if !known {
+		fmt.Fprintln(env.Stdout, "  state:       starting (database not open yet)")
+		return 0
+	}
+	tcp := fmt.Sprintf("127.0.0.1:%d", env.Settings.Port)
+	if st.TCPError != "" {
+		tcp = fmt.Sprintf("off: %v (hooks, CLI and MCP use the socket)", errPortTaken(env))
+	}
+	writeStatus(env.Stdout, st, tcp)
+	return 0
+}
+
+// writeStatus renders the parts of a node's status for people, one "name: value" line each
+// (the header, data dir and pid are the caller's).
+func writeStatus(w io.Writer, st apitype.Status, tcp string) {
+	line := func(name, format string, a ...any) {
+		fmt.Fprintf(w, "  %-12s %s\n", name+":", fmt.Sprintf(format, a...))
+	}
+	if st.Storage.State == apitype.StorageCorrupt {
+		line("state", "not ready: %s", st.Storage.Message)
+	}
+	r := st.Records
+	line("records", "%s, %s, %s, %s (%s, %s)", plural(r.Observations, "observation"), plural(r.Sessions, "session"),
+		plural(r.Prompts, "prompt"), plural(r.Summaries, "summary"), plural(r.Ops, "op"), plural(r.Tombstones, "tombstone"))
+	q := st.Queue
+	line("queue", "%d waiting; since start %d ingested, %d processed, %s", q.Waiting, q.Ingested, q.Processed, plural(int(q.Failures), "failure"))
+	line("tcp", "%s", tcp)
+	line("compressor", "%s", st.Compressor.Name)
+	if ai := st.Compressor.AI; ai != nil {
+		left := "unlimited"
+		if ai.BudgetLeft >= 0 {
+			left = fmt.Sprintf("%d tokens", ai.BudgetLeft)
+		}
+		line("ai budget", "%s left today", left)
+		for _, p := range ai.Providers {
+			line("provider", "%s", providerLine(p))
+		}
+	}
+	line("embeddings", "%s", st.Embed.State)
+	line("sync", "%s", st.Sync.State)
+	storage := st.Storage.State
+	if st.Storage.Message != "" {
+		storage += ": " + st.Storage.Message
+	}
+	line("storage", "%s", storage)
+}
+
+// providerLine is one provider's usage: "anthropic (claude-x): 3 calls, 1200 in / 300 out
+// tokens, errors: rate_limit 1; last error: …".
+func providerLine(p apitype.ProviderStatus) string {
+	var b strings.Builder
+	b.WriteString(p.Name)
+	if p.Model != "" {
+		b.WriteString(" (" + p.Model + ")")
+	}
+	fmt.Fprintf(&b, ": %s, %d in / %d out tokens", plural(int(p.Calls), "call"), p.InputTokens, p.OutputTokens)
+	if len(p.Errors) > 0 {
+		classes := make([]string, 0, len(p.Errors))
+		for c := range p.Errors {
+			classes = append(classes, c)
+		}
+		sort.Strings(classes)
+		b.WriteString(", errors:")
+		for _, c := range classes {
+			fmt.Fprintf(&b, " %s %d", c, p.Errors[c])
+		}
+	}
+	if !p.DisabledUntil.IsZero() {
+		b.WriteString(", skipped until " + p.DisabledUntil.Local().Format("15:04:05"))
+	}
+	if p.LastError != "" {
+		b.WriteString("; last error: " + p.LastError)
+	}
+	return b.String()
+}
+
+// plural is "1 summary", "2 summaries", "0 ops".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	switch {
+	case strings.HasSuffix(noun, "y"):
+		noun = strings.TrimSuffix(noun, "y") + "ies"
+	default:
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
+}

@@ -296,24 +296,44 @@ func ProjectName(cwd, home string) string {
 	if cwd == "" {
 		return "unknown"
 	}
+	root, main, ok := gitRoot(cwd, home)
+	switch {
+	case ok && main != "":
+		return filepath.Base(main)
+	case ok:
+		return filepath.Base(root)
+	}
+	return filepath.Base(filepath.Clean(cwd))
+}
+
+// ProjectRoot is the directory of a working directory's project: the git root above cwd (a
+// worktree's own directory, not its main repository's), else cwd itself. It is where a
+// project's agent rules and context files live.
+func ProjectRoot(cwd, home string) string {
+	if root, _, ok := gitRoot(cwd, home); ok {
+		return root
+	}
+	return filepath.Clean(cwd)
+}
+
+// gitRoot finds the nearest directory above cwd with a .git (dir or file; home never
+// counts), and for a worktree its main repository's directory.
+func gitRoot(cwd, home string) (root, main string, ok bool) {
 	dir := filepath.Clean(cwd)
 	home = filepath.Clean(home)
 	for d := dir; ; {
 		if home == "." || d != home {
 			if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-				if main, ok := worktreeMain(filepath.Join(d, ".git"), fi); ok {
-					return filepath.Base(main)
-				}
-				return filepath.Base(d)
+				main, _ := worktreeMain(filepath.Join(d, ".git"), fi)
+				return d, main, true
 			}
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			break
+			return "", "", false
 		}
 		d = parent
 	}
-	return filepath.Base(dir)
 }
 
 // cleanJoined cleans the parts a record is assembled from as one text, from the raw

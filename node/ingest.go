@@ -77,6 +77,7 @@ func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	n.stats.ingested.Add(1)
+	n.noteContextFile(ev.Platform, ev.Project, ev.Cwd)
 	n.notify()
 	if dup {
 		return apitype.EventReply{OK: true, Status: "duplicate"}, nil

@@ -5,8 +5,8 @@
 // routes 503) → open replica → recover claims, replay spool → search, sync → ready → workers.
 // Start returns when all of it runs, or fails after undoing what it started.
 // Stop order: stop intake (API) → leave the group and close libp2p (sync) → stop workers (a
-// claimed batch is committed or released) → stop the embedding worker → close the replica →
-// remove the pid file and release the lock. Close during Start aborts the start first.
+// claimed batch is committed or released) → stop the context-file writer and the embedding
+// worker → close the replica → remove the pid file and release the lock. Close during Start aborts the start first.
 package node
 
 import (
@@ -30,6 +30,8 @@ import (
 	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/contextfile"
+	"github.com/memnode/memnode/contextfile/writer"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/embed/worker"
 	"github.com/memnode/memnode/feed"
@@ -62,6 +64,9 @@ type Config struct {
 	// arriving (see settle in worker.go); zero means the defaults there.
 	Linger, MaxDefer time.Duration
 	DeferCap         int
+	// ContextFiles maps a platform to its context file (platform.Platform.ContextFile):
+	// the node keeps those files in step with memory (contextfile/writer). Empty: none.
+	ContextFiles map[string]contextfile.Spec
 }
 
 // Node is the running daemon.
@@ -85,6 +90,7 @@ type Node struct {
 	// events keep arriving (see settle).
 	lastEnqueue atomic.Int64
 	embedW      atomic.Pointer[worker.Worker]
+	ctxFiles    atomic.Pointer[writer.Writer]
 	searchSvc   *search.Service
 	pidWritten  bool
 	cancel      context.CancelFunc // ends the long-lived parts' context
@@ -225,6 +231,7 @@ func (n *Node) start(ctx context.Context) error {
 	if !n.cfg.Settings.SyncDisabled {
 		n.startSync(runCtx, n.rep.Load())
 	}
+	n.startContextFiles(n.rep.Load())
 	n.ready.Store(true)
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
 	for i := 0; i < n.cfg.Settings.Workers; i++ {
@@ -361,6 +368,9 @@ func (n *Node) stop(ctx context.Context) error {
 		n.cancel()
 	}
 	n.wg.Wait()
+	if w := n.ctxFiles.Swap(nil); w != nil {
+		errs = append(errs, w.Close())
+	}
 	if w := n.embedW.Swap(nil); w != nil {
 		errs = append(errs, w.Close())
 	}

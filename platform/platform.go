@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/memnode/memnode/contextfile"
 	"github.com/memnode/memnode/install"
 )
 
@@ -115,6 +116,10 @@ type Platform struct {
 	// ProjectDirEnv is the environment variable in which the agent tells its hooks the
 	// project root ("" when it has none).
 	ProjectDirEnv string
+	// ContextFile is the agent's rules/context file, for agents that cannot take context
+	// from a hook (or not in every build): the node rewrites it in each project the agent
+	// works in after every session summary (package contextfile). Zero for none.
+	ContextFile contextfile.Spec
 	// Fixtures is the folder, relative to the repository root, of the agent's recorded
 	// hook payloads (session.jsonl, README.md) that its tests replay.
 	Fixtures string

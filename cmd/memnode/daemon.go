@@ -23,6 +23,7 @@ import (
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/node"
+	"github.com/memnode/memnode/platform/registry"
 )
 
 // startTimeout bounds how long `memnode start` waits for readiness.
@@ -61,7 +62,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}
-	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env)})
+	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
+		ContextFiles: contextFileSpecs(registry.Builtin())})
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}

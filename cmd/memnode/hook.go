@@ -82,20 +82,34 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 }
 
 func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
-	return runInstall(env, "install", args, platform.Installer.Install)
+	return runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
+		changes, err := p.Installer.Install(opts)
+		if err != nil {
+			return changes, err
+		}
+		more, err := registerContextFile(env.DataDir, p, opts)
+		return append(changes, more...), err
+	})
 }
 
 func cmdUninstall(ctx context.Context, env *cliEnv, args []string) int {
-	return runInstall(env, "uninstall", args, platform.Installer.Uninstall)
+	return runInstall(env, "uninstall", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
+		changes, err := p.Installer.Uninstall(opts)
+		if err != nil {
+			return changes, err
+		}
+		more, err := removeContextFiles(env.DataDir, p, opts)
+		return append(changes, more...), err
+	})
 }
 
-func runInstall(env *cliEnv, name string, args []string, do func(platform.Installer, install.Options) ([]install.Change, error)) int {
+func runInstall(env *cliEnv, name string, args []string, do func(platform.Platform, install.Options) ([]install.Change, error)) int {
 	p, opts, err := installArgs(env, name, args)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "memnode: %s: %v\n", name, err)
 		return 2
 	}
-	changes, err := do(p.Installer, opts)
+	changes, err := do(p, opts)
 	for _, c := range changes {
 		fmt.Fprintln(env.Stdout, c.String())
 	}

@@ -84,6 +84,10 @@ func (d Dir) State() string { return d.join("state") }
 // HookFailures is the hooks' consecutive-failure counter.
 func (d Dir) HookFailures() string { return d.join("state", "hook-failures.json") }
 
+// ContextFiles lists the project directories whose agent context files the node keeps
+// (contextfile.Target); uninstall reads it to remove them.
+func (d Dir) ContextFiles() string { return d.join("state", "context-files.json") }
+
 // Models holds the embedding models.
 func (d Dir) Models() string { return d.join("models") }
 

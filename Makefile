@@ -10,6 +10,8 @@ BIN     := bin/memnode
 HOOKBIN := bin/memnode-hook
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+# The LoCoMo archive the retrieval benchmark reads (never copied into the repository).
+MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./api/... ./hooks/... ./ai/... ./sync/... ./search/... ./embed/...
 
@@ -39,6 +41,11 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Search10k$$|Search100k$$' -benchtime 3000x -timeout 30m ./search/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench Import -benchtime 3x ./importer/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'HybridSearch|VectorModeSearch' -benchtime 300x -timeout 30m ./search/
+	@echo "== retrieval quality: LoCoMo evidence retrieval and the coding-memory set, beside the plain baselines"
+	@if [ -f "$(MEMNODE_LOCOMO)" ]; then \
+	  MEMNODE_LOCOMO="$(MEMNODE_LOCOMO)" $(GO) test -tags $(TAGS) -run '^$$' -bench 'LoCoMo|CodingMemory' -benchtime 1x -timeout 30m ./search/recall/; \
+	else echo "no LoCoMo archive at $(MEMNODE_LOCOMO) (set MEMNODE_LOCOMO): coding-memory set only"; \
+	  $(GO) test -tags $(TAGS) -run '^$$' -bench 'CodingMemory' -benchtime 1x ./search/recall/; fi
 	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	@echo "== embeddings: encode speed, vector and hybrid search"

@@ -146,7 +146,7 @@ func (c *ClaudeMem) prompts(ctx context.Context, fn func(Record) error) error {
 			p.ID = replica.ImportID(p.CreatedAt, "claude-mem:prompt:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(p.CreatedAt, 10))
 			p.Origin, p.HLC = ClaudeMemOrigin, uint64(p.CreatedAt)<<16
 			privacy.CleanPrompt(&p)
-			return Record{Kind: KindPrompt, Prompt: &p}, err
+			return Record{Kind: KindPrompt, Prompt: &p, ClaudeMemID: id}, err
 		}, fn)
 }
 
@@ -173,7 +173,7 @@ func (c *ClaudeMem) observations(ctx context.Context, fn func(Record) error) err
 			if o.Title == "" {
 				o.Title = firstWords(o.Narrative, 12)
 			}
-			return Record{Kind: KindObservation, Observation: &o}, err
+			return Record{Kind: KindObservation, Observation: &o, ClaudeMemID: id}, err
 		}, fn)
 }
 
@@ -192,7 +192,7 @@ func (c *ClaudeMem) summaries(ctx context.Context, fn func(Record) error) error 
 			s.ID = replica.ImportID(s.CreatedAt, "claude-mem:summary:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(s.CreatedAt, 10))
 			s.Origin, s.HLC = ClaudeMemOrigin, uint64(s.CreatedAt)<<16
 			privacy.CleanSummary(&s)
-			return Record{Kind: KindSummary, Summary: &s}, err
+			return Record{Kind: KindSummary, Summary: &s, ClaudeMemID: id}, err
 		}, fn)
 }
 

@@ -46,6 +46,9 @@ type Record struct {
 	Summary     *memory.Summary     `json:"summary,omitempty"`
 	// ID is the forgotten ID of a tombstone.
 	ID string `json:"id,omitempty"`
+	// ClaudeMemID is the number claude-mem gave a prompt, observation or summary read from
+	// its database; the node keeps the map so claude-mem style numeric IDs keep resolving.
+	ClaudeMemID int64 `json:"claude_mem_id,omitempty"`
 }
 
 // Header is the first line of an export.
@@ -178,16 +181,19 @@ func Batch(recs []Record) *replica.ImportBatch {
 			p := *r.Prompt
 			privacy.CleanPrompt(&p)
 			b.Prompts = append(b.Prompts, p)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpPrompt, p.ID)
 		case KindObservation:
 			o := *r.Observation
 			o.Facts, o.Concepts = slices.Clone(o.Facts), slices.Clone(o.Concepts)
 			o.FilesRead, o.FilesModified = slices.Clone(o.FilesRead), slices.Clone(o.FilesModified)
 			privacy.CleanObservation(&o)
 			b.Observations = append(b.Observations, o)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpObservation, o.ID)
 		case KindSummary:
 			s := *r.Summary
 			privacy.CleanSummary(&s)
 			b.Summaries = append(b.Summaries, s)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpSummary, s.ID)
 		case KindTombstone:
 			b.Tombstones = append(b.Tombstones, r.ID)
 		}
@@ -256,4 +262,11 @@ func Export(ctx context.Context, src ExportReader, w io.Writer, project string, 
 		return out.Count(), fmt.Errorf("export: %w", err)
 	}
 	return out.Count(), nil
+}
+
+func claudeMemID(ids []replica.ClaudeMemID, r Record, kind, id string) []replica.ClaudeMemID {
+	if r.ClaudeMemID <= 0 {
+		return ids
+	}
+	return append(ids, replica.ClaudeMemID{Kind: kind, Num: r.ClaudeMemID, ID: id})
 }

@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -78,6 +81,11 @@ func New(cfg Config) *Server {
 		Name:        "__IMPORTANT",
 		Description: Workflow,
 	}, s.workflow)
+	// claude-mem's name for the same tool, so agents and CLAUDE.md files written for it work.
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name:        "important_workflow",
+		Description: Workflow,
+	}, s.workflow)
 	mcp.AddTool(s.srv, &mcp.Tool{
 		Name: "search",
 		Description: "Step 1: search memory (past observations, session summaries, user prompts). Returns a compact index: " +
@@ -128,11 +136,13 @@ func (s *Server) workflow(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.C
 	return text(Workflow), nil, nil
 }
 
-// SearchArgs are the search tool's arguments.
+// SearchArgs are the search tool's arguments. DateStart, DateEnd, OrderBy and a Type naming
+// observation types are claude-mem's forms, accepted as aliases of Since, Until, Order and
+// ObsType.
 type SearchArgs struct {
 	Query   string `json:"query,omitempty" jsonschema:"what to look for; empty lists the newest records"`
 	Project string `json:"project,omitempty" jsonschema:"only this project"`
-	Type    string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default)"`
+	Type    string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default); or observation types as for obs_type"`
 	ObsType string `json:"obs_type,omitempty" jsonschema:"comma-separated observation types: bugfix,feature,decision,discovery,change,refactor,note"`
 	Device  string `json:"device,omitempty" jsonschema:"only records that originated on this device (name or ID)"`
 	Since   string `json:"since,omitempty" jsonschema:"ISO date/time: only records at or after it"`
@@ -141,23 +151,103 @@ type SearchArgs struct {
 	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
 	Order   string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
 	Mode    string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default when embeddings are on: keywords and meaning), fts (exact words only) or vector (meaning only)"`
+
+	DateStart any    `json:"dateStart,omitempty" jsonschema:"claude-mem alias of since: ISO date/time or epoch ms"`
+	DateEnd   any    `json:"dateEnd,omitempty" jsonschema:"claude-mem alias of until: ISO date/time or epoch ms"`
+	OrderBy   string `json:"orderBy,omitempty" jsonschema:"claude-mem alias of order: relevance, date_desc or date_asc"`
+}
+
+// query maps the arguments, aliases included, onto the node's search query.
+func (a SearchArgs) query() (apitype.SearchQuery, error) {
+	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
+	obsTypes := a.ObsType
+	if kinds, ok := observationTypes(a.Type); ok {
+		q.Type = "observations"
+		obsTypes = strings.Trim(obsTypes+","+kinds, ",")
+	}
+	if obsTypes != "" {
+		q.ObsTypes = strings.Split(obsTypes, ",")
+	}
+	var err error
+	if q.Since, err = timeArg("since", a.Since, "dateStart", a.DateStart); err != nil {
+		return q, err
+	}
+	if q.Until, err = timeArg("until", a.Until, "dateEnd", a.DateEnd); err != nil {
+		return q, err
+	}
+	if a.OrderBy != "" {
+		order, ok := map[string]string{"relevance": "relevance", "date_desc": "newest", "date_asc": "oldest"}[a.OrderBy]
+		if !ok {
+			return q, fmt.Errorf("orderBy %q is not relevance, date_desc or date_asc", a.OrderBy)
+		}
+		if q.Order != "" && q.Order != order {
+			return q, fmt.Errorf("order %q and orderBy %q disagree: give one of them", q.Order, a.OrderBy)
+		}
+		q.Order = order
+	}
+	return q, nil
+}
+
+// obsTypeNames are the observation types a claude-mem style type argument may name.
+var obsTypeNames = map[string]bool{
+	memory.TypeBugfix: true, memory.TypeFeature: true, memory.TypeRefactor: true, memory.TypeChange: true,
+	memory.TypeDiscovery: true, memory.TypeDecision: true, "note": true,
+}
+
+// observationTypes reports whether t (comma-separated) names only observation types, as
+// claude-mem's type argument may: then it filters observations, never a record kind.
+func observationTypes(t string) (string, bool) {
+	if t == "" {
+		return "", false
+	}
+	var out []string
+	for _, p := range strings.Split(t, ",") {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if !obsTypeNames[p] {
+			return "", false
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ","), true
+}
+
+// timeArg reads a time bound given as memnode's ISO string or claude-mem's alias (an ISO
+// string or epoch ms as a JSON number); giving both is an error unless they agree.
+func timeArg(name, v, alias string, av any) (int64, error) {
+	var ms int64
+	var ok bool
+	if v != "" {
+		if ms, ok = apitype.ParseTimeFilter(v); !ok {
+			return 0, fmt.Errorf("%s %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", name, v)
+		}
+	}
+	if av == nil {
+		return ms, nil
+	}
+	var ams int64
+	switch x := av.(type) {
+	case string:
+		if ams, ok = apitype.ParseTimeFilter(x); !ok {
+			return 0, fmt.Errorf("%s %q is not an ISO date/time or epoch ms", alias, x)
+		}
+	case float64:
+		if x != math.Trunc(x) || x < 0 || x > math.MaxInt64/2 {
+			return 0, fmt.Errorf("%s %v is not an epoch time in ms", alias, x)
+		}
+		ams = int64(x)
+	default:
+		return 0, fmt.Errorf("%s must be an ISO date/time or epoch ms, not %T", alias, av)
+	}
+	if v != "" && ams != ms {
+		return 0, fmt.Errorf("%s and %s disagree: give one of them", name, alias)
+	}
+	return ams, nil
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArgs) (*mcp.CallToolResult, any, error) {
-	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
-	if a.ObsType != "" {
-		q.ObsTypes = strings.Split(a.ObsType, ",")
-	}
-	var ok bool
-	if a.Since != "" {
-		if q.Since, ok = apitype.ParseTimeFilter(a.Since); !ok {
-			return nil, nil, fmt.Errorf("since %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Since)
-		}
-	}
-	if a.Until != "" {
-		if q.Until, ok = apitype.ParseTimeFilter(a.Until); !ok {
-			return nil, nil, fmt.Errorf("until %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", a.Until)
-		}
+	q, err := a.query()
+	if err != nil {
+		return nil, nil, err
 	}
 	res, err := s.cfg.Memory.Search(ctx, q)
 	if err != nil {
@@ -185,7 +275,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArg
 
 // TimelineArgs are the timeline tool's arguments.
 type TimelineArgs struct {
-	Anchor      string `json:"anchor,omitempty" jsonschema:"record ID, S<session id>, or ISO time"`
+	Anchor      any    `json:"anchor,omitempty" jsonschema:"record ID (a number: a claude-mem observation ID), S<session id>, or ISO time"`
 	Query       string `json:"query,omitempty" jsonschema:"instead of anchor: the best match of this query is the anchor"`
 	DepthBefore int    `json:"depth_before,omitempty" jsonschema:"records before the anchor (default 10, max 100)"`
 	DepthAfter  int    `json:"depth_after,omitempty" jsonschema:"records after the anchor (default 10, max 100)"`
@@ -194,10 +284,14 @@ type TimelineArgs struct {
 }
 
 func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a TimelineArgs) (*mcp.CallToolResult, any, error) {
-	if strings.TrimSpace(a.Anchor) == "" && strings.TrimSpace(a.Query) == "" {
+	anchor, err := idArg("anchor", a.Anchor)
+	if err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(anchor) == "" && strings.TrimSpace(a.Query) == "" {
 		return nil, nil, errors.New("give anchor (a record ID from search, S<session id> or an ISO time) or query")
 	}
-	tl, err := s.cfg.Memory.Timeline(ctx, apitype.TimelineQuery{Anchor: a.Anchor, Query: a.Query, Before: a.DepthBefore,
+	tl, err := s.cfg.Memory.Timeline(ctx, apitype.TimelineQuery{Anchor: anchor, Query: a.Query, Before: a.DepthBefore,
 		After: a.DepthAfter, Project: a.Project, Device: a.Device})
 	if err != nil {
 		return nil, nil, err
@@ -217,14 +311,40 @@ func anchorName(tl apitype.Timeline) string {
 
 // GetArgs are the get_observations tool's arguments.
 type GetArgs struct {
-	IDs []string `json:"ids" jsonschema:"record IDs from search or timeline (at most 100)"`
+	IDs []any `json:"ids" jsonschema:"record IDs from search or timeline (at most 100); numbers are claude-mem observation IDs of imported records"`
+}
+
+// idArg reads a record reference given as a string or, as claude-mem's tools take them,
+// a number (a claude-mem ID, which the node resolves for imported records).
+func idArg(name string, v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case float64:
+		if x != math.Trunc(x) || x < 0 || x > 1<<53 {
+			return "", fmt.Errorf("%s %v is not a record ID", name, x)
+		}
+		return strconv.FormatInt(int64(x), 10), nil
+	default:
+		return "", fmt.Errorf("%s must be a record ID (a string or a claude-mem number), not %T", name, v)
+	}
 }
 
 func (s *Server) get(ctx context.Context, _ *mcp.CallToolRequest, a GetArgs) (*mcp.CallToolResult, any, error) {
 	if len(a.IDs) == 0 {
 		return nil, nil, errors.New("ids must list at least one record ID from search or timeline")
 	}
-	recs, err := s.cfg.Memory.Get(ctx, a.IDs)
+	ids := make([]string, len(a.IDs))
+	for i, v := range a.IDs {
+		id, err := idArg("ids", v)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids[i] = id
+	}
+	recs, err := s.cfg.Memory.Get(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -22,6 +22,9 @@ type ImportBatch struct {
 	Summaries    []memory.Summary
 	// Tombstones are forgotten IDs; importing one forgets the record here too.
 	Tombstones []string
+	// ClaudeMemIDs are the numbers claude-mem gave the records (kept for lookups, see
+	// ClaudeMemRecord; local, not replicated).
+	ClaudeMemIDs []ClaudeMemID
 }
 
 // ImportResult counts what Import stored; records already present (or forgotten) are
@@ -211,7 +214,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			res.Tombstones++
 			forgets++
 		}
-		return nil
+		return putClaudeMemIDs(ctx, tx, b.ClaudeMemIDs)
 	})
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import: %w", err)

@@ -17,7 +17,11 @@ func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error
 	}
 	out := apitype.Records{Items: []apitype.Item{}}
 	seen := map[string]bool{}
-	for _, id := range ids {
+	for _, ref := range ids {
+		id, err := v.resolveRef(ctx, ref)
+		if err != nil {
+			return apitype.Records{}, fmt.Errorf("get %s: %w", ref, err)
+		}
 		if seen[id] {
 			continue
 		}
@@ -27,7 +31,7 @@ func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error
 			return apitype.Records{}, fmt.Errorf("get %s: %w", id, err)
 		}
 		if !ok {
-			out.Missing = append(out.Missing, id)
+			out.Missing = append(out.Missing, ref)
 			continue
 		}
 		out.Items = append(out.Items, apitype.Item{Kind: rec.Kind, Device: rec.Device, Observation: rec.Observation,

@@ -24,6 +24,7 @@ type Store interface {
 	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
 	Forget(ctx context.Context, ids []string) (int, error)
 	Import(ctx context.Context, b *replica.ImportBatch) (replica.ImportResult, error)
+	ClaudeMemRecord(ctx context.Context, kind string, num int64) (string, bool, error)
 	importer.ExportReader
 }
 
@@ -52,6 +53,13 @@ func (v *Service) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Re
 
 // Timeline returns the records around an anchor.
 func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
+	if q.Anchor != "" {
+		a, err := v.resolveRef(ctx, q.Anchor)
+		if err != nil {
+			return apitype.Timeline{}, err
+		}
+		q.Anchor = a
+	}
 	return v.s.Timeline(ctx, q)
 }
 

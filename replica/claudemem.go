@@ -1,0 +1,43 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ClaudeMemID maps the number claude-mem gave a record (its row id in one of claude-mem's
+// tables) to the memnode ID the import derived for it.
+type ClaudeMemID struct {
+	Kind string // OpObservation, OpSummary or OpPrompt
+	Num  int64
+	ID   string
+}
+
+// putClaudeMemIDs keeps the map of an import, also for records an earlier import stored.
+func putClaudeMemIDs(ctx context.Context, tx *wtx, ids []ClaudeMemID) error {
+	for _, m := range ids {
+		if m.ID == "" || m.Num <= 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO claude_mem_ids(kind, num, id) VALUES (?, ?, ?)", m.Kind, m.Num, m.ID); err != nil {
+			return fmt.Errorf("keep claude-mem ids: %w", err)
+		}
+	}
+	return nil
+}
+
+// ClaudeMemRecord returns the memnode ID of the record claude-mem numbered num among its
+// records of kind (OpObservation, OpSummary or OpPrompt); ok is false when no import
+// brought such a record.
+func (r *Replica) ClaudeMemRecord(ctx context.Context, kind string, num int64) (id string, ok bool, err error) {
+	err = r.r.QueryRowContext(ctx, "SELECT id FROM claude_mem_ids WHERE kind = ? AND num = ?", kind, num).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("claude-mem id %d: %w", num, err)
+	}
+	return id, true, nil
+}

@@ -20,8 +20,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/viewer"
 )
 
 // Backend is what the core routes need from the node.
@@ -46,7 +48,13 @@ type Config struct {
 	Backend Backend
 	Search  SearchBackend // optional
 	Peers   PeerBackend   // optional
-	Logger  *slog.Logger
+	// Feed is the change feed the viewer's live stream follows (optional).
+	Feed *feed.Bus
+	// Viewer serves the viewer's settings and logs pages (optional).
+	Viewer ViewerBackend
+	// ViewerAuth holds the viewer's login codes and sessions; nil means a fresh one.
+	ViewerAuth *viewer.Auth
+	Logger     *slog.Logger
 }
 
 // Server serves the API. New → Start → Close.
@@ -59,6 +67,10 @@ type Server struct {
 	log    *slog.Logger
 	wg     sync.WaitGroup
 	once   sync.Once
+	// viewerAuth holds the browser sessions; closing ends the live streams at Close (they
+	// never go idle, so Shutdown alone would wait for them until its deadline).
+	viewerAuth *viewer.Auth
+	closing    chan struct{}
 }
 
 // ErrNotLoopback is returned for a listen address outside 127.0.0.0/8 or ::1.
@@ -73,13 +85,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	if cfg.ViewerAuth == nil {
+		cfg.ViewerAuth = viewer.NewAuth(viewer.Config{})
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, viewerAuth: cfg.ViewerAuth, closing: make(chan struct{})}
 	e := gin.New()
 	e.Use(gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
 		s.log.Error("panic in handler", "path", c.FullPath(), "panic", fmt.Sprint(rec))
 		c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 	}))
 	e.Use(s.checkHost)
+	e.Use(s.securityHeaders)
 	e.Use(s.limitBody)
 	e.GET("/health", s.health)
 	g := e.Group("/api", s.auth, s.ready)
@@ -91,6 +107,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerSearch(g)
 	s.registerSemantic(g)
 	s.registerPeers(g)
+	s.registerViewer(e, g)
 	s.engine = e
 	return s, nil
 }
@@ -157,6 +174,7 @@ func (s *Server) Addr() string {
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
+		close(s.closing)
 		if s.srv != nil {
 			err = s.srv.Shutdown(ctx)
 		}
@@ -165,14 +183,31 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
+// ctxBrowser marks a request authenticated by a viewer session rather than the token.
+const ctxBrowser = "memnode.browser"
+
+// auth lets in the token holder (CLI, hooks, MCP, scripts: Authorization: Bearer) and the
+// viewer's browser sessions (session cookie; on state-changing methods the CSRF header too).
 func (s *Server) auth(c *gin.Context) {
 	h := c.GetHeader("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
-		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "missing or wrong token (see <data dir>/token)"})
+	if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+			c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "missing or wrong token (see <data dir>/token)"})
+			return
+		}
+		c.Next()
 		return
 	}
-	c.Next()
+	if s.sessionOf(c) != "" {
+		if !s.browserAuth(c) {
+			c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "viewer session expired or CSRF token missing (reload, or run memnode viewer again)"})
+			return
+		}
+		c.Set(ctxBrowser, true)
+		c.Next()
+		return
+	}
+	c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "missing or wrong token (see <data dir>/token)"})
 }
 
 func (s *Server) ready(c *gin.Context) {

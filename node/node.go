@@ -199,7 +199,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.origin = peerID.String()
 	acfg := api.Config{
 		Addr: n.Addr(), Socket: localnet.SocketPath(n.cfg.DataDir), Token: n.token, Version: n.cfg.Version,
-		Backend: n, Search: &n.search, Logger: n.log,
+		Backend: n, Search: &n.search, Logger: n.log, Feed: n.feed, Viewer: viewerBackend{n},
 	}
 	if !n.cfg.Settings.SyncDisabled {
 		acfg.Peers = peers{n}

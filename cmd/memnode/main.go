@@ -60,6 +60,7 @@ func commandTable() map[string]command {
 		"export":    {"export memory as JSONL: export [--project P] [--out FILE]", cmdExport},
 		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},
 		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
+		"viewer":    {"print a one-time login URL for the web viewer [--open]", cmdViewer},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }

@@ -1,0 +1,56 @@
+package apitype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ViewerCode is the answer of POST /api/viewer/code: a single-use login code for the web
+// viewer, and the URL that redeems it. Both are secrets until used: print them to the
+// user who asked, never log them.
+type ViewerCode struct {
+	URL     string    `json:"url"`
+	Expires time.Time `json:"expires"`
+}
+
+// SettingField describes one setting for the viewer's settings page.
+type SettingField struct {
+	Name string `json:"name"` // the settings.json key
+	// Kind is how the value is written: bool, int, string, duration, list, map.
+	Kind string `json:"kind"`
+	// Restart is true when the node reads the setting only when it starts.
+	Restart bool `json:"restart"`
+}
+
+// ViewerSettings is the answer of GET and PUT /api/viewer/settings. It holds no secret:
+// AI keys live in the key store, never in settings.
+type ViewerSettings struct {
+	// File is settings.json as it is on disk ({} when there is none).
+	File json.RawMessage `json:"file"`
+	// Effective are the settings the running node uses (file, env and flags over the
+	// defaults); Defaults are the built-in values.
+	Effective any            `json:"effective"`
+	Defaults  any            `json:"defaults"`
+	Fields    []SettingField `json:"fields"`
+	// Path is the settings file the node reads.
+	Path string `json:"path"`
+}
+
+// ViewerLog is the answer of GET /api/viewer/logs: the tail of one log (already redacted
+// when it was written).
+type ViewerLog struct {
+	Name  string   `json:"name"` // node or hook
+	Lines []string `json:"lines"`
+}
+
+// ViewerChange is the data of a "change" event on GET /api/viewer/stream: one commit of
+// the change feed, by record IDs (the page fetches the records it shows).
+type ViewerChange struct {
+	Seq          uint64   `json:"seq"`
+	Origin       string   `json:"origin"` // local, device, team, import
+	Observations []string `json:"observations,omitempty"`
+	Summaries    []string `json:"summaries,omitempty"`
+	Prompts      []string `json:"prompts,omitempty"`
+	Sessions     []string `json:"sessions,omitempty"`
+	Forgotten    []string `json:"forgotten,omitempty"`
+}

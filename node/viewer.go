@@ -1,0 +1,114 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/atomicfile"
+	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/memory"
+)
+
+// viewerBackend serves the web viewer's settings and logs pages.
+type viewerBackend struct{ n *Node }
+
+var _ api.ViewerBackend = viewerBackend{}
+
+// maxLogTail bounds how much of a log the logs page reads.
+const maxLogTail = 512 << 10
+
+// Settings reports settings.json, the settings this node runs with and the defaults. The
+// node reads every setting when it starts, so each one says a restart applies it. No
+// secret is in there: AI keys live in the key store.
+func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, error) {
+	path := datadir.Dir(v.n.cfg.DataDir).Settings()
+	file, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		file = []byte("{}")
+	} else if err != nil {
+		return apitype.ViewerSettings{}, fmt.Errorf("read settings: %w", err)
+	}
+	if !json.Valid(file) {
+		file = []byte("{}") // the node could not have started with it; the page starts afresh
+	}
+	var fields []apitype.SettingField
+	for _, f := range configs.Fields() {
+		fields = append(fields, apitype.SettingField{Name: f.Name, Kind: f.Kind, Restart: true})
+	}
+	return apitype.ViewerSettings{File: file, Effective: v.n.cfg.Settings, Defaults: configs.Default(), Fields: fields, Path: path}, nil
+}
+
+// SaveSettings validates file with the node's own rules and writes it as settings.json.
+func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (apitype.ViewerSettings, error) {
+	if _, err := configs.ParseFile(file); err != nil {
+		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, file, "", "  "); err != nil {
+		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	pretty.WriteByte('\n')
+	if err := atomicfile.Write(datadir.Dir(v.n.cfg.DataDir).Settings(), pretty.Bytes(), 0o600); err != nil {
+		return apitype.ViewerSettings{}, fmt.Errorf("write settings: %w", err)
+	}
+	v.n.log.Info("settings saved from the viewer; they apply at the next start")
+	return v.Settings(ctx)
+}
+
+// Log returns the last lines of the node's or the hooks' log.
+func (v viewerBackend) Log(ctx context.Context, name string, lines int) (apitype.ViewerLog, error) {
+	dd := datadir.Dir(v.n.cfg.DataDir)
+	path := dd.NodeLog()
+	if name == "hook" {
+		path = dd.HookLog()
+	}
+	tail, err := tailFile(path, maxLogTail)
+	if err != nil {
+		return apitype.ViewerLog{}, err
+	}
+	all := strings.Split(strings.TrimRight(string(tail), "\n"), "\n")
+	if len(all) == 1 && all[0] == "" {
+		all = nil
+	}
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	if all == nil {
+		all = []string{}
+	}
+	return apitype.ViewerLog{Name: name, Lines: all}, nil
+}
+
+// tailFile reads at most limit bytes from the end of path, starting at a line boundary.
+func tailFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(fi.Size()-limit, 0)
+	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,34 @@
+package viewer
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+// ContentSecurityPolicy allows the viewer's own scripts, styles and API only: no inline
+// script, no other origin, never framed.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// SetSecurityHeaders sets the headers every answer of the node carries, page or API.
+func SetSecurityHeaders(h http.Header) {
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", ContentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+//go:embed static
+var static embed.FS
+
+// Assets are the viewer's files: index.html at the root, the rest beside it.
+func Assets() fs.FS {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}

@@ -1,0 +1,69 @@
+// Record cards (feed, search results, timeline) and the actions on a record.
+import { post } from './api.js';
+import { el, when, copy, confirmDialog, toast } from './ui.js';
+
+// itemFacts reduces a full record (apitype.Item) to what a card shows.
+export function view(item) {
+  const o = item.observation, s = item.summary, p = item.prompt;
+  const r = o || s || p || {};
+  const v = {
+    id: r.id, kind: item.kind, session: r.session_id, project: r.project, time: r.created_at,
+    device: item.device || short(r.origin), platform: item.platform || r.platform || '',
+  };
+  if (o) {
+    Object.assign(v, { type: o.type, title: o.title, subtitle: o.subtitle, facts: o.facts || [], narrative: o.narrative,
+      files: [...(o.files_modified || []).map((f) => '✎ ' + f), ...(o.files_read || []).map((f) => f)] });
+  } else if (s) {
+    Object.assign(v, { type: 'summary', title: s.request || 'Session summary', subtitle: s.completed,
+      facts: [['Investigated', s.investigated], ['Learned', s.learned], ['Completed', s.completed], ['Next', s.next_steps], ['Notes', s.notes]]
+        .filter(([, t]) => t).map(([k, t]) => k + ': ' + t), narrative: '', files: [] });
+  } else if (p) {
+    Object.assign(v, { type: 'prompt', title: p.text.length > 160 ? p.text.slice(0, 160) + '…' : p.text,
+      subtitle: p.prompt_number ? 'prompt #' + p.prompt_number : '', facts: [], narrative: p.text.length > 160 ? p.text : '', files: [] });
+  }
+  return v;
+}
+
+function short(origin) {
+  return origin ? origin.slice(-8) : '';
+}
+
+// card renders one record; onForgotten is called after a confirmed forget.
+export function card(item, onForgotten) {
+  const v = view(item);
+  const facts = v.facts.length ? el('details', { class: 'facts' }, el('summary', { text: `Facts (${v.facts.length})` }),
+    el('ul', {}, v.facts.map((f) => el('li', { text: f })))) : null;
+  const narrative = v.narrative ? el('details', { class: 'narrative' }, el('summary', { text: 'Narrative' }), el('p', { text: v.narrative })) : null;
+  const files = v.files.length ? el('ul', { class: 'files', 'aria-label': 'Files' }, v.files.slice(0, 8).map((f) => el('li', { text: f })),
+    v.files.length > 8 ? el('li', { text: `+${v.files.length - 8} more` }) : null) : null;
+  const forget = async () => {
+    if (!(await confirmDialog('Forget this record?', `“${v.title}” is purged on every device. This cannot be undone.`, 'Forget'))) return;
+    try {
+      await post('/api/forget', { ids: [v.id] });
+      toast('Forgotten on every device');
+      onForgotten?.(v.id);
+    } catch (err) { toast(err.message, true); }
+  };
+  const forgetSession = async () => {
+    if (!(await confirmDialog('Forget the whole session?', `Every record of session ${v.session} is purged on every device. This cannot be undone.`, 'Forget session'))) return;
+    try {
+      await post('/api/forget', { ids: ['S' + v.session] });
+      toast('Session forgotten on every device');
+    } catch (err) { toast(err.message, true); }
+  };
+  return el('article', { class: 'card', tabindex: '0', dataset: { id: v.id, session: v.session || '', kind: v.kind } },
+    el('div', { class: 'meta' },
+      el('span', { class: 'badge t-' + (v.type || 'other'), text: v.type }),
+      el('span', { class: 'project', text: v.project }),
+      v.device ? el('span', { class: 'device', title: 'device', text: '⌂ ' + v.device }) : null,
+      v.platform ? el('span', { class: 'platform', text: v.platform }) : null,
+      el('time', { datetime: new Date(v.time).toISOString(), text: when(v.time) })),
+    el('h3', { class: 'title' }, el('a', { href: '#/record/' + encodeURIComponent(v.id), text: v.title || '(untitled)' })),
+    v.subtitle ? el('p', { class: 'subtitle', text: v.subtitle }) : null,
+    facts, narrative, files,
+    el('div', { class: 'actions' },
+      el('button', { type: 'button', class: 'ghost', onclick: () => copy(v.id), 'aria-label': 'Copy ID ' + v.id, text: 'Copy ID' }),
+      el('a', { class: 'button ghost', href: '#/record/' + encodeURIComponent(v.id) + '/timeline', text: 'Timeline' }),
+      el('button', { type: 'button', class: 'ghost danger', onclick: forget, text: 'Forget' }),
+      v.session && v.kind !== 'summary' ? el('button', { type: 'button', class: 'ghost danger', onclick: forgetSession, text: 'Forget session' }) : null));
+}

@@ -1,0 +1,78 @@
+// This device and its peers; invites, joins and removals. And the team page.
+import { get, post } from './api.js';
+import { el, clear, when, confirmDialog, errorBox, toast } from './ui.js';
+import { live, lastStatus } from './main.js';
+
+export async function devicesPage(main) {
+  const table = el('div', { id: 'devices' });
+  main.append(el('h1', { text: 'Devices' }), table, inviteBox(), joinBox(() => load()));
+  // Only the table refreshes: an invite code on screen stays until the page is left.
+  async function load() {
+    try {
+      const st = await get('/api/peers');
+      clear(table).append(peersTable(st, load));
+    } catch (err) { clear(table).append(errorBox(err)); }
+  }
+  await load();
+  const t = setInterval(load, 3000);
+  return () => clearInterval(t);
+}
+
+function peersTable(st, reload) {
+  const devices = st.devices || [];
+  return el('table', { class: 'table', id: 'peers' },
+    el('caption', {}, 'Group ', el('code', { text: (st.group_id || '').slice(0, 12) }), st.removed_by ? ` — removed by ${st.removed_by}: run memnode peers leave` : ''),
+    el('thead', {}, el('tr', {}, ['Device', 'State', 'Addresses', 'Last sync', 'Ops behind', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('tbody', {}, devices.map((m) => el('tr', { dataset: { peer: m.peer_id } },
+      el('th', { scope: 'row' }, el('span', { text: m.name }), m.self ? el('span', { class: 'badge', text: 'this device' }) : null,
+        el('div', { class: 'muted mono', title: m.peer_id, text: m.short_id || m.peer_id })),
+      el('td', {}, el('span', { class: 'state s-' + m.state, text: m.state }), m.error ? el('div', { class: 'error', text: m.error }) : null),
+      el('td', { class: 'mono' }, (m.addrs || []).slice(0, 3).map((a) => el('div', { text: a }))),
+      el('td', { text: m.self ? '' : (m.last_sync ? when(Date.parse(m.last_sync)) : 'never') }),
+      el('td', { text: m.self ? '' : String(m.ops_behind ?? 0) }),
+      el('td', {}, m.self ? null : el('button', { type: 'button', class: 'ghost danger', text: 'Remove', 'aria-label': 'Remove ' + m.name, onclick: async () => {
+        if (!(await confirmDialog('Remove this device?', `${m.name} is revoked for good: it can no longer sync, and its later changes are dropped everywhere.`, 'Remove'))) return;
+        try { await post('/api/peers/remove', { device: m.peer_id }); toast('Removed ' + m.name); reload(); } catch (err) { toast(err.message, true); }
+      } }))))));
+}
+
+function inviteBox() {
+  const out = el('div', { id: 'invite', 'aria-live': 'polite' });
+  return el('section', { class: 'panel' }, el('h2', { text: 'Add a device' }),
+    el('p', { class: 'muted', text: 'An invite code works once and expires. It is shown here only once.' }),
+    el('button', { type: 'button', id: 'invite-create', text: 'Create invite', onclick: async () => {
+      try {
+        const r = await post('/api/peers/invite', { ttl: '10m' });
+        clear(out).append(el('p', {}, 'On the other device run:'), el('pre', { class: 'code', id: 'invite-code', text: 'memnode peers join ' + r.code }),
+          el('p', { class: 'muted', text: 'Valid once, until ' + new Date(r.expires).toLocaleTimeString() + '.' }));
+      } catch (err) { clear(out).append(errorBox(err)); }
+    } }), out);
+}
+
+function joinBox(reload) {
+  const code = el('input', { id: 'join-code', autocomplete: 'off', spellcheck: 'false', placeholder: 'MN1…' });
+  const out = el('div', { 'aria-live': 'polite' });
+  return el('section', { class: 'panel' }, el('h2', { text: 'Join another device’s group' }),
+    el('form', { class: 'row', onsubmit: async (e) => {
+      e.preventDefault();
+      try { await post('/api/peers/join', { code: code.value.trim() }); code.value = ''; toast('Joined'); reload(); } catch (err) { clear(out).append(errorBox(err)); }
+    } }, el('label', { for: 'join-code' }, el('span', { text: 'Code' }), code), el('button', { type: 'submit', text: 'Join' })), out);
+}
+
+export function teamPage(main) {
+  const body = el('div', { id: 'team' });
+  main.append(el('h1', { text: 'Team' }), body);
+  const draw = (st) => {
+    clear(body);
+    const team = st && st.team;
+    if (!team) {
+      body.append(el('p', { class: 'muted', text: 'Team memory is not set up on this node. When it is, its status, shared projects and share/unshare appear here.' }));
+      return;
+    }
+    body.append(el('pre', { class: 'code', text: typeof team === 'string' ? team : JSON.stringify(team, null, 2) }));
+  };
+  draw(lastStatus);
+  const on = (e) => draw(e.detail);
+  live.addEventListener('status', on);
+  return () => live.removeEventListener('status', on);
+}

@@ -1,0 +1,86 @@
+// The viewer's shell: hash router, one live stream (SSE) shared by the pages, theme.
+import { get, APIError } from './api.js';
+import { el, clear } from './ui.js';
+import { feedPage } from './feed.js';
+import { searchPage, recordPage } from './search.js';
+import { devicesPage, teamPage } from './devices.js';
+import { settingsPage } from './settings.js';
+import { logsPage } from './logs.js';
+
+const pages = { feed: feedPage, search: searchPage, record: recordPage, devices: devicesPage, team: teamPage, settings: settingsPage, logs: logsPage };
+
+// live fans the stream's events out to whatever page listens.
+export const live = new EventTarget();
+export let lastStatus = null;
+
+function connect() {
+  const es = new EventSource('/api/viewer/stream');
+  const badge = document.getElementById('live');
+  es.addEventListener('open', () => badge.classList.add('on'));
+  es.addEventListener('error', () => { badge.classList.remove('on'); badge.textContent = 'reconnecting…'; });
+  es.addEventListener('status', (e) => {
+    lastStatus = JSON.parse(e.data);
+    badge.textContent = statusLine(lastStatus);
+    live.dispatchEvent(new CustomEvent('status', { detail: lastStatus }));
+  });
+  es.addEventListener('change', (e) => live.dispatchEvent(new CustomEvent('change', { detail: JSON.parse(e.data) })));
+  es.addEventListener('resync', () => live.dispatchEvent(new CustomEvent('resync')));
+}
+
+function statusLine(st) {
+  if (st.error) return st.error;
+  const parts = [`queue ${st.queue ?? 0}`];
+  if (st.processed !== undefined) parts.push(`${st.processed} processed`);
+  if (st.failures) parts.push(`${st.failures} failed`);
+  if (st.storage && st.storage !== 'ok') parts.push(st.storage);
+  return '● live · ' + parts.join(' · ');
+}
+
+let cleanup = null;
+async function route() {
+  const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
+  const page = pages[name] || feedPage;
+  const main = document.getElementById('main');
+  if (cleanup) { cleanup(); cleanup = null; }
+  clear(main);
+  for (const a of document.querySelectorAll('nav a')) {
+    if (a.dataset.page === (pages[name] ? (name === 'record' ? 'search' : name) : 'feed')) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  cleanup = (await page(main, rest.map(decodeURIComponent))) || null;
+}
+
+function theme() {
+  const saved = localStorage.getItem('memnode-theme');
+  if (saved) document.documentElement.dataset.theme = saved;
+  document.getElementById('theme').addEventListener('click', () => {
+    const dark = document.documentElement.dataset.theme
+      ? document.documentElement.dataset.theme === 'dark'
+      : matchMedia('(prefers-color-scheme: dark)').matches;
+    document.documentElement.dataset.theme = dark ? 'light' : 'dark';
+    localStorage.setItem('memnode-theme', document.documentElement.dataset.theme);
+  });
+}
+
+async function boot() {
+  theme();
+  try {
+    await get('/api/status');
+  } catch (err) {
+    const main = document.getElementById('main');
+    clear(main).append(el('section', { class: 'login' },
+      el('h1', { text: 'Not logged in' }),
+      el('p', { text: err instanceof APIError && err.status !== 503
+        ? 'Run memnode viewer in a terminal and open the one-time link it prints.'
+        : 'The node is not ready: ' + err.message }),
+      el('pre', { text: 'memnode viewer --open' })));
+    document.getElementById('live').textContent = 'logged out';
+    return;
+  }
+  document.body.dataset.ready = 'true';
+  connect();
+  addEventListener('hashchange', route);
+  route();
+}
+
+boot();

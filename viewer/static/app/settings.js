@@ -1,0 +1,92 @@
+// Every setting with its value, validated by the node's own Validate on save; a live
+// preview of the context a new session of a chosen project gets; the AI provider chain.
+import { get, put } from './api.js';
+import { el, clear, errorBox, toast } from './ui.js';
+import { lastStatus } from './main.js';
+
+export async function settingsPage(main) {
+  main.append(el('h1', { text: 'Settings' }));
+  let st;
+  try { st = await get('/api/viewer/settings'); } catch (err) { main.append(errorBox(err)); return; }
+  const file = st.file || {};
+  const inputs = new Map();
+  const rows = st.fields.map((f) => {
+    const id = 'set-' + f.name;
+    const cur = file[f.name];
+    const eff = st.effective[f.name] ?? st.defaults[f.name];
+    let input;
+    if (f.kind === 'bool') {
+      input = el('select', { id, name: f.name },
+        el('option', { value: '', text: `default (${eff ? 'on' : 'off'})` }),
+        el('option', { value: 'true', text: 'on' }), el('option', { value: 'false', text: 'off' }));
+      input.value = cur === undefined ? '' : String(cur);
+    } else if (f.kind === 'map') {
+      input = el('textarea', { id, name: f.name, rows: '2', placeholder: eff ? JSON.stringify(eff) : '{}' });
+      input.value = cur === undefined ? '' : JSON.stringify(cur);
+    } else {
+      input = el('input', { id, name: f.name, autocomplete: 'off', spellcheck: 'false',
+        placeholder: eff === undefined ? '' : (Array.isArray(eff) ? eff.join(', ') : String(eff)) });
+      input.value = cur === undefined ? '' : (Array.isArray(cur) ? cur.join(', ') : String(cur));
+    }
+    inputs.set(f.name, [f, input]);
+    return el('div', { class: 'setting' },
+      el('label', { for: id }, el('code', { text: f.name }), f.restart ? el('span', { class: 'tag', title: 'the node reads this when it starts', text: 'restart' }) : null),
+      input);
+  });
+  const err = el('p', { class: 'error', role: 'alert', id: 'settings-error' });
+  const form = el('form', { class: 'settings', id: 'settings', onsubmit: async (e) => {
+    e.preventDefault();
+    err.textContent = '';
+    const out = {};
+    try {
+      for (const [name, [f, input]] of inputs) {
+        const v = input.value.trim();
+        if (v === '') continue;
+        out[name] = parse(f.kind, v, name);
+      }
+      const saved = await put('/api/viewer/settings', out);
+      toast('Saved to ' + saved.path + ' — restart the node to apply (memnode stop; memnode start)');
+    } catch (x) { err.textContent = x.message; }
+  } },
+  el('p', { class: 'muted' }, 'Saved to ', el('code', { text: st.path }), '. Empty fields use the value shown greyed (environment, flags or defaults). AI keys are not settings: they live in the key store (memnode keys set PROVIDER) and are never shown here.'),
+  el('div', { class: 'grid' }, rows), err,
+  el('div', { class: 'row end' }, el('button', { type: 'submit', id: 'settings-save', text: 'Save' })));
+  main.append(form, aiPanel(st), previewPanel());
+}
+
+function parse(kind, v, name) {
+  switch (kind) {
+    case 'bool': return v === 'true';
+    case 'int': {
+      if (!/^-?\d+$/.test(v)) throw new Error(`settings: ${name} must be a whole number`);
+      return Number(v);
+    }
+    case 'list': return v.split(',').map((x) => x.trim()).filter(Boolean);
+    case 'map': try { return JSON.parse(v); } catch { throw new Error(`settings: ${name} must be a JSON object like {"openai": "gpt-4o-mini"}`); }
+    default: return v;
+  }
+}
+
+function aiPanel(st) {
+  const chain = (st.effective.ai_providers || []).concat(['offline']);
+  const ai = lastStatus?.ai;
+  return el('section', { class: 'panel', id: 'ai' }, el('h2', { text: 'AI providers' }),
+    el('p', {}, 'Chain: ', chain.map((p, i) => el('span', {}, i ? ' → ' : '', el('code', { text: p })))),
+    el('p', { text: 'Compressor: ' + (lastStatus?.compressor || '') }),
+    ai ? el('p', { text: 'Budget left today: ' + (ai.budget_left < 0 ? 'unlimited' : ai.budget_left + ' tokens') }) : null,
+    ai ? el('pre', { class: 'code', text: JSON.stringify(ai.providers, null, 2) }) : null);
+}
+
+function previewPanel() {
+  const project = el('input', { id: 'preview-project', autocomplete: 'off', placeholder: 'project name' });
+  const out = el('pre', { class: 'code preview', id: 'preview', text: '' });
+  const show = async () => {
+    if (!project.value.trim()) return;
+    try { out.textContent = await get('/api/context', { project: project.value.trim() }) || '(empty: nothing recorded for this project yet)'; } catch (err) { clear(out).append(errorBox(err)); }
+  };
+  project.addEventListener('change', show);
+  return el('section', { class: 'panel' }, el('h2', { text: 'Context preview' }),
+    el('p', { class: 'muted', text: 'What a new session of this project would be told at start.' }),
+    el('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); show(); } },
+      el('label', { for: 'preview-project' }, el('span', { text: 'Project' }), project), el('button', { type: 'submit', text: 'Preview' })), out);
+}

@@ -91,6 +91,10 @@ type Config struct {
 	JoinRetry time.Duration
 	// Now is the wall clock (tests inject one).
 	Now func() time.Time
+
+	// wrapStream, when set (only by this package's tests), wraps every session stream: a
+	// test makes a path go silent without closing it, as a cut cable does.
+	wrapStream func(network.Stream) network.Stream
 }
 
 // Validate fills defaults and checks required fields.
@@ -168,9 +172,10 @@ type Node struct {
 	hosting    int // pairings this device is answering as the inviter now
 	peers      map[peer.ID]*peerRun
 	alive      map[peer.ID]bool
-	metas      *liveMetas       // what memberlist's event delegate copied (safe to read any time)
-	cut        map[peer.ID]bool // peers a test has partitioned away (always empty in production)
-	pulling    map[string]bool  // origins some session is pulling now: no second session pulls them
+	metas      *liveMetas            // what memberlist's event delegate copied (safe to read any time)
+	cut        map[peer.ID]bool      // peers a test has partitioned away (always empty in production)
+	pulling    map[string]*pullClaim // origins some session is pulling now: no second session pulls them
+	stallKick  chan struct{}         // a pull went silent: run a round so another member takes its origins over
 	started    bool
 	closed     bool
 	cancel     context.CancelFunc
@@ -232,7 +237,8 @@ func New(cfg Config) (*Node, error) {
 		peers:      map[peer.ID]*peerRun{},
 		alive:      map[peer.ID]bool{},
 		metas:      &liveMetas{m: map[string][]byte{}},
-		pulling:    map[string]bool{},
+		pulling:    map[string]*pullClaim{},
+		stallKick:  make(chan struct{}, 1),
 	}, nil
 }
 
@@ -495,6 +501,8 @@ func (n *Node) loop(ctx context.Context, sub *feed.Subscription) {
 			n.syncAll(ctx, true)
 		case <-n.memberKick:
 			n.refreshMembers(ctx)
+		case <-n.stallKick:
+			n.syncAll(ctx, false)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -31,6 +32,9 @@ type conn struct {
 }
 
 func (n *Node) newConn(s network.Stream) *conn {
+	if n.cfg.wrapStream != nil {
+		s = n.cfg.wrapStream(s)
+	}
 	return &conn{n: n, s: s, r: bufio.NewReaderSize(s, 64<<10), w: bufio.NewWriterSize(s, 64<<10)}
 }
 
@@ -246,23 +250,34 @@ func (n *Node) respond(ctx context.Context, c *conn, p peer.ID) error {
 func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVector) error {
 	// An origin another session is already pulling is left to it: two sessions (ours and the
 	// peer's, started by the same event) would otherwise fetch and apply the same ops twice.
+	// A claim whose session has received nothing for pullStall is taken over: its path may
+	// be dead, and another member holds the same ops.
 	w := &message{Type: msgWant}
+	claim := newPullClaim()
 	n.mu.Lock()
 	cuts := n.state.Group.Cuts
 	for _, o := range sortedOrigins(theirs) {
 		if cut, removed := cuts[o]; removed && mine[o] >= cut {
 			continue // a removed device: nothing past its cut-off is wanted (ApplyOps drops it too)
 		}
-		if theirs[o] > mine[o] && !n.pulling[o] {
-			n.pulling[o] = true
-			w.Wants = append(w.Wants, want{Origin: o, After: mine[o]})
+		if theirs[o] <= mine[o] {
+			continue
 		}
+		if cur := n.pulling[o]; cur != nil && !cur.stalled() {
+			continue
+		} else if cur != nil {
+			n.log.Debug("took over a stalled pull", "origin", shortIDString(o))
+		}
+		n.pulling[o] = claim
+		w.Wants = append(w.Wants, want{Origin: o, After: mine[o]})
 	}
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
 		for _, wt := range w.Wants {
-			delete(n.pulling, wt.Origin)
+			if n.pulling[wt.Origin] == claim {
+				delete(n.pulling, wt.Origin)
+			}
 		}
 		n.mu.Unlock()
 	}()
@@ -290,6 +305,7 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 	go func() {
 		for {
 			m, err := c.recv()
+			claim.touch()
 			select {
 			case ch <- recvd{m, err}:
 			case <-stop:
@@ -300,10 +316,22 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 			}
 		}
 	}()
+	tick := time.NewTicker(pullStall / 2)
+	defer tick.Stop()
+	kicked := false
 	for {
 		var r recvd
 		select {
 		case r = <-ch:
+			kicked = false
+		case <-tick.C:
+			// Silence: the path may be dead. Keep waiting (the idle deadline ends this
+			// session), but have a round with the other members take our origins over.
+			if !kicked && len(w.Wants) > 0 && claim.stalled() {
+				kicked = true
+				kick(n.stallKick)
+			}
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -329,6 +357,29 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 			return fmt.Errorf("got message %d during pull: %w", r.m.Type, ErrProtocol)
 		}
 	}
+}
+
+// pullStall is how long a pull may receive nothing before another session may take its
+// origins over. A responder streams its batches back to back (a few ms each on a LAN, well
+// under a second on a loaded machine), so a second of silence means a slow or dead path;
+// nothing is lost by a takeover of a live one: ops apply in seq order and a duplicate batch
+// is skipped.
+const pullStall = time.Second
+
+// pullClaim is one pull's hold on the origins it asked for, with the time it last received a
+// message.
+type pullClaim struct{ last atomic.Int64 }
+
+func newPullClaim() *pullClaim {
+	c := &pullClaim{}
+	c.touch()
+	return c
+}
+
+func (c *pullClaim) touch() { c.last.Store(time.Now().UnixNano()) }
+
+func (c *pullClaim) stalled() bool {
+	return time.Since(time.Unix(0, c.last.Load())) >= pullStall
 }
 
 // serve answers one Want with Ops batches in seq order, then Done. It serves ops of any

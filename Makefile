@@ -15,7 +15,7 @@ MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./api/... ./hooks/... ./ai/... ./sync/... ./search/... ./embed/...
 
-.PHONY: help build run test race bench bench-anchor lint tidy clean
+.PHONY: help build run test race bench bench-anchor lint tidy clean rqlited
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -30,6 +30,14 @@ run: build ## build and run the node in the foreground on its embedded defaults 
 test: lint ## vet, unit + integration + real-binary tests, then the race detector on concurrent packages
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
+
+# rqlited for team memory (its own module in tools/rqlited, cgo, ~2–3 min cold): rebuilt only
+# when missing or when the tools module changed. Team tests build it themselves when missing.
+RQLITED := bin/rqlited
+rqlited: $(RQLITED) ## build bin/rqlited (v8.43.4, from the Go module proxy) for team memory
+
+$(RQLITED): tools/rqlited/go.mod tools/rqlited/go.sum
+	cd tools/rqlited && $(GO) build -trimpath -o ../../$(RQLITED) github.com/rqlite/rqlite/v8/cmd/rqlited
 
 race: ## only the race-detector run
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)

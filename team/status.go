@@ -1,0 +1,141 @@
+package team
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Node is one rqlite node as the cluster reports it.
+type Node struct {
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	Leader    bool   `json:"leader"`
+	Reachable bool   `json:"reachable"`
+}
+
+// Status is what `memnode team status` shows.
+type Status struct {
+	Joined      bool     `json:"joined"`
+	Name        string   `json:"name,omitempty"`
+	User        string   `json:"user,omitempty"`
+	Author      string   `json:"author,omitempty"`
+	URLs        []string `json:"urls,omitempty"`
+	Admin       bool     `json:"admin"`
+	Reachable   bool     `json:"reachable"`
+	Leader      string   `json:"leader,omitempty"`
+	Nodes       []Node   `json:"nodes,omitempty"`
+	Members     int      `json:"members"`
+	Shared      []string `json:"shared"`
+	PushBacklog int      `json:"push_backlog"` // own ops not yet on the cluster (queued, or not yet looked at)
+	PullLag     int      `json:"pull_lag"`     // ops on the cluster past this device's cursors (-1: unknown)
+	Rejected    int      `json:"rejected"`     // ops refused on verification (forged, wrong author, tombstone without right)
+	LastError   string   `json:"last_error,omitempty"`
+}
+
+// Status reports the membership; with the cluster down it still answers, Reachable false.
+func (t *Team) Status(ctx context.Context) (Status, error) {
+	var s Status
+	urls, err := t.st.get(ctx, "urls")
+	if err != nil {
+		return s, err
+	}
+	s.Shared, err = t.shared(ctx)
+	if err != nil {
+		return s, err
+	}
+	if s.Shared == nil {
+		s.Shared = []string{}
+	}
+	if s.PushBacklog, err = t.backlog(ctx); err != nil {
+		return s, err
+	}
+	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
+		return s, err
+	}
+	t.mu.Lock()
+	s.LastError = t.lastErr
+	c := t.rq
+	t.mu.Unlock()
+	if urls == "" {
+		return s, nil
+	}
+	s.Joined, s.URLs = true, splitList(urls)
+	s.Name, _ = t.st.get(ctx, "name")
+	s.User, _ = t.st.get(ctx, "user")
+	s.Author, _ = t.st.get(ctx, "author")
+	s.Admin = slices.Contains(t.admins(ctx), t.origin)
+	s.PullLag = -1
+	if c == nil {
+		s.LastError = "no password: run `memnode team join` again"
+		return s, nil
+	}
+	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT COUNT(*) FROM team_members`)})
+	if err != nil {
+		s.LastError = err.Error()
+		return s, nil
+	}
+	s.Reachable = true
+	s.Members, _ = intOf(res[0].Values[0][0])
+	lag := 0
+	for _, p := range s.Shared {
+		var cursor int64
+		_ = t.st.db.QueryRowContext(ctx, `SELECT pos FROM cursors WHERE project = ?`, p).Scan(&cursor)
+		n, err := t.lagOf(ctx, c, p, cursor)
+		if err != nil {
+			lag = -1
+			break
+		}
+		lag += n
+	}
+	s.PullLag = lag
+	s.Leader, s.Nodes = t.leader(ctx, c)
+	return s, nil
+}
+
+// leader asks the cluster for its nodes (needs the status permission; "" without it).
+func (t *Team) leader(ctx context.Context, c *rq) (string, []Node) {
+	var nodes map[string]struct {
+		APIAddr   string `json:"api_addr"`
+		Leader    bool   `json:"leader"`
+		Reachable bool   `json:"reachable"`
+	}
+	if err := c.get(ctx, "/nodes", &nodes); err != nil {
+		return "", nil
+	}
+	var out []Node
+	leader := ""
+	for id, n := range nodes {
+		out = append(out, Node{ID: id, URL: n.APIAddr, Leader: n.Leader, Reachable: n.Reachable})
+		if n.Leader {
+			leader = id
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return leader, out
+}
+
+// backlog counts the outbox rows not yet pushed plus this device's ops the pusher has not
+// looked at yet (some of those may belong to unshared projects: an upper bound, exact once
+// the pusher has run).
+func (t *Team) backlog(ctx context.Context) (int, error) {
+	n, err := t.st.count(ctx, `SELECT COUNT(*) FROM outbox WHERE pushed = 0`)
+	if err != nil {
+		return 0, err
+	}
+	joined, _ := t.st.get(ctx, "urls")
+	if joined == "" {
+		return n, nil
+	}
+	vv, err := t.cfg.Replica.VersionVector(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v, _ := t.st.get(ctx, "scanned")
+	scanned, _ := strconv.ParseUint(v, 10, 64)
+	if own := vv[t.origin]; own > scanned {
+		n += int(own - scanned)
+	}
+	return n, nil
+}

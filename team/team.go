@@ -1,0 +1,534 @@
+package team
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+
+	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/replica"
+)
+
+// Replica is what team needs of the local store: this device's ops to push, and the apply
+// path device sync uses for the ops it pulls (same CRDT rules, records stored once).
+type Replica interface {
+	Origin() string
+	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
+	VersionVector(ctx context.Context) (replica.VersionVector, error)
+	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
+}
+
+var _ Replica = (*replica.Replica)(nil)
+
+// Config configures a Team.
+type Config struct {
+	StatePath string            // <data dir>/team.db
+	Replica   Replica           // the local replica
+	Key       crypto.PrivKey    // the device identity (sync's identity.key): signs every op
+	Device    string            // this device's name, shown as @user/device
+	LocalOnly func(string) bool // local_only_projects: never shared
+	// Password returns the team user's password (MEMNODE_TEAM_PASSWORD or the key store). It
+	// is asked only when this device has joined, so nobody else's keyring is probed.
+	Password func() string
+	Feed     *feed.Bus // local commits wake the pusher; nil: pushes wait for the tick
+	Logger   *slog.Logger
+	// Every is how often a member pulls (and retries pushes); default 250ms. rqlite has no
+	// change notification, so a member asks; a pull that finds nothing is one indexed query.
+	Every time.Duration
+	// Batch is the most ops one push or pull carries; default 500.
+	Batch int
+	// Timeout bounds one request to the cluster; default 10s.
+	Timeout time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Every <= 0 {
+		c.Every = 250 * time.Millisecond
+	}
+	if c.Batch <= 0 {
+		c.Batch = 500
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.LocalOnly == nil {
+		c.LocalOnly = func(string) bool { return false }
+	}
+}
+
+// Team is this device's membership of a team cluster: join, share, push, pull, search.
+type Team struct {
+	cfg    Config
+	st     *state
+	origin string
+
+	mu      sync.Mutex // guards rq, lastErr, progress
+	rq      *rq
+	lastErr string
+	pulled  int // ops pulled since Start, for progress
+
+	syncMu sync.Mutex // one push or pull at a time
+
+	kick      chan struct{}
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// New opens the team state; it contacts no cluster until Start or Join.
+func New(ctx context.Context, cfg Config) (*Team, error) {
+	cfg.defaults()
+	if cfg.Replica == nil || cfg.Key == nil || cfg.StatePath == "" {
+		return nil, errors.New("team: Replica, Key and StatePath are required")
+	}
+	st, err := openState(ctx, cfg.StatePath)
+	if err != nil {
+		return nil, err
+	}
+	t := &Team{cfg: cfg, st: st, origin: cfg.Replica.Origin(), kick: make(chan struct{}, 1)}
+	if urls, _ := st.get(ctx, "urls"); urls != "" && cfg.Password != nil {
+		if pw := cfg.Password(); pw != "" {
+			user, _ := st.get(ctx, "user")
+			t.rq = newRQ(splitList(urls), user, pw, cfg.Timeout)
+		}
+	}
+	return t, nil
+}
+
+// Start runs the push/pull loop until Close.
+func (t *Team) Start(ctx context.Context) {
+	ctx, t.cancel = context.WithCancel(ctx)
+	var sub *feed.Subscription
+	if t.cfg.Feed != nil {
+		sub = t.cfg.Feed.Subscribe(64)
+	}
+	t.wg.Add(1)
+	go t.loop(ctx, sub)
+}
+
+// Close stops the loop, waits for it, and closes the state. It is idempotent.
+func (t *Team) Close() error {
+	var err error
+	t.closeOnce.Do(func() {
+		if t.cancel != nil {
+			t.cancel()
+		}
+		t.wg.Wait()
+		err = t.st.close()
+	})
+	return err
+}
+
+func (t *Team) loop(ctx context.Context, sub *feed.Subscription) {
+	defer t.wg.Done()
+	var ready <-chan struct{}
+	if sub != nil {
+		defer sub.Close()
+		ready = sub.Ready()
+	}
+	tick := time.NewTicker(t.cfg.Every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ready:
+			if !ok {
+				ready = nil
+				continue
+			}
+			changes, overflowed := sub.Take()
+			if overflowed || slices.ContainsFunc(changes, func(c feed.Change) bool { return c.LocalOps }) {
+				t.note(t.Push(ctx))
+			}
+		case <-t.kick:
+			t.note(t.Push(ctx))
+		case <-tick.C:
+			t.note(t.Push(ctx))
+			_, err := t.Pull(ctx, nil)
+			t.note(err)
+		}
+	}
+}
+
+func (t *Team) note(err error) {
+	if err == nil || errors.Is(err, ErrNotJoined) || errors.Is(err, context.Canceled) {
+		return
+	}
+	t.mu.Lock()
+	t.lastErr = err.Error()
+	t.mu.Unlock()
+	t.cfg.Logger.Warn("team", "err", err)
+}
+
+func (t *Team) client() (*rq, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rq == nil {
+		return nil, ErrNotJoined
+	}
+	return t.rq, nil
+}
+
+// JoinInfo is what join prints.
+type JoinInfo struct {
+	Name    string `json:"name"`
+	Leader  string `json:"leader"`
+	Members int    `json:"members"`
+	Founded bool   `json:"founded"` // this device created the team's schema and is its admin
+}
+
+// Join connects to the cluster (any of urls), creates or migrates the team schema, registers
+// this device as a member and pins the team's admins. The password is kept in memory only:
+// the caller stores it in the key store.
+func (t *Team) Join(ctx context.Context, urls []string, user, password, name string) (JoinInfo, error) {
+	if len(urls) == 0 || user == "" {
+		return JoinInfo{}, errors.New("team join: a URL and --user are required")
+	}
+	c := newRQ(urls, user, password, t.cfg.Timeout)
+	if _, err := migrate(ctx, c, time.Now()); err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
+	if name == "" {
+		name = "team"
+	}
+	author := user + "/" + t.cfg.Device
+	now := time.Now().UnixMilli()
+	msig, err := t.cfg.Key.Sign([]byte("memnode-team-member/1\n" + t.origin + "\n" + author))
+	if err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
+	// The first member to get here founds the team: INSERT OR IGNORE keeps the first name
+	// and admin list however many members join at once.
+	if _, err := c.execute(ctx, []stmt{
+		st(`INSERT OR IGNORE INTO team_meta(key, value) VALUES ('name', ?)`, name),
+		st(`INSERT OR IGNORE INTO team_meta(key, value) VALUES ('admins', ?)`, t.origin),
+		st(`INSERT INTO team_members(origin, author, joined_at, sig) VALUES (?, ?, ?, ?)
+			ON CONFLICT(origin) DO UPDATE SET author = excluded.author, sig = excluded.sig`, t.origin, author, now, b64(msig)),
+	}); err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
+	res, err := c.query(ctx, levelStrong, []stmt{
+		st(`SELECT key, value FROM team_meta WHERE key IN ('name', 'admins')`),
+		st(`SELECT COUNT(*) FROM team_members`),
+	})
+	if err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
+	meta := map[string]string{}
+	for _, row := range res[0].Values {
+		meta[strOf(row[0])] = strOf(row[1])
+	}
+	members, _ := intOf(res[1].Values[0][0])
+	if err := t.st.set(ctx, map[string]string{"urls": strings.Join(urls, ","), "user": user, "name": meta["name"],
+		"admins": meta["admins"], "author": author}); err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: save: %w", err)
+	}
+	t.mu.Lock()
+	t.rq, t.lastErr = c, ""
+	t.mu.Unlock()
+	leader, _ := t.leader(ctx, c)
+	return JoinInfo{Name: meta["name"], Leader: leader, Members: members, Founded: slices.Contains(splitList(meta["admins"]), t.origin)}, nil
+}
+
+// Leave stops pushing and pulling. With purge, the records pulled from the team are
+// forgotten here too (the cluster keeps them: they are their authors').
+func (t *Team) Leave(ctx context.Context, purge bool) (forgotten int, err error) {
+	t.syncMu.Lock()
+	defer t.syncMu.Unlock()
+	if purge {
+		ids, err := t.st.list(ctx, `SELECT id FROM records WHERE origin != ?`, t.origin)
+		if err != nil {
+			return 0, fmt.Errorf("team leave: %w", err)
+		}
+		if f, ok := t.cfg.Replica.(interface {
+			Forget(context.Context, []string) (int, error)
+		}); ok && len(ids) > 0 {
+			if forgotten, err = f.Forget(ctx, ids); err != nil {
+				return 0, fmt.Errorf("team leave: purge: %w", err)
+			}
+		}
+	}
+	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`} {
+		if _, err := t.st.db.ExecContext(ctx, q); err != nil {
+			return forgotten, fmt.Errorf("team leave: %w", err)
+		}
+	}
+	t.mu.Lock()
+	t.rq, t.lastErr = nil, ""
+	t.mu.Unlock()
+	return forgotten, nil
+}
+
+// Share makes project leave the device for the team: its records, those written before
+// too, are pushed, and the other members' records of it are pulled.
+func (t *Team) Share(ctx context.Context, project string) error {
+	if project == "" {
+		return errors.New("team share: a project is required")
+	}
+	if t.cfg.LocalOnly(project) {
+		return fmt.Errorf("team share %s: %w", project, ErrLocalOnly)
+	}
+	c, err := t.client()
+	if err != nil {
+		return err
+	}
+	// This device's stream in the project continues after what the cluster already holds of
+	// it (a device that left and joins again must not reuse a number).
+	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT COALESCE(MAX(tseq), 0) FROM team_ops WHERE origin = ? AND project = ?`, t.origin, project)})
+	if err != nil {
+		return fmt.Errorf("team share: %w", err)
+	}
+	base, _ := int64Of(res[0].Values[0][0])
+	if _, err := t.st.db.ExecContext(ctx, `INSERT OR IGNORE INTO shared(project) VALUES (?)`, project); err != nil {
+		return fmt.Errorf("team share: %w", err)
+	}
+	if err := t.st.set(ctx, map[string]string{"base:" + project: strconv.FormatInt(base, 10)}); err != nil {
+		return fmt.Errorf("team share: %w", err)
+	}
+	// Rescan this device's op-log from the start: ops already in the outbox keep their
+	// numbers, older ops of the newly shared project join it.
+	if err := t.st.set(ctx, map[string]string{"scanned": "0"}); err != nil {
+		return fmt.Errorf("team share: %w", err)
+	}
+	t.wake()
+	return nil
+}
+
+// Unshare stops pushing and pulling project. What was pushed stays on the cluster.
+func (t *Team) Unshare(ctx context.Context, project string) error {
+	if _, err := t.st.db.ExecContext(ctx, `DELETE FROM shared WHERE project = ?`, project); err != nil {
+		return fmt.Errorf("team unshare: %w", err)
+	}
+	// Ops of it still waiting in the outbox never leave.
+	if _, err := t.st.db.ExecContext(ctx, `DELETE FROM outbox WHERE project = ? AND pushed = 0`, project); err != nil {
+		return fmt.Errorf("team unshare: %w", err)
+	}
+	return nil
+}
+
+func (t *Team) wake() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (t *Team) shared(ctx context.Context) ([]string, error) {
+	return t.st.list(ctx, `SELECT project FROM shared ORDER BY project`)
+}
+
+func (t *Team) admins(ctx context.Context) []string {
+	v, _ := t.st.get(ctx, "admins")
+	return splitList(v)
+}
+
+// payloadProject reads the project a record payload names.
+func payloadProject(p []byte) string {
+	var peek struct {
+		Project string `json:"project"`
+	}
+	_ = json.Unmarshal(p, &peek)
+	return peek.Project
+}
+
+// Push moves this device's new ops of shared projects into the outbox (signed, numbered),
+// then sends the outbox to the cluster in atomic batches. The outbox fills while the
+// cluster is down; the cluster's UNIQUE(origin, project, tseq) makes a resend a no-op.
+func (t *Team) Push(ctx context.Context) error {
+	t.syncMu.Lock()
+	defer t.syncMu.Unlock()
+	c, err := t.client()
+	if err != nil {
+		return err
+	}
+	if err := t.scan(ctx); err != nil {
+		return fmt.Errorf("team push: %w", err)
+	}
+	author, _ := t.st.get(ctx, "author")
+	for {
+		ops, seqs, err := t.pendingOutbox(ctx, author)
+		if err != nil {
+			return fmt.Errorf("team push: %w", err)
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		if _, err := c.execute(ctx, pushStatements(ops)); err != nil {
+			return fmt.Errorf("team push: %w", err)
+		}
+		if err := t.markPushed(ctx, seqs); err != nil {
+			return fmt.Errorf("team push: %w", err)
+		}
+	}
+}
+
+// scan reads this device's op-log past the last scanned seq and queues the ops of shared
+// projects. A forget also empties the outbox's copy of the forgotten content.
+func (t *Team) scan(ctx context.Context) error {
+	shared, err := t.shared(ctx)
+	if err != nil {
+		return err
+	}
+	v, err := t.st.get(ctx, "scanned")
+	if err != nil {
+		return err
+	}
+	after, _ := strconv.ParseUint(v, 10, 64)
+	author, _ := t.st.get(ctx, "author")
+	admin := slices.Contains(t.admins(ctx), t.origin)
+	for {
+		ops, err := t.cfg.Replica.OpsSince(ctx, t.origin, after, t.cfg.Batch)
+		if err != nil {
+			return err
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		if err := t.queue(ctx, ops, shared, author, admin); err != nil {
+			return err
+		}
+		after = ops[len(ops)-1].Seq
+	}
+}
+
+func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, author string, admin bool) error {
+	tx, err := t.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, op := range ops {
+		var project string
+		switch op.Kind {
+		case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary:
+			if op.Payload == nil {
+				continue // forgotten before it was pushed: nothing to share
+			}
+			project = payloadProject(op.Payload)
+		case replica.OpForget:
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET payload = NULL WHERE record_id = ? AND kind != ?`, op.RecordID, replica.OpForget); err != nil {
+				return err
+			}
+			var origin string
+			err := tx.QueryRowContext(ctx, `SELECT origin, project FROM records WHERE id = ?`, op.RecordID).Scan(&origin, &project)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue // not a team record
+			}
+			if err != nil {
+				return err
+			}
+			if origin != t.origin && !admin {
+				continue // others' records: forgotten here only, the team would refuse it
+			}
+		default:
+			continue
+		}
+		if !slices.Contains(shared, project) || t.cfg.LocalOnly(project) {
+			continue
+		}
+		var exists int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE seq = ?`, op.Seq).Scan(&exists); err != nil {
+			return err
+		}
+		if exists > 0 {
+			continue // queued before a rescan: keeps its number
+		}
+		var tseq uint64
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(COALESCE((SELECT MAX(tseq) FROM outbox WHERE project = ?1), 0),
+			COALESCE((SELECT CAST(value AS INTEGER) FROM config WHERE key = 'base:' || ?1), 0)) + 1`, project).Scan(&tseq); err != nil {
+			return err
+		}
+		top := Op{Origin: t.origin, TSeq: tseq, Project: project, Kind: op.Kind, RecordID: op.RecordID, HLC: op.HLC, Payload: op.Payload, Author: author}
+		if err := sign(t.cfg.Key, &top); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(seq, project, tseq, kind, record_id, hlc, payload, payload_hash, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			op.Seq, project, tseq, op.Kind, op.RecordID, int64(op.HLC), op.Payload, top.PayloadHash, top.Sig); err != nil {
+			return err
+		}
+		if op.Kind != replica.OpForget {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`, op.RecordID, t.origin, project); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO config(key, value) VALUES ('scanned', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+		strconv.FormatUint(ops[len(ops)-1].Seq, 10)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (t *Team) pendingOutbox(ctx context.Context, author string) ([]Op, []int64, error) {
+	rows, err := t.st.db.QueryContext(ctx, `SELECT seq, project, tseq, kind, record_id, hlc, payload, payload_hash, sig FROM outbox
+		WHERE pushed = 0 ORDER BY seq LIMIT ?`, t.cfg.Batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ops []Op
+	var seqs []int64
+	for rows.Next() {
+		var seq, tseq, hlc int64
+		op := Op{Origin: t.origin, Author: author}
+		if err := rows.Scan(&seq, &op.Project, &tseq, &op.Kind, &op.RecordID, &hlc, &op.Payload, &op.PayloadHash, &op.Sig); err != nil {
+			return nil, nil, err
+		}
+		op.TSeq, op.HLC = uint64(tseq), uint64(hlc)
+		ops = append(ops, op)
+		seqs = append(seqs, seq)
+	}
+	return ops, seqs, rows.Err()
+}
+
+func (t *Team) markPushed(ctx context.Context, seqs []int64) error {
+	tx, err := t.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, s := range seqs {
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET pushed = 1 WHERE seq = ?`, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// pushStatements is one atomic batch: each op, its searchable text, and for a tombstone the
+// purge of the record's content everywhere on the cluster.
+func pushStatements(ops []Op) []stmt {
+	out := make([]stmt, 0, 2*len(ops))
+	for _, op := range ops {
+		var payload any
+		if op.Payload != nil {
+			payload = string(op.Payload)
+		}
+		out = append(out, st(`INSERT OR IGNORE INTO team_ops(origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, op.Origin, op.TSeq, op.Project, op.Kind, op.RecordID,
+			strconv.FormatUint(op.HLC, 10), payload, op.PayloadHash, op.Author, op.Sig))
+		switch {
+		case op.Kind == replica.OpForget:
+			out = append(out,
+				st(`UPDATE team_ops SET payload = NULL WHERE record_id = ? AND kind != 'forget'`, op.RecordID),
+				st(`DELETE FROM team_records WHERE id = ?`, op.RecordID))
+		case op.Payload != nil:
+			if doc, ok := searchText(op.Kind, op.Payload); ok {
+				out = append(out, st(`INSERT OR IGNORE INTO team_records(id, project, kind, type, author, origin, title, body, created_at)
+					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, op.RecordID, op.Project, op.Kind, doc.Type, op.Author, op.Origin, doc.Title, doc.Body, doc.CreatedAt))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/agentcli"
+)
+
+// geminiCLIVersion is the pinned @google/gemini-cli the fixtures were captured from.
+const geminiCLIVersion = "0.61.0"
+
+// TestRealGeminiCLI runs the real Gemini CLI from npm, headless, against a fake Gemini API
+// on 127.0.0.1, with memnode installed: session 1 is recorded (a failing command too), session
+// 2's first model request carries memnode's context about it, memnode's MCP search reaches
+// the model, the private secret never reaches the data dir, and uninstall restores
+// settings.json byte for byte.
+func TestRealGeminiCLI(t *testing.T) {
+	gemini := agentcli.Install(t, "@google/gemini-cli", geminiCLIVersion, "gemini")
+	in := newInstance(t)
+	home := agentcli.NewHome(t)
+	in.extra = []string{"HOME=" + home}
+	proj := agentProject(t)
+	app := filepath.Join(proj, agentFile)
+
+	settings := filepath.Join(home, ".gemini", "settings.json")
+	orig := []byte(`{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false},
+  "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+}
+`)
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.mustRun(nil, "install", "gemini-cli")
+	in.start()
+	t.Cleanup(func() { in.run(nil, "stop") })
+
+	run := func(srv *agentcli.Server, prompt string) agentcli.Output {
+		t.Helper()
+		cmd := exec.Command(gemini, "-p", prompt, "--approval-mode", "yolo", "-o", "json", "-m", "gemini-2.5-flash")
+		cmd.Dir = proj
+		cmd.Env = in.agentEnv(home, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+srv.URL,
+			"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_TELEMETRY_ENABLED=false", "GEMINI_CLI_TRUST_WORKSPACE=true")
+		out := agentcli.Run(t, 90*time.Second, cmd)
+		if out.Code != 0 {
+			t.Fatalf("gemini exited %d\nstdout: %s\nstderr: %s", out.Code, out.Stdout, out.Stderr)
+		}
+		return out
+	}
+
+	s1 := agentcli.NewServer(t, agentcli.GeminiAPI{}, agentcli.Sequence(
+		agentcli.Turn{Text: "Let me look at the code.", Calls: []agentcli.Call{{Name: "read_file", Args: map[string]any{"file_path": app}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "replace", Args: map[string]any{"file_path": app, "old_string": agentOld, "new_string": agentNew, "instruction": "Fix the typo in the greeting."}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "run_shell_command", Args: map[string]any{"command": agentFailCmd, "description": "Run the greeting tests"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "run_shell_command", Args: map[string]any{"command": agentPassCmd, "description": "Run the tests"}}}},
+		agentcli.Turn{Text: agentAnswer1},
+	))
+	run(s1, agentPrompt1)
+	if b, _ := os.ReadFile(app); !strings.Contains(string(b), agentNew) {
+		t.Fatalf("session 1 did not really edit %s:\n%s", agentFile, b)
+	}
+	titles := in.recordedSession1(t, filepath.Base(proj))
+
+	s2 := agentcli.NewServer(t, agentcli.GeminiAPI{}, agentcli.Sequence(
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "mcp_memnode_search", Args: map[string]any{"query": "greeting"}}}},
+		agentcli.Turn{Text: agentAnswer2},
+	))
+	run(s2, agentPrompt2)
+	reqs := s2.ModelRequests()
+	if len(reqs) < 2 || !reqs[0].HasTool("mcp_memnode_search") {
+		t.Fatalf("session 2: %d model requests; memnode's MCP tools offered: %v", len(reqs), len(reqs) > 0 && reqs[0].HasTool("mcp_memnode_"))
+	}
+	first := requestText(reqs[0])
+	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, "mcp_memnode_search") {
+		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
+	}
+	edit := ""
+	for _, title := range titles {
+		if strings.HasPrefix(title, "Edit "+agentFile) {
+			edit, _, _ = strings.Cut(title, ":")
+		}
+	}
+	if edit == "" || !strings.Contains(first, edit) {
+		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
+	}
+	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "mcp_memnode_search"); !strings.Contains(got, "Edit "+agentFile) {
+		t.Errorf("memnode's search result did not reach the model: %q", got)
+	}
+	in.assertNoSecret(t)
+
+	in.mustRun(nil, "uninstall", "gemini-cli")
+	assertRestored(t, settings, orig)
+}
+
+// geminiFunctionResponse is the text of the function response named name in a Gemini API
+// request ("" when there is none).
+func geminiFunctionResponse(t *testing.T, r agentcli.Request, name string) string {
+	t.Helper()
+	var body struct {
+		Contents []struct {
+			Parts []struct {
+				FunctionResponse *struct {
+					Name     string          `json:"name"`
+					Response json.RawMessage `json:"response"`
+				} `json:"functionResponse"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("decode a Gemini API request: %v", err)
+	}
+	for _, c := range body.Contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil && p.FunctionResponse.Name == name {
+				return string(p.FunctionResponse.Response)
+			}
+		}
+	}
+	return ""
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/inject"
 	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/pipeline"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -71,17 +72,20 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 	if err != nil {
 		return apitype.Status{}, fmt.Errorf("status: %w", err)
 	}
+	var ps pipeline.Stats
+	if p := n.pipe.Load(); p != nil {
+		ps = p.Stats()
+	}
 	st := apitype.Status{
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(),
 		Socket: localnet.SocketPath(n.cfg.DataDir), Origin: rep.Origin(), Ready: n.Ready(),
 		Records: apitype.RecordCounts{Sessions: c.Sessions, Prompts: c.Prompts, Observations: c.Observations,
 			Summaries: c.Summaries, Ops: c.Ops, Tombstones: c.Tombstones},
-		Queue: apitype.QueueStatus{Waiting: c.Pending, Ingested: n.stats.ingested.Load(),
-			Processed: n.stats.processed.Load(), Failures: n.stats.failures.Load()},
+		Queue:      apitype.QueueStatus{Waiting: c.Pending, Ingested: ps.Ingested, Processed: ps.Processed, Failures: ps.Failures},
 		Compressor: apitype.CompressorStatus{Name: n.cfg.Compressor.Name()},
 		Embed:      apitype.EmbedStatus{State: n.embedStatus()},
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
-		Storage:    n.storageStatus(),
+		Storage:    n.storageStatus(ps),
 	}
 	if err := n.api.Load().TCPError(); err != nil {
 		st.TCPError = err.Error()

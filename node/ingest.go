@@ -5,106 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/pipeline"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
 )
 
-// MaxFutureAt is how far ahead of the node's clock an event's time may be; a later "at" is
-// clamped to it. The replica clamps records' created_at by the same rule.
-const MaxFutureAt = memory.MaxFutureAt
+var errNotReady = errors.New("node not ready")
 
-var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
-
-// Ingest validates an event, cleans it again (the node's second privacy guard), and queues
-// it durably. When it returns without error the event survives a crash.
+// Ingest hands an event to the pipeline (validate, policy, clean again, queue durably).
+// When it returns without error the event survives a crash.
 func (n *Node) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
-	return n.ingest(ctx, ev)
-}
-
-func (n *Node) ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
-	rep := n.rep.Load()
-	if rep == nil {
+	p := n.pipe.Load()
+	if p == nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
 	}
-	if !slices.Contains(knownKinds, ev.Kind) {
-		return apitype.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
+	rep, err := p.Ingest(ctx, ev)
+	if err == nil && rep.Status != "skipped" {
+		n.noteContextFile(ev.Platform, privacy.Clean(ev.Project), privacy.Clean(ev.Cwd))
 	}
-	if ev.SessionID == "" || ev.Project == "" {
-		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
-	}
-	if ev.EventID == "" {
-		ev.EventID = memory.NewEventID()
-	}
-	if ev.At.IsZero() {
-		ev.At = n.cfg.Now()
-	}
-	// A time far ahead would pin the record first in "recent" forever (and sync it so).
-	if latest := n.cfg.Now().Add(MaxFutureAt); ev.At.After(latest) {
-		ev.At = latest
-	}
-	policy := memory.Policy{ExcludedProjects: n.cfg.Settings.ExcludedProjects, SkipTools: n.cfg.Settings.SkipTools}
-	if policy.ProjectExcluded(ev.Project) {
-		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
-	}
-	if ev.Kind == memory.KindObservation && policy.ToolSkipped(ev.ToolName) {
-		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
-	}
-	if err := cleanEvent(&ev); err != nil {
-		return apitype.EventReply{}, fmt.Errorf("%w: %v", memory.ErrInvalid, err)
-	}
-	if ev.SessionID == "" {
-		return apitype.EventReply{}, fmt.Errorf("%w: session_id is empty once cleaned", memory.ErrInvalid)
-	}
-	payload, err := json.Marshal(ev)
-	if err != nil {
-		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
-	}
-	// Before the row exists: a worker that sees it also sees the burst is still going.
-	n.lastEnqueue.Store(time.Now().UnixNano())
-	dup, err := rep.Enqueue(ctx, replica.PendingEvent{
-		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
-		Payload: payload, CreatedAt: ev.At.UnixMilli(),
-	})
-	// A full disk refuses the event (the API answers 507, the hook spools or fails loud);
-	// the next event that fits clears it: recovery needs nothing but space.
-	n.stats.storageFull.Store(errors.Is(err, memory.ErrStorageFull))
-	if err != nil {
-		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
-	}
-	n.stats.ingested.Add(1)
-	n.noteContextFile(ev.Platform, ev.Project, ev.Cwd)
-	n.notify()
-	if dup {
-		return apitype.EventReply{OK: true, Status: "duplicate"}, nil
-	}
-	return apitype.EventReply{OK: true, Status: "queued"}, nil
-}
-
-// cleanEvent is the node's second guard: every free-text field passes the privacy filter
-// again, whatever the hook did.
-func cleanEvent(ev *apitype.Event) error {
-	for _, s := range []*string{&ev.SessionID, &ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
-		*s = privacy.Clean(*s)
-	}
-	if len(ev.ToolInput) == 0 && len(ev.ToolResponse) == 0 {
-		return nil
-	}
-	// One record, two parts: cleaned as one text, as the hook does.
-	parts, err := privacy.CleanJSONParts(ev.ToolInput, ev.ToolResponse)
-	if err != nil {
-		return fmt.Errorf("tool payload: %w", err)
-	}
-	for i, raw := range []*json.RawMessage{&ev.ToolInput, &ev.ToolResponse} {
-		if len(*raw) > 0 {
-			*raw = parts[i]
-		}
-	}
-	return nil
+	return rep, err
 }
 
 func globMatcher(globs []string) func(string) bool {
@@ -123,8 +44,8 @@ func mustJSON(v any) []byte {
 }
 
 // storageStatus is Status.Storage.
-func (n *Node) storageStatus() apitype.StorageStatus {
-	if n.stats.storageFull.Load() {
+func (n *Node) storageStatus(ps pipeline.Stats) apitype.StorageStatus {
+	if ps.StorageFull {
 		return apitype.StorageStatus{State: apitype.StorageFull,
 			Message: "new events are refused until space is freed on the disk of " + n.cfg.DataDir}
 	}

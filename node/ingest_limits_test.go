@@ -27,7 +27,7 @@ func TestEventTimeInTheFarFutureIsClamped(t *testing.T) {
 	if err := rep.ReadDB().QueryRowContext(ctx, "SELECT created_at FROM prompts").Scan(&at); err != nil {
 		t.Fatal(err)
 	}
-	if want := now.Add(MaxFutureAt).UnixMilli(); at != want {
-		t.Fatalf("created_at = %s, want %s (now + %s)", time.UnixMilli(at).UTC(), time.UnixMilli(want).UTC(), MaxFutureAt)
+	if want := now.Add(memory.MaxFutureAt).UnixMilli(); at != want {
+		t.Fatalf("created_at = %s, want %s (now + %s)", time.UnixMilli(at).UTC(), time.UnixMilli(want).UTC(), memory.MaxFutureAt)
 	}
 }

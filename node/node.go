@@ -13,7 +13,9 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/internal/prio"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/pipeline"
 
 	"context"
 	"errors"
@@ -61,7 +63,7 @@ type Config struct {
 	// embed.ErrNoModel, means FTS only. See embed.go.
 	Embedder func() (embed.Embedder, error)
 	// Linger, MaxDefer and DeferCap decide when queue workers run while hook events keep
-	// arriving (see settle in worker.go); zero means the defaults there.
+	// arriving (pipeline.Config); zero means pipeline's defaults.
 	Linger, MaxDefer time.Duration
 	DeferCap         int
 	// ContextFiles maps a platform to its context file (platform.Platform.ContextFile):
@@ -85,22 +87,20 @@ type Node struct {
 	sync    atomic.Pointer[memsync.Node]
 	syncErr atomic.Pointer[string]
 	ready   atomic.Bool
-	kick    chan struct{}
-	// lastEnqueue is when a hook event was last queued (UnixNano): workers hold back while
-	// events keep arriving (see settle).
-	lastEnqueue atomic.Int64
-	embedW      atomic.Pointer[worker.Worker]
-	ctxFiles    atomic.Pointer[writer.Writer]
-	searchSvc   *search.Service
-	pidWritten  bool
-	cancel      context.CancelFunc // ends the long-lived parts' context
-	wg          sync.WaitGroup
+	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
+	// open.
+	pipe       atomic.Pointer[pipeline.Pipeline]
+	embedW     atomic.Pointer[worker.Worker]
+	ctxFiles   atomic.Pointer[writer.Writer]
+	searchSvc  *search.Service
+	pidWritten bool
+	cancel     context.CancelFunc // ends the long-lived parts' context
+	wg         sync.WaitGroup
 	// closeMu guards closed and the start in progress (Close cancels and waits for it).
 	closeMu     sync.Mutex
 	closed      bool
 	cancelStart context.CancelFunc
 	startDone   chan struct{}
-	stats       stats
 }
 
 // New checks the config and prepares the data dir; it starts nothing.
@@ -120,19 +120,10 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Compressor == nil {
 		cfg.Compressor = offline.New()
 	}
-	if cfg.Linger <= 0 {
-		cfg.Linger = linger
-	}
-	if cfg.MaxDefer <= 0 {
-		cfg.MaxDefer = maxDefer
-	}
-	if cfg.DeferCap <= 0 {
-		cfg.DeferCap = deferCap
-	}
 	if err := SecureDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1), feed: feed.New()}, nil
+	return &Node{cfg: cfg, log: cfg.Logger, feed: feed.New()}, nil
 }
 
 // Addr is the API listen address.
@@ -234,14 +225,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.startContextFiles(n.rep.Load())
 	n.ready.Store(true)
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
-	for i := 0; i < n.cfg.Settings.Workers; i++ {
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			n.worker(runCtx)
-		}()
-	}
-	n.notify()
+	n.pipe.Load().Start()
 	n.startEmbed(n.rep.Load(), n.searchSvc)
 	// A hook that could not reach the node (while it was starting, say) spools its event;
 	// the spool is read at start and then again every spoolRescan. The change feed cannot
@@ -306,6 +290,16 @@ func (n *Node) openDatabase(ctx context.Context) error {
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
 	n.rep.Store(rep)
+	pipe, err := pipeline.New(pipeline.Config{
+		Store: rep, Compressor: n.cfg.Compressor, Workers: n.cfg.Settings.Workers,
+		Policy: memory.Policy{ExcludedProjects: n.cfg.Settings.ExcludedProjects, SkipTools: n.cfg.Settings.SkipTools},
+		Linger: n.cfg.Linger, MaxDefer: n.cfg.MaxDefer, DeferCap: n.cfg.DeferCap,
+		Background: prio.Lower, Now: n.cfg.Now, Logger: n.log,
+	})
+	if err != nil {
+		return err
+	}
+	n.pipe.Store(pipe)
 	n.replaySpool(ctx)
 	n.searchSvc = search.NewService(rep, search.Config{})
 	n.search.Set(n.searchSvc)
@@ -319,7 +313,7 @@ const spoolRescan = 2 * time.Second
 func (n *Node) replaySpool(ctx context.Context) {
 	replayed, err := hooks.DrainSpool(n.cfg.DataDir, func(evs []apitype.Event) error {
 		for _, ev := range evs {
-			if _, err := n.ingest(ctx, ev); err != nil && !errors.Is(err, memory.ErrInvalid) {
+			if _, err := n.Ingest(ctx, ev); err != nil && !errors.Is(err, memory.ErrInvalid) {
 				return err
 			}
 		}
@@ -368,6 +362,9 @@ func (n *Node) stop(ctx context.Context) error {
 		n.cancel()
 	}
 	n.wg.Wait()
+	if p := n.pipe.Swap(nil); p != nil {
+		errs = append(errs, p.Close())
+	}
 	if w := n.ctxFiles.Swap(nil); w != nil {
 		errs = append(errs, w.Close())
 	}
@@ -389,11 +386,4 @@ func (n *Node) stop(ctx context.Context) error {
 		n.lockF = nil
 	}
 	return errors.Join(errs...)
-}
-
-func (n *Node) notify() {
-	select {
-	case n.kick <- struct{}{}:
-	default:
-	}
 }

@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/privacy"
+	"github.com/memnode/memnode/replica"
+)
+
+var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
+
+// Ingest validates an event, asks the recording policy, cleans it again (the node's second
+// privacy guard) and queues it durably. When it returns without error the event survives a
+// crash. Invalid events are memory.ErrInvalid; a full disk is memory.ErrStorageFull.
+func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
+	if !slices.Contains(knownKinds, ev.Kind) {
+		return apitype.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
+	}
+	if ev.SessionID == "" || ev.Project == "" {
+		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
+	}
+	if ev.EventID == "" {
+		ev.EventID = memory.NewEventID()
+	}
+	now := p.cfg.Now()
+	if ev.At.IsZero() {
+		ev.At = now
+	}
+	// A time far ahead would pin the record first in "recent" forever (and sync it so).
+	if latest := now.Add(memory.MaxFutureAt); ev.At.After(latest) {
+		ev.At = latest
+	}
+	if p.cfg.Policy.ProjectExcluded(ev.Project) {
+		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
+	}
+	if ev.Kind == memory.KindObservation && p.cfg.Policy.ToolSkipped(ev.ToolName) {
+		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
+	}
+	if err := cleanEvent(&ev); err != nil {
+		return apitype.EventReply{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	if ev.SessionID == "" {
+		return apitype.EventReply{}, fmt.Errorf("%w: session_id is empty once cleaned", memory.ErrInvalid)
+	}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
+	}
+	// Before the row exists: a worker that sees it also sees the burst is still going.
+	p.lastEnqueue.Store(time.Now().UnixNano())
+	dup, err := p.cfg.Store.Enqueue(ctx, replica.PendingEvent{
+		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
+		Payload: payload, CreatedAt: ev.At.UnixMilli(),
+	})
+	// A full disk refuses the event (the API answers 507, the hook spools or fails loud);
+	// the next event that fits clears it: recovery needs nothing but space.
+	p.storageFull.Store(errors.Is(err, memory.ErrStorageFull))
+	if err != nil {
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
+	}
+	p.ingested.Add(1)
+	p.notify()
+	if dup {
+		return apitype.EventReply{OK: true, Status: "duplicate"}, nil
+	}
+	return apitype.EventReply{OK: true, Status: "queued"}, nil
+}
+
+// cleanEvent is the node's second guard: every free-text field passes the privacy filter
+// again, whatever the hook did.
+func cleanEvent(ev *apitype.Event) error {
+	for _, s := range []*string{&ev.SessionID, &ev.Prompt, &ev.LastAssistantMessage, &ev.Reason, &ev.Cwd, &ev.Project, &ev.ToolName} {
+		*s = privacy.Clean(*s)
+	}
+	if len(ev.ToolInput) == 0 && len(ev.ToolResponse) == 0 {
+		return nil
+	}
+	// One record, two parts: cleaned as one text, as the hook does.
+	parts, err := privacy.CleanJSONParts(ev.ToolInput, ev.ToolResponse)
+	if err != nil {
+		return fmt.Errorf("tool payload: %w", err)
+	}
+	for i, raw := range []*json.RawMessage{&ev.ToolInput, &ev.ToolResponse} {
+		if len(*raw) > 0 {
+			*raw = parts[i]
+		}
+	}
+	return nil
+}

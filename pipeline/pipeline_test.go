@@ -1,0 +1,298 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/ai/offline"
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/replica"
+)
+
+// fakeSessions is a Sessions of function fields; nil fields answer "unknown, nothing".
+type fakeSessions struct {
+	state func(id string) (replica.SessionState, bool, error)
+	obs   func(id string) ([]memory.Observation, error)
+}
+
+var _ Sessions = fakeSessions{}
+
+func (f fakeSessions) SessionState(_ context.Context, id string) (replica.SessionState, bool, error) {
+	if f.state == nil {
+		return replica.SessionState{SessionID: id}, false, nil
+	}
+	return f.state(id)
+}
+
+func (f fakeSessions) SessionObservations(_ context.Context, id string, _ int) ([]memory.Observation, error) {
+	if f.obs == nil {
+		return nil, nil
+	}
+	return f.obs(id)
+}
+
+// fakeStore is a Store of function fields for Ingest; claims and commits are not used.
+type fakeStore struct {
+	fakeSessions
+	enqueue func(ev replica.PendingEvent) (bool, error)
+}
+
+var _ Store = fakeStore{}
+
+func (f fakeStore) Enqueue(_ context.Context, ev replica.PendingEvent) (bool, error) {
+	return f.enqueue(ev)
+}
+func (fakeStore) QueueDepth(context.Context) (int, error) { return 0, nil }
+func (fakeStore) ClaimSession(context.Context, int) (replica.Claim, error) {
+	return replica.Claim{}, nil
+}
+func (fakeStore) Release(context.Context, []int64) error { return nil }
+func (fakeStore) Unclaim(string)                         {}
+func (fakeStore) Commit(context.Context, *replica.Batch) (replica.CommitResult, error) {
+	return replica.CommitResult{}, errors.New("not in this test")
+}
+
+func newPipeline(tb testing.TB, st Store) *Pipeline {
+	tb.Helper()
+	p, err := New(Config{Store: st, Compressor: offline.New(), Policy: memory.Policy{
+		ExcludedProjects: []string{"secret-*"}, SkipTools: []string{"TodoWrite"}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// pending turns events into claimed queue rows, as Ingest would have stored them.
+func pending(tb testing.TB, evs ...apitype.Event) []replica.PendingEvent {
+	tb.Helper()
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	out := make([]replica.PendingEvent, len(evs))
+	for i, ev := range evs {
+		ev.EventID = fmt.Sprintf("e%d", i)
+		ev.At = at.Add(time.Duration(i) * time.Second)
+		if ev.Project == "" {
+			ev.Project = "p"
+		}
+		if ev.SessionID == "" {
+			ev.SessionID = "s"
+		}
+		b, err := json.Marshal(ev)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = replica.PendingEvent{ID: int64(i + 1), EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project, Payload: b}
+	}
+	return out
+}
+
+func bash(cmd, out string) apitype.Event {
+	return apitype.Event{Kind: memory.KindObservation, ToolName: "Bash",
+		ToolInput: json.RawMessage(fmt.Sprintf(`{"command":%q}`, cmd)), ToolResponse: json.RawMessage(fmt.Sprintf(`{"stdout":%q}`, out))}
+}
+
+func TestBuild(t *testing.T) {
+	ghToken := "ghp_" + strings.Repeat("a1B2", 9)
+	known := fakeSessions{state: func(id string) (replica.SessionState, bool, error) {
+		return replica.SessionState{SessionID: id, PromptCount: 2, FirstPrompt: "fix the parser"}, true, nil
+	}}
+	for _, tc := range []struct {
+		name  string
+		store Sessions
+		evs   []apitype.Event
+		check func(t *testing.T, b *replica.Batch)
+	}{
+		{"a turn: session, prompt, observation", fakeSessions{}, []apitype.Event{
+			{Kind: memory.KindPrompt, Prompt: "run the tests"},
+			bash("go test ./parser/...", "ok  parser 0.1s"),
+		}, func(t *testing.T, b *replica.Batch) {
+			if len(b.Sessions) != 1 || b.Sessions[0].Status != "active" || len(b.Prompts) != 1 || b.Prompts[0].PromptNumber != 1 {
+				t.Errorf("sessions %+v prompts %+v", b.Sessions, b.Prompts)
+			}
+			if len(b.Observations) != 1 || b.Observations[0].ToolName != "Bash" || b.Observations[0].PromptNumber != 1 {
+				t.Errorf("observations %+v", b.Observations)
+			}
+			if st := b.States[0]; st.PromptCount != 1 || st.FirstPrompt != "run the tests" {
+				t.Errorf("state %+v", st)
+			}
+		}},
+		{"a known session continues its prompt count", known, []apitype.Event{
+			{Kind: memory.KindPrompt, Prompt: "and now the lexer"},
+		}, func(t *testing.T, b *replica.Batch) {
+			if len(b.Sessions) != 0 || len(b.Prompts) != 1 || b.Prompts[0].PromptNumber != 3 {
+				t.Errorf("sessions %+v prompts %+v", b.Sessions, b.Prompts)
+			}
+		}},
+		{"a private turn records none of its tool calls", fakeSessions{}, []apitype.Event{
+			{Kind: memory.KindPrompt, Private: true},
+			bash("cat hidden-notes.txt", "hidden"),
+			{Kind: memory.KindSummarize, LastAssistantMessage: "the hidden notes say …"},
+			{Kind: memory.KindPrompt, Prompt: "now the tests"},
+			bash("go test ./...", "ok"),
+		}, func(t *testing.T, b *replica.Batch) {
+			if len(b.Observations) != 1 || strings.Contains(b.Observations[0].Title+b.Observations[0].Narrative, "hidden") {
+				t.Errorf("observations %+v", b.Observations)
+			}
+			if len(b.Summaries) != 0 {
+				t.Errorf("a wholly private turn was summarised: %+v", b.Summaries)
+			}
+			if len(b.Done) != 5 {
+				t.Errorf("done = %v, want all 5 events", b.Done)
+			}
+		}},
+		{"a lone SessionEnd makes no session", fakeSessions{}, []apitype.Event{
+			{Kind: memory.KindSessionEnd, Reason: "other"},
+		}, func(t *testing.T, b *replica.Batch) {
+			if len(b.Sessions) != 0 || len(b.Done) != 1 || len(b.DoneEvents) != 1 {
+				t.Errorf("sessions %+v done %v", b.Sessions, b.Done)
+			}
+		}},
+		{"a summary sees the session's earlier observations", fakeSessions{
+			state: known.state,
+			obs: func(string) ([]memory.Observation, error) {
+				return []memory.Observation{{Type: "bugfix", Title: "Fixed the off-by-one in the parser", FilesModified: []string{"parser.go"}}}, nil
+			},
+		}, []apitype.Event{
+			{Kind: memory.KindSummarize, LastAssistantMessage: "Done: the parser handles empty input."},
+			{Kind: memory.KindSessionEnd},
+		}, func(t *testing.T, b *replica.Batch) {
+			if len(b.Summaries) != 1 || b.Summaries[0].Request != "fix the parser" {
+				t.Fatalf("summaries %+v", b.Summaries)
+			}
+			if len(b.Sessions) != 1 || b.Sessions[0].Status != "ended" {
+				t.Errorf("sessions %+v", b.Sessions)
+			}
+		}},
+		{"records pass the privacy gate again", fakeSessions{}, []apitype.Event{
+			bash("git push https://x:"+ghToken+"@github.com/o/r", "done"),
+		}, func(t *testing.T, b *replica.Batch) {
+			raw, _ := json.Marshal(b)
+			if strings.Contains(string(raw), ghToken) {
+				t.Errorf("the token reached the batch: %s", raw)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := newPipeline(t, fakeStore{}).Build(context.Background(), tc.store, pending(t, tc.evs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, b)
+		})
+	}
+}
+
+func TestBuildFailsWhenTheStoreDoes(t *testing.T) {
+	broken := fakeSessions{state: func(string) (replica.SessionState, bool, error) {
+		return replica.SessionState{}, false, errors.New("disk I/O error")
+	}}
+	if _, err := newPipeline(t, fakeStore{}).Build(context.Background(), broken, pending(t, bash("ls", "a"))); err == nil {
+		t.Fatal("Build succeeded on a store that fails")
+	}
+}
+
+func TestIngest(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	var queued []replica.PendingEvent
+	full := false
+	st := fakeStore{enqueue: func(ev replica.PendingEvent) (bool, error) {
+		if full {
+			return false, fmt.Errorf("enqueue: %w", memory.ErrStorageFull)
+		}
+		queued = append(queued, ev)
+		return false, nil
+	}}
+	p := newPipeline(t, st)
+	p.cfg.Now = func() time.Time { return now }
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		ev         apitype.Event
+		wantStatus string
+		wantErr    error
+	}{
+		{"queued", apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p", Prompt: "hi"}, "queued", nil},
+		{"unknown kind", apitype.Event{Kind: "nap", SessionID: "s", Project: "p"}, "", memory.ErrInvalid},
+		{"no project", apitype.Event{Kind: memory.KindPrompt, SessionID: "s"}, "", memory.ErrInvalid},
+		{"session id that is all private", apitype.Event{Kind: memory.KindPrompt, SessionID: "<private>x</private>", Project: "p"}, "", memory.ErrInvalid},
+		{"excluded project", apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "secret-plans"}, "skipped", nil},
+		{"skipped tool", apitype.Event{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "todowrite"}, "skipped", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := p.Ingest(ctx, tc.ev)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr != nil) != (err != nil) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if rep.Status != tc.wantStatus {
+				t.Errorf("status = %q, want %q", rep.Status, tc.wantStatus)
+			}
+		})
+	}
+	if len(queued) != 1 || queued[0].EventID == "" {
+		t.Fatalf("queued %+v, want the one valid event with a minted event ID", queued)
+	}
+
+	// A time far ahead is clamped to now + MaxFutureAt.
+	queued = nil
+	if _, err := p.Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p", At: now.AddDate(100, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := queued[0].CreatedAt, now.Add(memory.MaxFutureAt).UnixMilli(); got != want {
+		t.Errorf("created_at = %d, want %d", got, want)
+	}
+
+	// A full disk is reported until an event fits again.
+	full = true
+	if _, err := p.Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p"}); !errors.Is(err, memory.ErrStorageFull) {
+		t.Fatalf("err = %v, want ErrStorageFull", err)
+	}
+	if !p.Stats().StorageFull {
+		t.Error("stats do not say the disk is full")
+	}
+	full = false
+	if _, err := p.Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.StorageFull || s.Ingested != 3 {
+		t.Errorf("stats %+v, want not full and 3 ingested", s)
+	}
+}
+
+// The workers drain a real queue into real records, and Close waits for them.
+func TestWorkersProcessTheQueue(t *testing.T) {
+	testkit.LeakCheck(t)
+	rep := testkit.OpenReplica(t, "origin-a")
+	p, err := New(Config{Store: rep, Compressor: offline.New(), Workers: 2, Linger: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const n = 50
+	for i := range n {
+		ev := bash(fmt.Sprintf("go test ./pkg%d/...", i), "ok")
+		ev.SessionID, ev.Project = fmt.Sprintf("s%d", i%4), "p"
+		if _, err := p.Ingest(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Start()
+	testkit.WaitFor(t, "the queue to drain", 20*time.Second, func() bool {
+		c, err := rep.Counts(ctx)
+		return err == nil && c.Pending == 0 && c.Observations == n
+	})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Processed != n || s.Observations != n || s.Failures != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

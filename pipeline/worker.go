@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/memnode/memnode/internal/prio"
+	"github.com/memnode/memnode/replica"
+)
+
+// settleCheck is how often a worker waiting for a burst to end looks again.
+const settleCheck = 25 * time.Millisecond
+
+// worker claims one session's events at a time, turns them into records and commits them
+// together with the removal of the queue rows: an event is either still queued or stored.
+func (p *Pipeline) worker(ctx context.Context) {
+	if p.cfg.Background != nil {
+		if err := p.cfg.Background(); err != nil {
+			p.log.Debug("worker keeps normal CPU priority", "err", err)
+		}
+	}
+	st := p.cfg.Store
+	idle := time.NewTicker(500 * time.Millisecond)
+	defer idle.Stop()
+	backoff := time.Duration(0)
+	for {
+		// Before every claim, also in a backlog: hooks arriving now come first.
+		if err := p.settle(ctx); err != nil {
+			return
+		}
+		c, err := st.ClaimSession(ctx, claimBatch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Error("claim failed", "err", err)
+		}
+		if len(c.Events) > 0 {
+			p.notify() // there may be more work for the other workers
+			err := p.process(ctx, c.Events)
+			if err != nil {
+				p.failures.Add(1)
+				ids := make([]int64, len(c.Events))
+				for i, e := range c.Events {
+					ids[i] = e.ID
+				}
+				if rerr := st.Release(context.Background(), ids); rerr != nil {
+					p.log.Error("release failed", "err", rerr)
+				}
+			}
+			st.Unclaim(c.SessionID)
+			if err == nil {
+				backoff = 0
+				continue
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			p.log.Warn("processing failed; events stay queued", "session", c.SessionID, "events", len(c.Events), "err", err)
+			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+		case <-idle.C:
+		}
+	}
+}
+
+// settle waits until no hook event has arrived for Linger, so a burst is acknowledged
+// first and compressed after, in large batches (one commit, one fsync for many events).
+// It returns early once it has waited MaxDefer or DeferCap events wait.
+func (p *Pipeline) settle(ctx context.Context) error {
+	start := time.Now()
+	for {
+		quiet := time.Since(time.Unix(0, p.lastEnqueue.Load()))
+		if quiet >= p.cfg.Linger || time.Since(start) >= p.cfg.MaxDefer {
+			return nil
+		}
+		if depth, err := p.cfg.Store.QueueDepth(ctx); err == nil && depth >= p.cfg.DeferCap {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(p.cfg.Linger-quiet, p.cfg.MaxDefer-time.Since(start), settleCheck)):
+		}
+	}
+}
+
+// process builds one batch from a claim and commits it.
+func (p *Pipeline) process(ctx context.Context, evs []replica.PendingEvent) error {
+	b, err := p.Build(ctx, p.cfg.Store, evs)
+	if err != nil {
+		return err
+	}
+	// The commit takes the single writer: at normal priority (prio.Unlowered).
+	var res replica.CommitResult
+	prio.Unlowered(func() { res, err = p.cfg.Store.Commit(ctx, b) })
+	if err != nil {
+		return err
+	}
+	p.processed.Add(int64(len(evs)))
+	p.observations.Add(int64(len(res.Observations)))
+	p.summaries.Add(int64(len(res.Summaries)))
+	return nil
+}

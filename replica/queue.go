@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // PendingEvent is one hook event in the durable queue.
@@ -59,15 +60,39 @@ func (r *Replica) Enqueue(ctx context.Context, ev PendingEvent) (dup bool, err e
 func (r *Replica) commitLoop() {
 	defer r.wg.Done()
 	batch := make([]enqueueReq, 0, maxGroupCommit)
+	idle := r.cfg.QueueIdle
+	if idle <= 0 {
+		idle = DefaultQueueIdle
+	}
+	quiet := time.NewTimer(idle)
+	defer quiet.Stop()
+	grown := true // the WAL may hold frames from before this open
 	for {
 		batch = batch[:0]
 		select {
 		case req := <-r.enq:
 			batch = append(batch, req)
+		case <-quiet.C:
+			// Nothing arrived for idle. Once the worker has drained the queue too, give
+			// the WAL's disk space back; until then look again later.
+			if !grown {
+				continue
+			}
+			if r.pending.Load() > 0 {
+				quiet.Reset(idle)
+				continue
+			}
+			if err := r.truncateQueueWAL(); err != nil {
+				r.log.Warn("queue WAL not truncated", "err", err)
+			}
+			grown = false
+			continue
 		case <-r.done:
 			r.drainClosed()
 			return
 		}
+		grown = true
+		quiet.Reset(idle)
 	fill:
 		for len(batch) < maxGroupCommit {
 			select {
@@ -83,6 +108,16 @@ func (r *Replica) commitLoop() {
 			req.reply <- enqueueReply{dup: err == nil && dups[i], err: err}
 		}
 	}
+}
+
+// truncateQueueWAL checkpoints the queue database and truncates its WAL to zero bytes.
+func (r *Replica) truncateQueueWAL() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.q.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint queue: %w", err)
+	}
+	return nil
 }
 
 // drainClosed answers requests that raced with Close.

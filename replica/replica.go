@@ -56,7 +56,14 @@ type Config struct {
 	// Feed receives one change per committed write transaction on memnode.db (records,
 	// sessions, devices, forgets; not the queue, not derived vectors). Nil publishes nothing.
 	Feed *feed.Bus
+	// QueueIdle is how long the queue must have received no event, with none waiting,
+	// before its WAL file is truncated (default DefaultQueueIdle).
+	QueueIdle time.Duration
 }
+
+// DefaultQueueIdle: after heavy traffic the queue's WAL keeps its peak size (up to the
+// journal_size_limit, 64 MiB) until the next burst; a few quiet seconds give it back.
+const DefaultQueueIdle = 5 * time.Second
 
 // Replica is one device's database. Safe for concurrent use.
 type Replica struct {

@@ -115,6 +115,9 @@ type Target struct {
 	// MCPEntry is memnode's server entry for the given memnode binary; nil means Claude
 	// Code's {"type": "stdio", "command": binary, "args": ["mcp"]}.
 	MCPEntry func(binary string) []Field
+	// Flat, when set, says the hooks object maps events straight to command entries
+	// (Cursor, Windsurf) instead of Claude-style matcher groups.
+	Flat *FlatHooks
 	// NewMode is the mode of files created (0600 for files in the home directory).
 	NewMode fs.FileMode
 }
@@ -323,8 +326,12 @@ func Install(t Target, opts Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	install := installHooks
+	if t.Flat != nil {
+		install = installFlatHooks
+	}
 	if settings != nil {
-		if err := installHooks(settings.doc, t, opts.hookBinary()); err != nil {
+		if err := install(settings.doc, t, opts.hookBinary()); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 		}
 	}
@@ -347,7 +354,11 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 		return nil, err
 	}
 	n := 0
-	if settings != nil {
+	if settings != nil && t.Flat != nil {
+		if n, err = uninstallFlatHooks(settings.doc, t, opts.hookBinary()); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
+		}
+	} else if settings != nil {
 		if n, err = uninstallHooks(settings.doc, t.Platform, opts.hookBinary()); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 		}

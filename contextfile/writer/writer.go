@@ -149,6 +149,9 @@ func (w *Writer) run(ctx context.Context, sub *feed.Subscription) {
 			}
 			if all || len(projects) > 0 {
 				w.refresh(ctx, func(t contextfile.Target) bool { return all || projects[t.Project] })
+				// An uninstall may have dropped targets meanwhile: the next sighting of each
+				// looks at the file again (once per summary, not per event).
+				clear(seen)
 			}
 		}
 	}

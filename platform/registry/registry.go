@@ -5,6 +5,7 @@ package registry
 import (
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/claudecode"
+	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
 )
 
@@ -13,5 +14,6 @@ func Builtin() *platform.Registry {
 	return platform.NewRegistry(
 		claudecode.Platform(),
 		geminicli.Platform(),
+		cursor.Platform(),
 	)
 }

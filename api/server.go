@@ -54,7 +54,9 @@ type Config struct {
 	Viewer ViewerBackend
 	// ViewerAuth holds the viewer's login codes and sessions; nil means a fresh one.
 	ViewerAuth *viewer.Auth
-	Logger     *slog.Logger
+	// Team is team memory (optional).
+	Team   TeamBackend
+	Logger *slog.Logger
 }
 
 // Server serves the API. New → Start → Close.
@@ -108,6 +110,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerSemantic(g)
 	s.registerPeers(g)
 	s.registerViewer(e, g)
+	s.registerTeam(g)
 	s.engine = e
 	return s, nil
 }

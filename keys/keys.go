@@ -18,6 +18,10 @@ const (
 	Gemini    = "gemini"
 )
 
+// TeamPassword is the entry that holds the team cluster user's password (`memnode team
+// join`). It is not an AI provider, so KnownProviders does not list it.
+const TeamPassword = "team"
+
 // KnownProviders returns the providers a key may be stored for, in display order.
 func KnownProviders() []string { return []string{Anthropic, OpenAI, Gemini} }
 
@@ -225,6 +229,9 @@ func (s *Store) List() ([]string, error) {
 }
 
 func checkProvider(p string) error {
+	if p == TeamPassword {
+		return nil
+	}
 	for _, k := range KnownProviders() {
 		if p == k {
 			return nil

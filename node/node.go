@@ -42,6 +42,7 @@ import (
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
+	"github.com/memnode/memnode/team"
 )
 
 // Config configures a Node.
@@ -69,6 +70,9 @@ type Config struct {
 	// ContextFiles maps a platform to its context file (platform.Platform.ContextFile):
 	// the node keeps those files in step with memory (contextfile/writer). Empty: none.
 	ContextFiles map[string]contextfile.Spec
+	// TeamPassword returns the team cluster user's password (MEMNODE_TEAM_PASSWORD or the key
+	// store, read by cmd/); team memory asks only once this device has joined a team.
+	TeamPassword func() string
 }
 
 // Node is the running daemon.
@@ -86,6 +90,8 @@ type Node struct {
 	search  search.Deferred
 	sync    atomic.Pointer[memsync.Node]
 	syncErr atomic.Pointer[string]
+	team    atomic.Pointer[team.Team]
+	teamErr atomic.Pointer[string]
 	ready   atomic.Bool
 	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
 	// open.
@@ -183,7 +189,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	// The replica's origin is the device's libp2p peer ID: one identity for the op-log and
 	// for the group.
-	_, peerID, err := memsync.LoadOrCreateIdentity(datadir.Dir(n.cfg.DataDir).Identity())
+	key, peerID, err := memsync.LoadOrCreateIdentity(datadir.Dir(n.cfg.DataDir).Identity())
 	if err != nil {
 		return err
 	}
@@ -191,6 +197,7 @@ func (n *Node) start(ctx context.Context) error {
 	acfg := api.Config{
 		Addr: n.Addr(), Socket: localnet.SocketPath(n.cfg.DataDir), Token: n.token, Version: n.cfg.Version,
 		Backend: n, Search: &n.search, Logger: n.log, Feed: n.feed, Viewer: viewerBackend{n},
+		Team: teamRoutes{n},
 	}
 	if !n.cfg.Settings.SyncDisabled {
 		acfg.Peers = peers{n}
@@ -223,6 +230,8 @@ func (n *Node) start(ctx context.Context) error {
 		n.startSync(runCtx, n.rep.Load())
 	}
 	n.startContextFiles(n.rep.Load())
+	// Team memory (pushes and pulls of shared projects) after device sync, before readiness.
+	n.startTeam(runCtx, n.rep.Load(), key)
 	n.ready.Store(true)
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
 	n.pipe.Load().Start()
@@ -347,7 +356,7 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 // stop closes the parts that exist, in reverse start order: intake (API) → the group
-// (sync, libp2p) → workers (a claimed batch is committed or released) → embedding worker →
+// (sync, libp2p) → team memory → workers (a claimed batch is committed or released) → embedding worker →
 // replica → pid file and lock. Only Start (on failure) and Close call it, one at a time.
 func (n *Node) stop(ctx context.Context) error {
 	var errs []error
@@ -357,6 +366,9 @@ func (n *Node) stop(ctx context.Context) error {
 	n.ready.Store(false)
 	if sn := n.sync.Swap(nil); sn != nil {
 		errs = append(errs, sn.Close())
+	}
+	if t := n.team.Swap(nil); t != nil {
+		errs = append(errs, t.Close()) // its last push or pull ends before the replica closes
 	}
 	if n.cancel != nil {
 		n.cancel()

@@ -63,7 +63,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "run: %v", err)
 	}
 	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
-		ContextFiles: contextFileSpecs(registry.Builtin())})
+		ContextFiles: contextFileSpecs(registry.Builtin()),
+		TeamPassword: func() string { return teamPassword(env) }})
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}

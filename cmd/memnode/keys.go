@@ -123,9 +123,15 @@ func listKeys(env *cliEnv, store *keys.Store, openErr error) int {
 
 // readKey reads one key: hidden input from a terminal, otherwise the first line of a pipe.
 func readKey(env *cliEnv) (string, error) {
+	return readSecret(env, "paste the key (input is hidden), then Enter: ")
+}
+
+// readSecret reads one secret line: from a terminal without echo after prompt, otherwise
+// from the pipe.
+func readSecret(env *cliEnv, prompt string) (string, error) {
 	var raw []byte
 	if f, ok := env.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(env.Stderr, "paste the key (input is hidden), then Enter: ")
+		fmt.Fprint(env.Stderr, prompt)
 		b, err := term.ReadPassword(int(f.Fd()))
 		fmt.Fprintln(env.Stderr)
 		if err != nil {

@@ -61,6 +61,7 @@ func commandTable() map[string]command {
 		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},
 		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
 		"viewer":    {"print a one-time login URL for the web viewer [--open]", cmdViewer},
+		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge]", cmdTeam},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }

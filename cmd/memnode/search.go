@@ -147,11 +147,15 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Order, "order", "relevance", "relevance, newest or oldest")
 	fs.StringVar(&q.Mode, "mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	onTeam := fs.Bool("team", false, "search the team cluster: everything shared, pulled here or not")
 	pos, err := parseMixed(fs, args)
 	if err != nil {
 		return 2
 	}
 	q.Text = strings.Join(pos, " ")
+	if *onTeam {
+		return teamSearch(ctx, env, q.Text, q.Project, q.Limit, *asJSON)
+	}
 	q.ObsTypes = splitList(obsTypes)
 	if q.Since, err = timeFlag("since", since); err == nil {
 		q.Until, err = timeFlag("until", until)

@@ -88,6 +88,9 @@ func (d Dir) HookFailures() string { return d.join("state", "hook-failures.json"
 // (contextfile.Target); uninstall reads it to remove them.
 func (d Dir) ContextFiles() string { return d.join("state", "context-files.json") }
 
+// Team is team memory's state: join, shared projects, outbox, pull cursors (team package).
+func (d Dir) Team() string { return d.join("team.db") }
+
 // Models holds the embedding models.
 func (d Dir) Models() string { return d.join("models") }
 

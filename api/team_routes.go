@@ -1,0 +1,149 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/memnode/memnode/team"
+)
+
+// TeamBackend is team memory as the team routes use it; *team.Team satisfies it.
+type TeamBackend interface {
+	Join(ctx context.Context, urls []string, user, password, name string) (team.JoinInfo, error)
+	Share(ctx context.Context, project string) error
+	Unshare(ctx context.Context, project string) error
+	Status(ctx context.Context) (team.Status, error)
+	Leave(ctx context.Context, purge bool) (int, error)
+	Search(ctx context.Context, query, project string, limit int) ([]team.Hit, error)
+}
+
+var _ TeamBackend = (*team.Team)(nil)
+
+// TeamJoinRequest is the body of POST /api/team/join. The password reaches the node only
+// over the local API (socket in the 0700 data dir, bearer token) and is never logged.
+type TeamJoinRequest struct {
+	URLs     []string `json:"urls"`
+	User     string   `json:"user"`
+	Password string   `json:"password"`
+	Name     string   `json:"name,omitempty"`
+}
+
+// TeamProjectRequest is the body of POST /api/team/share and /api/team/unshare.
+type TeamProjectRequest struct {
+	Project string `json:"project"`
+}
+
+// TeamLeaveRequest is the body of POST /api/team/leave.
+type TeamLeaveRequest struct {
+	Purge bool `json:"purge"`
+}
+
+// TeamLeaveReply says how many pulled records a purge forgot.
+type TeamLeaveReply struct {
+	Forgotten int `json:"forgotten"`
+}
+
+// TeamSearchReply is the answer of GET /api/team/search?q=…&project=…&limit=….
+type TeamSearchReply struct {
+	Hits []team.Hit `json:"hits"`
+}
+
+func (s *Server) registerTeam(g *gin.RouterGroup) {
+	t := g.Group("/team", s.teamOn)
+	t.GET("", s.teamStatus)
+	t.POST("/join", s.teamJoin)
+	t.POST("/share", s.teamShare)
+	t.POST("/unshare", s.teamUnshare)
+	t.POST("/leave", s.teamLeave)
+	t.GET("/search", s.teamSearch)
+}
+
+func (s *Server) teamOn(c *gin.Context) {
+	if s.cfg.Team == nil {
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "team memory is not available on this node"})
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) teamStatus(c *gin.Context) {
+	st, err := s.cfg.Team.Status(c.Request.Context())
+	s.teamReply(c, st, err)
+}
+
+func (s *Server) teamJoin(c *gin.Context) {
+	var req TeamJoinRequest
+	if err := c.ShouldBindJSON(&req); err != nil || len(req.URLs) == 0 || req.User == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"urls\": [\"http://host:4001\"], \"user\": \"NAME\", \"password\": \"…\"}"})
+		return
+	}
+	info, err := s.cfg.Team.Join(c.Request.Context(), req.URLs, req.User, req.Password, req.Name)
+	s.teamReply(c, info, err)
+}
+
+func (s *Server) teamShare(c *gin.Context) {
+	var req TeamProjectRequest
+	if err := c.ShouldBindJSON(&req); err != nil || req.Project == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"project\": \"NAME\"}"})
+		return
+	}
+	err := s.cfg.Team.Share(c.Request.Context(), req.Project)
+	s.teamReply(c, gin.H{"shared": req.Project}, err)
+}
+
+func (s *Server) teamUnshare(c *gin.Context) {
+	var req TeamProjectRequest
+	if err := c.ShouldBindJSON(&req); err != nil || req.Project == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"project\": \"NAME\"}"})
+		return
+	}
+	err := s.cfg.Team.Unshare(c.Request.Context(), req.Project)
+	s.teamReply(c, gin.H{"unshared": req.Project}, err)
+}
+
+func (s *Server) teamLeave(c *gin.Context) {
+	var req TeamLeaveRequest
+	if c.Request.ContentLength != 0 {
+		if err := c.ShouldBindJSON(&req); err != nil {
+			c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"purge\": false}"})
+			return
+		}
+	}
+	n, err := s.cfg.Team.Leave(c.Request.Context(), req.Purge)
+	s.teamReply(c, TeamLeaveReply{Forgotten: n}, err)
+}
+
+func (s *Server) teamSearch(c *gin.Context) {
+	limit, _ := strconv.Atoi(c.Query("limit"))
+	hits, err := s.cfg.Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
+	if hits == nil {
+		hits = []team.Hit{}
+	}
+	s.teamReply(c, TeamSearchReply{Hits: hits}, err)
+}
+
+// teamReply maps team's sentinel errors to statuses. Their texts name the user and hosts,
+// never a password.
+func (s *Server) teamReply(c *gin.Context, v any, err error) {
+	var status int
+	switch {
+	case err == nil:
+	case errors.Is(err, team.ErrUnauthorized):
+		status = http.StatusUnauthorized
+	case errors.Is(err, team.ErrForbidden), errors.Is(err, team.ErrLocalOnly):
+		status = http.StatusForbidden
+	case errors.Is(err, team.ErrNotJoined), errors.Is(err, team.ErrSchemaNewer):
+		status = http.StatusConflict
+	case errors.Is(err, team.ErrUnreachable):
+		status = http.StatusBadGateway
+	}
+	if status == 0 {
+		s.reply(c, v, err)
+		return
+	}
+	c.JSON(status, gin.H{"error": err.Error()})
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/rqlitetest"
+	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/team"
+)
+
+const e2eTeamPassword = "Tp-9c1f-e2e-secret"
+
+// teamMember is one memnode data dir whose node is a member of the team.
+type teamMember struct {
+	*instance
+	proj string
+	seq  int
+}
+
+func newTeamMember(t *testing.T, proj string) *teamMember {
+	in := newInstance(t)
+	// The key store: the encrypted file (no OS keyring on a CI machine).
+	in.extra = append(in.extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=e2e-keys-passphrase")
+	return &teamMember{instance: in, proj: proj}
+}
+
+// write fires a real Claude Code tool use in the member's project whose observation
+// carries word.
+func (m *teamMember) write(t *testing.T, word string) {
+	t.Helper()
+	m.seq++
+	sid := fmt.Sprintf("team-%d-%d", m.port, m.seq)
+	obs := fmt.Sprintf(`{"session_id":%q,"transcript_path":"","cwd":%s,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"toolu_%d","tool_input":{"command":"grep -rn %s internal/","description":"find %s"},"tool_response":{"stdout":"internal/team/%s.go:12: func %s() {}\n","stderr":""}}`,
+		sid, jsonString(m.proj), m.seq, word, word, word, word)
+	if r := m.run([]byte(obs), "hook", "claude-code", "observation"); r.code != 0 {
+		t.Fatalf("hook: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+func (m *teamMember) finds(t *testing.T, word string) bool {
+	t.Helper()
+	var res apitype.Results
+	out := m.mustRun(nil, "search", word, "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("search --json: %v\n%s", err, out)
+	}
+	return len(res.Hits) > 0
+}
+
+// TestTeamMembersShareAProjectThroughRqlite: two memnode nodes, not paired as devices, join
+// a real 3-node rqlite cluster with the CLI and share a project; a hook event on either is
+// searchable on the other within 3 s, also after a restart (the password comes back from the
+// key store); the password is in no file, log or process argument.
+func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
+	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: []rqlitetest.User{
+		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+	}})
+	proj := filepath.Join(t.TempDir(), "billing-api")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a, b := newTeamMember(t, proj), newTeamMember(t, proj)
+	urls := strings.Join(c.URLs(), ",")
+	for _, m := range []struct {
+		*teamMember
+		user string
+	}{{a, "alice"}, {b, "bob"}} {
+		m.start()
+		out := m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", urls, "--user", m.user, "--name", "acme")
+		if !strings.Contains(out, "Joined team acme: leader n") {
+			t.Fatalf("join prints %q", out)
+		}
+		m.mustRun(nil, "team", "share", "billing-api")
+	}
+
+	a.write(t, "zanzibarWidget")
+	testkit.WaitFor(t, "A's event searchable on B", 3*time.Second, func() bool { return b.finds(t, "zanzibarWidget") })
+	b.write(t, "quokkaLedger")
+	testkit.WaitFor(t, "B's event searchable on A", 3*time.Second, func() bool { return a.finds(t, "quokkaLedger") })
+
+	var st team.Status
+	if err := json.Unmarshal([]byte(b.mustRun(nil, "team", "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Joined || !st.Reachable || st.Members != 2 || st.Leader == "" || len(st.Nodes) != 3 || len(st.Shared) != 1 || st.PushBacklog != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	var hits api.TeamSearchReply
+	if err := json.Unmarshal([]byte(b.mustRun(nil, "search", "zanzibarWidget", "--team", "--json")), &hits); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits.Hits) != 1 || !strings.HasPrefix(hits.Hits[0].Author, "alice/") {
+		t.Fatalf("search --team: %+v", hits)
+	}
+	if out := b.mustRun(nil, "search", "zanzibarWidget", "--team"); !strings.Contains(out, "@alice/") {
+		t.Fatalf("search --team shows no author: %q", out)
+	}
+
+	// After a restart the node finds the password in the key store.
+	a.mustRun(nil, "stop")
+	a.start()
+	b.write(t, "marmotInvoice")
+	testkit.WaitFor(t, "B's event on A after A's restart", 5*time.Second, func() bool { return a.finds(t, "marmotInvoice") })
+
+	for _, m := range []*teamMember{a, b} {
+		if files := testkit.FilesContaining(t, m.dataDir, e2eTeamPassword); len(files) > 0 {
+			t.Fatalf("the team password is written in %v", files)
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(m.pidFile()) + "/cmdline")
+		if err == nil && strings.Contains(string(cmdline), e2eTeamPassword) {
+			t.Fatal("the team password is in the node's arguments")
+		}
+	}
+
+	// A wrong password: one clear line, exit 1, nothing stored.
+	w := newTeamMember(t, proj)
+	r := w.run([]byte("not-the-password\n"), "team", "join", urls, "--user", "alice")
+	if r.code != 1 || !strings.Contains(r.stderr, "(401)") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || strings.Contains(r.stderr, "not-the-password") {
+		t.Fatalf("wrong password: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

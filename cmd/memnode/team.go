@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/keys"
+	"github.com/memnode/memnode/team"
+)
+
+// envTeamPassword overrides the team password the key store holds (CI, scripts).
+const envTeamPassword = "MEMNODE_TEAM_PASSWORD"
+
+const teamUsage = `usage:
+  memnode team join URL[,URL...] --user NAME [--name TEAM]
+                                   join the team's rqlite cluster (password on stdin, hidden
+                                   on a terminal, or MEMNODE_TEAM_PASSWORD; kept in the key store)
+  memnode team share PROJECT       push PROJECT's memory to the team and pull the others'
+  memnode team unshare PROJECT     stop sharing PROJECT (what was pushed stays on the cluster)
+  memnode team status [--json]     cluster, leader, members, shared projects, backlog, lag
+  memnode team leave [--purge]     stop pushing and pulling; --purge also forgets what was pulled
+  memnode search QUERY --team      search everything the team shares`
+
+// cmdTeam administers team memory through the running node's API (starting it if needed).
+func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
+	}
+	switch sub {
+	case "join":
+		return teamJoin(ctx, env, args)
+	case "share", "unshare":
+		if len(args) != 1 {
+			fmt.Fprintln(env.Stderr, teamUsage)
+			return 2
+		}
+		if err := teamCall(ctx, env, http.MethodPost, "/api/team/"+sub, api.TeamProjectRequest{Project: args[0]}, nil); err != nil {
+			return fail(env, "team %s: %v", sub, err)
+		}
+		if sub == "share" {
+			fmt.Fprintf(env.Stdout, "Sharing %s with the team: its memory is pushed, the other members' is pulled.\n", args[0])
+		} else {
+			fmt.Fprintf(env.Stdout, "Stopped sharing %s.\n", args[0])
+		}
+		return 0
+	case "status":
+		fs := flag.NewFlagSet("team status", flag.ContinueOnError)
+		fs.SetOutput(env.Stderr)
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		var st team.Status
+		if err := teamCall(ctx, env, http.MethodGet, "/api/team", nil, &st); err != nil {
+			return fail(env, "team status: %v", err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(st)
+			return 0
+		}
+		printTeamStatus(env.Stdout, st)
+		return 0
+	case "leave":
+		fs := flag.NewFlagSet("team leave", flag.ContinueOnError)
+		fs.SetOutput(env.Stderr)
+		purge := fs.Bool("purge", false, "also forget the records pulled from the team")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		var rep api.TeamLeaveReply
+		if err := teamCall(ctx, env, http.MethodPost, "/api/team/leave", api.TeamLeaveRequest{Purge: *purge}, &rep); err != nil {
+			return fail(env, "team leave: %v", err)
+		}
+		if store, err := openKeyStore(env); err == nil {
+			_ = store.Delete(keys.TeamPassword) // absent when the password came from the env
+		}
+		if *purge {
+			fmt.Fprintf(env.Stdout, "Left the team; %d pulled records forgotten here.\n", rep.Forgotten)
+		} else {
+			fmt.Fprintln(env.Stdout, "Left the team; what was pulled stays here (team leave --purge forgets it).")
+		}
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, teamUsage)
+		return 0
+	}
+	fmt.Fprintf(env.Stderr, "memnode team: unknown subcommand %q\n%s\n", sub, teamUsage)
+	return 2
+}
+
+func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("team join", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	user := fs.String("user", "", "the team cluster user (from its auth file)")
+	name := fs.String("name", "", "the team's name, when this join founds it")
+	var rest []string
+	for len(args) > 0 { // the URL may come before or after the flags
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(rest) != 1 || *user == "" {
+		fmt.Fprintln(env.Stderr, teamUsage)
+		return 2
+	}
+	var urls []string
+	for _, u := range strings.Split(rest[0], ",") {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		if u == "" {
+			continue
+		}
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
+			return fail(env, "team join: %q is not an http(s)://host:port URL without credentials", u)
+		}
+		urls = append(urls, u)
+	}
+	password := env.Getenv(envTeamPassword)
+	if password == "" {
+		p, err := readSecret(env, "team password for "+*user+" (input is hidden): ")
+		if err != nil {
+			return fail(env, "team join: read password: %v", err)
+		}
+		password = p
+	}
+	var info team.JoinInfo
+	if err := teamCall(ctx, env, http.MethodPost, "/api/team/join", api.TeamJoinRequest{URLs: urls, User: *user, Password: password, Name: *name}, &info); err != nil {
+		return fail(env, "team join: %v", err)
+	}
+	// Kept for the node's next start; the env variable, when set, wins over it.
+	store, err := openKeyStore(env)
+	if err == nil {
+		err = store.Set(keys.TeamPassword, password)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "memnode: the password could not be kept (%v): set %s for the node, or the team stops after a restart\n", err, envTeamPassword)
+	}
+	leader := info.Leader
+	if leader == "" {
+		leader = "unknown (the user lacks the status permission)"
+	}
+	fmt.Fprintf(env.Stdout, "Joined team %s: leader %s, %d members.", info.Name, leader, info.Members)
+	if info.Founded {
+		fmt.Fprint(env.Stdout, " This device founded it and is its admin.")
+	}
+	fmt.Fprintln(env.Stdout, "\nNothing is shared yet: `memnode team share PROJECT`.")
+	return 0
+}
+
+func printTeamStatus(w io.Writer, st team.Status) {
+	if !st.Joined {
+		fmt.Fprintln(w, "not in a team (memnode team join URL --user NAME)")
+		return
+	}
+	reach := "reachable"
+	if !st.Reachable {
+		reach = "UNREACHABLE"
+	}
+	fmt.Fprintf(w, "team %s as %s (@%s)%s\n", st.Name, st.User, st.Author, map[bool]string{true: ", admin"}[st.Admin])
+	fmt.Fprintf(w, "cluster: %s, %s\n", strings.Join(st.URLs, ","), reach)
+	if st.Leader != "" {
+		fmt.Fprintf(w, "leader:  %s\n", st.Leader)
+	}
+	for _, n := range st.Nodes {
+		fmt.Fprintf(w, "  node %s %s leader=%v reachable=%v\n", n.ID, n.URL, n.Leader, n.Reachable)
+	}
+	fmt.Fprintf(w, "members: %d\nshared:  %s\n", st.Members, strings.Join(st.Shared, ", "))
+	lag := fmt.Sprint(st.PullLag)
+	if st.PullLag < 0 {
+		lag = "unknown"
+	}
+	fmt.Fprintf(w, "push backlog: %d   pull lag: %s   rejected ops: %d\n", st.PushBacklog, lag, st.Rejected)
+	if st.LastError != "" {
+		fmt.Fprintf(w, "last error: %s\n", st.LastError)
+	}
+}
+
+// teamCall is one call to the node's team routes, starting the node when it is down.
+func teamCall(ctx context.Context, env *cliEnv, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	_, err := with(ctx, newNodeConn(env), func(c *client.Client) (struct{}, error) {
+		return struct{}{}, c.Call(ctx, method, path, in, out)
+	})
+	return err
+}
+
+// teamPassword is what the daemon hands the node: MEMNODE_TEAM_PASSWORD, else the key
+// store's entry. The node asks only once this device has joined a team.
+func teamPassword(env *cliEnv) string {
+	if p := env.Getenv(envTeamPassword); p != "" {
+		return p
+	}
+	store, err := openKeyStore(env)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "memnode: team password: %v (set %s)\n", err, envTeamPassword)
+		return ""
+	}
+	p, err := store.Get(keys.TeamPassword)
+	if err != nil && !errors.Is(err, keys.ErrNotFound) {
+		fmt.Fprintf(env.Stderr, "memnode: team password: %v\n", err)
+	}
+	return p
+}
+
+// teamSearch is `memnode search QUERY --team`: FTS5 on the cluster, each hit with its author.
+func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit int, asJSON bool) int {
+	v := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
+	if project != "" {
+		v.Set("project", project)
+	}
+	var rep api.TeamSearchReply
+	if err := teamCall(ctx, env, http.MethodGet, "/api/team/search?"+v.Encode(), nil, &rep); err != nil {
+		return fail(env, "search --team: %v", err)
+	}
+	if asJSON {
+		return printJSON(env, rep)
+	}
+	if len(rep.Hits) == 0 {
+		fmt.Fprintln(env.Stderr, "no matching records on the team cluster")
+		return 0
+	}
+	for _, h := range rep.Hits {
+		fmt.Fprintf(env.Stdout, "%s  %s  %-9s %s  @%s  [%s]\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02 15:04"), h.Type, h.Title, h.Author, h.Project)
+	}
+	return 0
+}

@@ -1,0 +1,101 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+
+	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/team"
+)
+
+// startTeam opens team memory; it contacts the cluster only once this device has joined.
+// A failure leaves the node serving, without team memory, and is reported by the routes.
+func (n *Node) startTeam(ctx context.Context, rep *replica.Replica, key crypto.PrivKey) {
+	device := n.cfg.Settings.DeviceName
+	if device == "" {
+		device, _ = os.Hostname()
+	}
+	t, err := team.New(ctx, team.Config{
+		StatePath: datadir.Dir(n.cfg.DataDir).Team(),
+		Replica:   rep,
+		Key:       key,
+		Device:    device,
+		LocalOnly: globMatcher(n.cfg.Settings.LocalOnlyProjects),
+		Password:  n.cfg.TeamPassword,
+		Feed:      n.feed,
+		Logger:    n.log.With("part", "team"),
+	})
+	if err != nil {
+		msg := err.Error()
+		n.teamErr.Store(&msg)
+		n.log.Error("team memory did not start", "err", err)
+		return
+	}
+	t.Start(ctx)
+	n.team.Store(t)
+}
+
+// teamRoutes is the API's view of team memory: errors until it started.
+type teamRoutes struct{ n *Node }
+
+func (r teamRoutes) get() (*team.Team, error) {
+	if t := r.n.team.Load(); t != nil {
+		return t, nil
+	}
+	if e := r.n.teamErr.Load(); e != nil {
+		return nil, fmt.Errorf("team memory failed to start: %s", *e)
+	}
+	return nil, errNotReady
+}
+
+func (r teamRoutes) Join(ctx context.Context, urls []string, user, password, name string) (team.JoinInfo, error) {
+	t, err := r.get()
+	if err != nil {
+		return team.JoinInfo{}, err
+	}
+	return t.Join(ctx, urls, user, password, name)
+}
+
+func (r teamRoutes) Share(ctx context.Context, project string) error {
+	t, err := r.get()
+	if err != nil {
+		return err
+	}
+	return t.Share(ctx, project)
+}
+
+func (r teamRoutes) Unshare(ctx context.Context, project string) error {
+	t, err := r.get()
+	if err != nil {
+		return err
+	}
+	return t.Unshare(ctx, project)
+}
+
+func (r teamRoutes) Status(ctx context.Context) (team.Status, error) {
+	t, err := r.get()
+	if err != nil {
+		return team.Status{}, err
+	}
+	return t.Status(ctx)
+}
+
+func (r teamRoutes) Leave(ctx context.Context, purge bool) (int, error) {
+	t, err := r.get()
+	if err != nil {
+		return 0, err
+	}
+	return t.Leave(ctx, purge)
+}
+
+func (r teamRoutes) Search(ctx context.Context, query, project string, limit int) ([]team.Hit, error) {
+	t, err := r.get()
+	if err != nil {
+		return nil, err
+	}
+	return t.Search(ctx, query, project, limit)
+}

@@ -58,6 +58,9 @@ type Config struct {
 	// ProjectDir is the agent's project root when it names one (Claude Code's
 	// CLAUDE_PROJECT_DIR); it names the project instead of the working dir.
 	ProjectDir string
+	// WorkDir is the hook process's working directory: the Cwd of a payload that names
+	// none (Windsurf runs Cascade hooks in the workspace root and sends no directory).
+	WorkDir string
 	// HomeDir, when set, is never taken as a project root (a dotfiles repo in $HOME would
 	// otherwise swallow every project below it).
 	HomeDir string
@@ -178,6 +181,9 @@ func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) 
 	if err != nil {
 		h.logf("%s/%s hook: normalize input: %v", h.platform, h.event, err)
 		return neutral(), 0
+	}
+	if in.Cwd == "" {
+		in.Cwd = h.cfg.WorkDir
 	}
 	if err := cleanJoined(ad, h.event, raw, &in); err != nil {
 		h.logf("%s/%s hook: %v", h.platform, h.event, err)

@@ -34,6 +34,7 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		return 0
 	}
 	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
 	d := localnet.NewDialer(dataDir, s.Port, s.UseTCP())
 	cfg := Config{
 		DataDir:           dataDir,
@@ -44,6 +45,7 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		ExcludedProjects:  s.ExcludedProjects,
 		SkipTools:         s.SkipTools,
 		HomeDir:           home,
+		WorkDir:           wd,
 		ProjectDir:        projectDir(p, getenv),
 		Start:             start,
 		Version:           version,

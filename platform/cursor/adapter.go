@@ -155,7 +155,7 @@ func toolCall(in *platform.Input, p payload) error {
 	if recordedElsewhere[name] {
 		in.Bookkeeping = true
 	}
-	in.ToolInput = objectOrString(p.ToolInput, "input")
+	in.ToolInput = platform.ObjectOf(p.ToolInput, "input")
 	in.ToolInput = withPath(in.ToolName, in.ToolInput)
 	if p.HookEventName == "postToolUseFailure" {
 		msg := p.ErrorMessage
@@ -169,30 +169,8 @@ func toolCall(in *platform.Input, p payload) error {
 		in.ToolResponse = b
 		return nil
 	}
-	in.ToolResponse = objectOrString(p.ToolOutput, "output")
+	in.ToolResponse = platform.ObjectOf(p.ToolOutput, "output")
 	return nil
-}
-
-// objectOrString keeps a JSON object; a JSON string holding an object is decoded (Cursor
-// sends some inputs and outputs as strings), any other string is wrapped as {key: s}.
-func objectOrString(raw json.RawMessage, key string) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return nil
-	}
-	if raw[0] == '{' {
-		return raw
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		b, _ := json.Marshal(map[string]json.RawMessage{key: raw})
-		return b
-	}
-	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
-		return json.RawMessage(t)
-	}
-	b, _ := json.Marshal(map[string]string{key: s})
-	return b
 }
 
 // withPath names Cursor's "path"/"target_file" argument file_path, as the canonical file

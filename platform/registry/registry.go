@@ -7,6 +7,7 @@ import (
 	"github.com/memnode/memnode/platform/claudecode"
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
+	"github.com/memnode/memnode/platform/windsurf"
 )
 
 // Builtin returns the registry of every agent memnode supports.
@@ -15,5 +16,6 @@ func Builtin() *platform.Registry {
 		claudecode.Platform(),
 		geminicli.Platform(),
 		cursor.Platform(),
+		windsurf.Platform(),
 	)
 }

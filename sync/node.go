@@ -29,10 +29,14 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
-// Protocol IDs. A node speaks exactly these two; everything else is refused.
+// Protocol IDs. A node speaks exactly these; everything else is refused. ProtocolSyncZ is
+// ProtocolSync's messages on a DEFLATE-compressed stream: an initiator offers it first and
+// falls back to ProtocolSync with a device that does not speak it (see DESIGN.md, "Wire
+// format").
 const (
-	ProtocolSync protocol.ID = "/memnode/sync/1.0.0"
-	ProtocolPair protocol.ID = "/memnode/pair/1.0.0"
+	ProtocolSync  protocol.ID = "/memnode/sync/1.0.0"
+	ProtocolSyncZ protocol.ID = "/memnode/sync-deflate/1.0.0"
+	ProtocolPair  protocol.ID = "/memnode/pair/1.0.0"
 )
 
 // Store is the replica as sync uses it; *replica.Replica satisfies it.
@@ -95,6 +99,9 @@ type Config struct {
 	// wrapStream, when set (only by this package's tests), wraps every session stream: a
 	// test makes a path go silent without closing it, as a cut cable does.
 	wrapStream func(network.Stream) network.Stream
+	// plainOnly makes the node speak only ProtocolSync, as devices before ProtocolSyncZ
+	// did (tests of the fallback).
+	plainOnly bool
 }
 
 // Validate fills defaults and checks required fields.
@@ -316,6 +323,9 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	// Handlers only now: a session may rotate the gossip key, which needs the keyring.
 	h.SetStreamHandler(ProtocolSync, n.handleSync)
+	if !n.cfg.plainOnly {
+		h.SetStreamHandler(ProtocolSyncZ, n.handleSync)
+	}
 	h.SetStreamHandler(ProtocolPair, n.handlePair)
 
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -2,15 +2,18 @@ package sync
 
 import (
 	"bufio"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
@@ -23,19 +26,62 @@ var ErrProtocol = errors.New("sync protocol violation")
 // Status shows as its state, not as a sync error.
 var errUnreachable = errors.New("peer unreachable")
 
-// conn is one side of a session stream, counting bytes for the traffic stats.
+// conn is one side of a session stream, counting the bytes it moves for the traffic stats.
+// On ProtocolSyncZ the messages travel DEFLATE-compressed: every flush ends with a sync
+// flush of the compressor, so the peer can decode everything sent so far.
 type conn struct {
 	n *Node
 	s network.Stream
 	r *bufio.Reader
 	w *bufio.Writer
+	z *flate.Writer // nil on an uncompressed stream
 }
 
 func (n *Node) newConn(s network.Stream) *conn {
 	if n.cfg.wrapStream != nil {
 		s = n.cfg.wrapStream(s)
 	}
-	return &conn{n: n, s: s, r: bufio.NewReaderSize(s, 64<<10), w: bufio.NewWriterSize(s, 64<<10)}
+	m := meter{rw: s, stats: &n.stats}
+	c := &conn{n: n, s: s}
+	if s.Protocol() != ProtocolSyncZ {
+		c.r, c.w = bufio.NewReaderSize(m, 64<<10), bufio.NewWriterSize(m, 64<<10)
+		return c
+	}
+	// BestSpeed: ops batches are JSON records that share keys and vocabulary; the fast
+	// level already takes most of what DEFLATE can, at a small share of the CPU.
+	z, err := flate.NewWriter(m, flate.BestSpeed)
+	if err != nil {
+		panic(err) // only for an invalid level
+	}
+	c.z = z
+	c.r, c.w = bufio.NewReaderSize(flate.NewReader(m), 64<<10), bufio.NewWriterSize(z, 64<<10)
+	return c
+}
+
+// syncProtocols are the protocols an initiator offers, preferred first.
+func (n *Node) syncProtocols() []protocol.ID {
+	if n.cfg.plainOnly {
+		return []protocol.ID{ProtocolSync}
+	}
+	return []protocol.ID{ProtocolSyncZ, ProtocolSync}
+}
+
+// meter counts the bytes a session stream moves (compressed, when it is).
+type meter struct {
+	rw    io.ReadWriter
+	stats *Stats
+}
+
+func (m meter) Read(p []byte) (int, error) {
+	k, err := m.rw.Read(p)
+	m.stats.BytesRecv.Add(int64(k))
+	return k, err
+}
+
+func (m meter) Write(p []byte) (int, error) {
+	k, err := m.rw.Write(p)
+	m.stats.BytesSent.Add(int64(k))
+	return k, err
 }
 
 // Every read and write of a session must make progress within sessionIdle: a connection
@@ -43,8 +89,7 @@ func (n *Node) newConn(s network.Stream) *conn {
 // session deadline, and frees the origins it was pulling for another session.
 func (c *conn) send(m *message) error {
 	_ = c.s.SetWriteDeadline(time.Now().Add(sessionIdle))
-	k, err := writeMessage(c.w, m)
-	c.n.stats.BytesSent.Add(int64(k))
+	_, err := writeMessage(c.w, m)
 	return err
 }
 
@@ -53,13 +98,17 @@ func (c *conn) flush() error {
 	if err := c.w.Flush(); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
+	if c.z != nil {
+		if err := c.z.Flush(); err != nil {
+			return fmt.Errorf("send: %w", err)
+		}
+	}
 	return nil
 }
 
 func (c *conn) recv() (*message, error) {
 	_ = c.s.SetReadDeadline(time.Now().Add(sessionIdle))
-	m, k, err := readMessage(c.r)
-	c.n.stats.BytesRecv.Add(int64(k))
+	m, _, err := readMessage(c.r)
 	if err == nil && m.Type == msgError {
 		switch m.Text {
 		case removedText:
@@ -132,7 +181,7 @@ func (n *Node) markSynced(p peer.ID) {
 func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
 	defer cancel()
-	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, ProtocolSync)
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, n.syncProtocols()...)
 	if err != nil {
 		return fmt.Errorf("open sync stream: %w: %w", errUnreachable, err)
 	}

@@ -131,7 +131,7 @@ func (n *Node) Leave(ctx context.Context) error {
 
 // announce sends p our Hello (our group state) and reads p's, without exchanging ops.
 func (n *Node) announce(ctx context.Context, p peer.ID) error {
-	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, ProtocolSync)
+	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, n.syncProtocols()...)
 	if err != nil {
 		return fmt.Errorf("open sync stream: %w", err)
 	}

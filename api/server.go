@@ -26,7 +26,12 @@ import (
 	"github.com/memnode/memnode/viewer"
 )
 
-// Backend is what the core routes need from the node.
+// CorruptMessage is the one line a request refused for a corrupt database answers with.
+const CorruptMessage = "memnode's database is corrupt: nothing more is written to it; stop the node ('memnode stop') and run 'memnode repair'"
+
+// Backend is what the core routes need from the node. Status answers also while Ready is
+// false (before the database is open it may fail; once the database is found corrupt it
+// says so).
 type Backend interface {
 	Ready() bool
 	Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error)
@@ -105,7 +110,9 @@ func New(cfg Config) (*Server, error) {
 	g.POST("/events/batch", s.postEvents)
 	g.GET("/context", s.getContext)
 	g.GET("/observations/by-file", s.byFile)
-	g.GET("/status", s.status)
+	// Status answers also when the node is not ready because its database is corrupt: it
+	// is how the user learns what to do.
+	e.GET("/api/status", s.auth, s.status)
 	s.registerSearch(g)
 	s.registerSemantic(g)
 	s.registerPeers(g)
@@ -344,6 +351,8 @@ func (s *Server) reply(c *gin.Context, v any, err error) {
 		c.JSON(http.StatusInsufficientStorage, gin.H{"error": "disk full: memnode cannot keep new events until space is freed in its data dir"})
 	case errors.Is(err, memory.ErrInvalid):
 		c.JSON(http.StatusBadRequest, gin.H{"error": err.Error()})
+	case errors.Is(err, memory.ErrCorrupt):
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": CorruptMessage})
 	default:
 		s.log.Error("request failed", "path", c.FullPath(), "err", err)
 		c.JSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
@@ -401,5 +410,10 @@ func (s *Server) byFile(c *gin.Context) {
 
 func (s *Server) status(c *gin.Context) {
 	st, err := s.cfg.Backend.Status(c.Request.Context())
+	if err != nil && !s.cfg.Backend.Ready() && !errors.Is(err, memory.ErrCorrupt) {
+		c.Header("Retry-After", "1")
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "not ready"})
+		return
+	}
 	s.reply(c, st, err)
 }

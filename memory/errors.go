@@ -18,3 +18,8 @@ var ErrStorageFull = errors.New("disk full")
 // forged stamp); such a record or op is refused, so one bad clock cannot drag every
 // device's clock along (an HTTP API answers 400).
 var ErrClockAhead = errors.New("clock stamp too far in the future")
+
+// ErrCorrupt marks a request refused because the node found its database corrupt while it
+// ran (an HTTP API answers 503): nothing more is written to it; 'memnode repair' (node
+// stopped) recovers what is readable.
+var ErrCorrupt = errors.New("database is corrupt")

@@ -25,7 +25,7 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}
 	in, err := inject.Read(ctx, rep, project, lim)
 	if err != nil {
-		return "", err
+		return "", n.checkCorrupt(err)
 	}
 	in.Now, in.Location = n.cfg.Now(), n.cfg.Location
 	return inject.Render(in, lim), nil
@@ -39,7 +39,7 @@ func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []s
 	}
 	obs, err := rep.ObservationsByFile(ctx, project, paths, limit)
 	if err != nil {
-		return nil, err
+		return nil, n.checkCorrupt(err)
 	}
 	out := make([]apitype.FileObservation, 0, len(obs))
 	for _, o := range obs {
@@ -69,7 +69,7 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		return apitype.Status{}, errNotReady
 	}
 	c, err := rep.Counts(ctx)
-	if err != nil {
+	if n.checkCorrupt(err) != nil && n.corruption() == nil {
 		return apitype.Status{}, fmt.Errorf("status: %w", err)
 	}
 	var ps pipeline.Stats
@@ -86,6 +86,9 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		Embed:      apitype.EmbedStatus{State: n.embedStatus()},
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
 		Storage:    n.storageStatus(ps),
+	}
+	if err := n.corruption(); err != nil {
+		st.Storage = corruptStatus(err)
 	}
 	if err := n.api.Load().TCPError(); err != nil {
 		st.TCPError = err.Error()

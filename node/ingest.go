@@ -21,6 +21,9 @@ func (n *Node) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 	if p == nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", errNotReady)
 	}
+	if err := n.corruption(); err != nil {
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w: %w", memory.ErrCorrupt, err)
+	}
 	rep, err := p.Ingest(ctx, ev)
 	if err == nil && rep.Status != "skipped" {
 		n.noteContextFile(ev.Platform, privacy.Clean(ev.Project), privacy.Clean(ev.Cwd))

@@ -93,6 +93,8 @@ type Node struct {
 	team    atomic.Pointer[team.Team]
 	teamErr atomic.Pointer[string]
 	ready   atomic.Bool
+	// corrupt is the read or write error that showed the database corrupt (corrupt.go).
+	corrupt atomic.Pointer[error]
 	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
 	// open.
 	pipe       atomic.Pointer[pipeline.Pipeline]
@@ -141,7 +143,8 @@ func (n *Node) Addr() string {
 }
 
 // Ready reports whether the database is open and the node accepts data requests.
-func (n *Node) Ready() bool { return n.ready.Load() }
+// It turns false for good once the database is found corrupt (corrupt.go).
+func (n *Node) Ready() bool { return n.ready.Load() && n.corruption() == nil }
 
 // Replica returns the open replica, or nil before ready.
 func (n *Node) Replica() *replica.Replica { return n.rep.Load() }
@@ -249,7 +252,9 @@ func (n *Node) start(ctx context.Context) error {
 			case <-runCtx.Done():
 				return
 			case <-t.C:
-				n.replaySpool(runCtx)
+				if n.corruption() == nil { // events spooled now wait for the repair
+					n.replaySpool(runCtx)
+				}
 			}
 		}
 	}()
@@ -303,7 +308,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 		Store: rep, Compressor: n.cfg.Compressor, Workers: n.cfg.Settings.Workers,
 		Policy: memory.Policy{ExcludedProjects: n.cfg.Settings.ExcludedProjects, SkipTools: n.cfg.Settings.SkipTools},
 		Linger: n.cfg.Linger, MaxDefer: n.cfg.MaxDefer, DeferCap: n.cfg.DeferCap,
-		Background: prio.Lower, Now: n.cfg.Now, Logger: n.log,
+		Background: prio.Lower, Broken: replica.IsCorrupt, Now: n.cfg.Now, Logger: n.log,
 	})
 	if err != nil {
 		return err

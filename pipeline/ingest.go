@@ -20,6 +20,9 @@ var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.Kin
 // privacy guard) and queues it durably. When it returns without error the event survives a
 // crash. Invalid events are memory.ErrInvalid; a full disk is memory.ErrStorageFull.
 func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error) {
+	if err := p.Broken(); err != nil {
+		return apitype.EventReply{}, fmt.Errorf("ingest: %w: %w", memory.ErrCorrupt, err)
+	}
 	if !slices.Contains(knownKinds, ev.Kind) {
 		return apitype.EventReply{}, fmt.Errorf("%w: unknown event kind %q", memory.ErrInvalid, ev.Kind)
 	}
@@ -62,7 +65,10 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	// A full disk refuses the event (the API answers 507, the hook spools or fails loud);
 	// the next event that fits clears it: recovery needs nothing but space.
 	p.storageFull.Store(errors.Is(err, memory.ErrStorageFull))
-	if err != nil {
+	if p.check(err) != nil {
+		if p.Broken() != nil {
+			return apitype.EventReply{}, fmt.Errorf("ingest: %w: %w", memory.ErrCorrupt, err)
+		}
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
 	p.ingested.Add(1)

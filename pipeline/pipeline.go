@@ -76,8 +76,13 @@ type Config struct {
 	// yield the CPU to hooks, context and search); nil means none. The commit itself runs
 	// at normal priority (prio.Unlowered).
 	Background func() error
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// Broken reports whether a store error means the store can keep nothing more (a
+	// corrupt database: replica.IsCorrupt). After such an error the workers stop and Ingest
+	// refuses events with memory.ErrCorrupt, so nothing is acknowledged that cannot be
+	// kept; Broken() says why. Nil: no error is final.
+	Broken func(error) bool
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Stats counts what the pipeline did since it was made.
@@ -99,6 +104,7 @@ type Pipeline struct {
 
 	ingested, processed, observations, summaries, failures atomic.Int64
 	storageFull                                            atomic.Bool
+	broken                                                 atomic.Pointer[error]
 
 	mu      sync.Mutex
 	started bool
@@ -171,6 +177,22 @@ func (p *Pipeline) Close() error {
 func (p *Pipeline) Stats() Stats {
 	return Stats{Ingested: p.ingested.Load(), Processed: p.processed.Load(), Observations: p.observations.Load(),
 		Summaries: p.summaries.Load(), Failures: p.failures.Load(), StorageFull: p.storageFull.Load()}
+}
+
+// Broken returns the store error that stopped the pipeline (see Config.Broken), or nil.
+func (p *Pipeline) Broken() error {
+	if e := p.broken.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// check latches err when it means the store is broken, and returns it.
+func (p *Pipeline) check(err error) error {
+	if err != nil && p.cfg.Broken != nil && p.cfg.Broken(err) && p.broken.CompareAndSwap(nil, &err) {
+		p.log.Error("the database is corrupt: no more events are taken", "err", err)
+	}
+	return err
 }
 
 // notify wakes one idle worker.

@@ -296,3 +296,40 @@ func TestWorkersProcessTheQueue(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 }
+
+// A store error that Broken calls final stops the pipeline: the workers stop claiming and
+// Ingest refuses events with memory.ErrCorrupt (nothing acknowledged it cannot keep).
+func TestBrokenStoreStopsThePipeline(t *testing.T) {
+	testkit.LeakCheck(t)
+	errDamaged := errors.New("database disk image is malformed")
+	claims := 0
+	st := &brokenStore{fakeStore: fakeStore{enqueue: func(replica.PendingEvent) (bool, error) { return false, nil }},
+		claim: func() (replica.Claim, error) { claims++; return replica.Claim{}, errDamaged }}
+	p, err := New(Config{Store: st, Compressor: offline.New(), Broken: func(err error) bool { return errors.Is(err, errDamaged) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p"}); err != nil {
+		t.Fatalf("ingest before the damage is seen: %v", err)
+	}
+	p.Start()
+	testkit.WaitFor(t, "the pipeline to see the damage", 10*time.Second, func() bool { return p.Broken() != nil })
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if claims != 1 {
+		t.Errorf("claims = %d, want 1: a broken store is not asked again", claims)
+	}
+	_, err = p.Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p"})
+	if !errors.Is(err, memory.ErrCorrupt) || !errors.Is(err, errDamaged) {
+		t.Fatalf("ingest on a broken store: %v, want ErrCorrupt wrapping the cause", err)
+	}
+}
+
+type brokenStore struct {
+	fakeStore
+	claim func() (replica.Claim, error)
+}
+
+func (b *brokenStore) ClaimSession(context.Context, int) (replica.Claim, error) { return b.claim() }

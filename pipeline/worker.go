@@ -13,6 +13,8 @@ const settleCheck = 25 * time.Millisecond
 
 // worker claims one session's events at a time, turns them into records and commits them
 // together with the removal of the queue rows: an event is either still queued or stored.
+// It stops once the store is broken (Config.Broken): going on would fail on the same events
+// again and again; they stay queued for after the repair.
 func (p *Pipeline) worker(ctx context.Context) {
 	if p.cfg.Background != nil {
 		if err := p.cfg.Background(); err != nil {
@@ -23,13 +25,13 @@ func (p *Pipeline) worker(ctx context.Context) {
 	idle := time.NewTicker(500 * time.Millisecond)
 	defer idle.Stop()
 	backoff := time.Duration(0)
-	for {
+	for p.Broken() == nil {
 		// Before every claim, also in a backlog: hooks arriving now come first.
 		if err := p.settle(ctx); err != nil {
 			return
 		}
 		c, err := st.ClaimSession(ctx, claimBatch)
-		if err != nil {
+		if p.check(err) != nil {
 			if ctx.Err() != nil {
 				return
 			}
@@ -37,7 +39,7 @@ func (p *Pipeline) worker(ctx context.Context) {
 		}
 		if len(c.Events) > 0 {
 			p.notify() // there may be more work for the other workers
-			err := p.process(ctx, c.Events)
+			err := p.check(p.process(ctx, c.Events))
 			if err != nil {
 				p.failures.Add(1)
 				ids := make([]int64, len(c.Events))

@@ -218,8 +218,15 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if h, err := health(ctx, env); err == nil && h.Ready {
-			return nil
+		if h, err := health(ctx, env); err == nil {
+			if h.Ready {
+				return nil
+			}
+			// Up but not ready: starting, or stopped for good by a corrupt database.
+			var st apitype.Status
+			if apiGet(ctx, env, "/api/status", &st) == nil && st.Storage.State == apitype.StorageCorrupt {
+				return fmt.Errorf("the node (pid %d) is up but stopped taking writes: %s", h.PID, st.Storage.Message)
+			}
 		}
 		select {
 		case err := <-exited:

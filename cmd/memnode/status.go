@@ -73,12 +73,14 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 	line := func(name, format string, a ...any) {
 		fmt.Fprintf(w, "  %-12s %s\n", name+":", fmt.Sprintf(format, a...))
 	}
-	if st.Storage.State == apitype.StorageCorrupt {
-		line("state", "not ready: %s", st.Storage.Message)
-	}
 	r := st.Records
-	line("records", "%s, %s, %s, %s (%s, %s)", plural(r.Observations, "observation"), plural(r.Sessions, "session"),
-		plural(r.Prompts, "prompt"), plural(r.Summaries, "summary"), plural(r.Ops, "op"), plural(r.Tombstones, "tombstone"))
+	if st.Storage.State == apitype.StorageCorrupt {
+		line("state", "not ready: the database is corrupt; 'memnode stop', then 'memnode repair'")
+		line("records", "unreadable")
+	} else {
+		line("records", "%s, %s, %s, %s (%s, %s)", plural(r.Observations, "observation"), plural(r.Sessions, "session"),
+			plural(r.Prompts, "prompt"), plural(r.Summaries, "summary"), plural(r.Ops, "op"), plural(r.Tombstones, "tombstone"))
+	}
 	q := st.Queue
 	line("queue", "%d waiting; since start %d ingested, %d processed, %s", q.Waiting, q.Ingested, q.Processed, plural(int(q.Failures), "failure"))
 	line("tcp", "%s", tcp)

@@ -39,8 +39,11 @@ func TestWriteStatusForPeople(t *testing.T) {
 	b.Reset()
 	writeStatus(&b, st, "127.0.0.1:38800")
 	first, _, _ := strings.Cut(b.String(), "\n")
-	if first != "  state:       not ready: database disk image is malformed; stop the node and run 'memnode repair'" {
+	if first != "  state:       not ready: the database is corrupt; 'memnode stop', then 'memnode repair'" {
 		t.Errorf("a corrupt database is not the first line: %q", first)
+	}
+	if !strings.Contains(b.String(), "records:     unreadable\n") || !strings.Contains(b.String(), "storage:     corrupt: database disk image") {
+		t.Errorf("a corrupt database's records and storage lines:\n%s", b.String())
 	}
 	if strings.Contains(b.String(), "{") {
 		t.Errorf("status for people shows JSON:\n%s", b.String())

@@ -19,6 +19,10 @@ type Expr struct {
 	clauses [][]string
 	terms   []string // every distinct term, in order
 	words   []string // the plain words, lower-cased, for the title bonus
+	// stop holds the terms that are a plain stop or question word ("what", "does").
+	stop map[string]bool
+	// ident holds the terms that look like identifiers (see identifier).
+	ident map[string]bool
 	// lastBoth is the as-you-type form of the last word, lastPlain the word alone: a
 	// frequent word is complete, and its prefix expansion only costs time.
 	lastBoth, lastPlain string
@@ -45,6 +49,22 @@ func (e Expr) Match() string {
 
 // Any is the fallback expression: any of the terms.
 func (e Expr) Any() string { return strings.Join(e.terms, " OR ") }
+
+// Informative is the terms without the stop and question words, or every term when the
+// text is made of nothing else ("what is it"): such words are in most records, so they
+// would rank a record by how much it talks rather than by what it is about.
+func (e Expr) Informative() []string {
+	var out []string
+	for _, t := range e.terms {
+		if !e.stop[t] {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return e.terms
+	}
+	return out
+}
 
 // Parse turns arbitrary user text into an Expr. Words are separated by spaces; "quoted
 // text" is a phrase; word* is a prefix; an upper-case OR between words is the OR operator
@@ -124,14 +144,27 @@ func Parse(text string) Expr {
 			continue
 		}
 		prefix := strings.HasSuffix(word, "*")
-		word = strings.TrimRight(word, "*")
+		word = trimPossessive(strings.TrimRight(word, "*"))
 		if !searchable(word) {
 			continue
 		}
 		if !add(quote(word, prefix)) {
 			continue
 		}
-		e.words = append(e.words, strings.ToLower(strings.Trim(word, "-_.,;:!?()[]{}'`")))
+		lw := strings.ToLower(strings.Trim(word, "-_.,;:!?()[]{}'`"))
+		e.words = append(e.words, lw)
+		if !prefix && stopWord(lw) {
+			if e.stop == nil {
+				e.stop = map[string]bool{}
+			}
+			e.stop[quote(word, false)] = true
+		}
+		if identifier(word) {
+			if e.ident == nil {
+				e.ident = map[string]bool{}
+			}
+			e.ident[quote(word, prefix)] = true
+		}
 		if prefix {
 			lastBare = -1
 		} else {
@@ -151,6 +184,12 @@ func Parse(text string) Expr {
 			if t == plain {
 				e.terms[i] = both
 			}
+		}
+		if e.stop[plain] {
+			e.stop[both] = true
+		}
+		if e.ident[plain] {
+			e.ident[both] = true
 		}
 	}
 	endClause()
@@ -189,4 +228,60 @@ func lastTokenRunes(w string) int {
 		}
 	}
 	return n
+}
+
+// Identifier reports whether term (one of e's terms) is an identifier.
+func (e Expr) Identifier(term string) bool { return e.ident[term] }
+
+// identifier reports whether a typed word looks like a name from code or a log rather
+// than prose: it holds a digit, an underscore, a lower-to-upper case change (camelCase)
+// or punctuation between letters (a path, a package.Func, an e-mail). Such a word names
+// one thing; the records that hold it are what the query is after.
+func identifier(w string) bool {
+	w = strings.TrimFunc(w, func(r rune) bool { return !tokenRune(r) })
+	var prev rune
+	for i, r := range w {
+		switch {
+		case unicode.IsDigit(r), r == '_':
+			return true
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			return true
+		case i > 0 && !tokenRune(r) && !unicode.IsSpace(r) && r != '\'' && r != '’':
+			return true
+		}
+		prev = r
+	}
+	return false
+}
+
+// stopWord reports whether w (lower case) is an English function word or a question word:
+// "What kind of car does Evan drive?" is about "car", "Evan" and "drive".
+func stopWord(w string) bool {
+	switch w {
+	case "a", "an", "the", "of", "to", "in", "on", "at", "for", "from", "by", "with", "about", "as", "into",
+		"like", "through", "after", "over", "between", "out", "during", "without", "before", "under",
+		"around", "among", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did",
+		"doing", "have", "has", "had", "having", "can", "could", "will", "would", "shall", "should", "may",
+		"might", "must", "i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "he", "him",
+		"his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "we", "us", "our", "ours",
+		"they", "them", "their", "theirs", "what", "which", "who", "whom", "whose", "when", "where", "why",
+		"how", "that", "this", "these", "those", "there", "here", "and", "or", "but", "if", "then", "else",
+		"so", "than", "too", "very", "just", "also", "not", "no", "nor", "only", "own", "same", "such",
+		"both", "each", "few", "more", "most", "other", "some", "any", "all", "up", "down", "off", "again",
+		"further", "once", "ever", "kind", "thing", "things":
+		return true
+	}
+	return false
+}
+
+// trimPossessive drops a possessive ending ("Caroline's?" → "Caroline"): kept, it would
+// make the word the phrase "caroline s", which a record saying "Caroline" does not match.
+func trimPossessive(w string) string {
+	core := strings.TrimRightFunc(w, func(r rune) bool { return unicode.IsPunct(r) && r != '\'' && r != '’' })
+	for _, suf := range []string{"'s", "’s", "'S", "’S"} {
+		if base, ok := strings.CutSuffix(core, suf); ok && searchable(base) {
+			return base
+		}
+	}
+	return w
 }

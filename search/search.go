@@ -201,8 +201,9 @@ func (k kindSpec) hitCols() string {
 
 var kinds = map[string]kindSpec{
 	apitype.KindObservation: {apitype.KindObservation, "observations", "observations_fts",
-		// title, subtitle, narrative, facts, concepts
-		"10.0, 4.0, 1.0, 4.0, 2.0", "t.type", "t.title"},
+		// title, subtitle, narrative, facts, concepts: the title lifts a hit, it does not
+		// decide (at 10 a title word outweighed a rare word of the narrative)
+		"2.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"},
 	apitype.KindSummary: {apitype.KindSummary, "summaries", "summaries_fts",
 		// request, investigated, learned, completed, next_steps, notes
 		"5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
@@ -254,8 +255,17 @@ func (s *Searcher) Search(ctx context.Context, q Query) (apitype.Results, error)
 		res.Mode = "none"
 		return res, nil
 	}
-	res.Mode = "all"
 	counts := map[string]int{}
+	if q.Order == OrderRelevance {
+		res.Mode = "any"
+		hits, err := s.collectRanked(ctx, &q, ranked(e, counts), need)
+		if err != nil {
+			return apitype.Results{}, err
+		}
+		res.Hits = page(hits, q.Offset, q.Limit)
+		return res, nil
+	}
+	res.Mode = "all"
 	hits, err := s.collect(ctx, &q, allTerms(e, counts), need)
 	if err != nil {
 		return apitype.Results{}, err
@@ -375,6 +385,8 @@ type ftsQuery struct {
 	and bool
 	// any: match is the OR of terms.
 	any bool
+	// ident: the identifier terms, weighed identWeight times when ranked.
+	ident map[string]bool
 }
 
 func allTerms(e Expr, counts map[string]int) *ftsQuery {
@@ -415,25 +427,9 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 	// Selective terms are ranked by bm25; a term found in more than rareLimit rows carries
 	// almost no information (bm25's IDF goes to zero) yet costs a scan of its whole
 	// doclist to weigh, so it only filters.
-	terms, match := fq.terms, fq.match
-	if fq.lastBoth != "" {
-		c, err := s.count(ctx, k, fq, fq.lastPlain)
-		if err != nil {
-			return nil, err
-		}
-		if c >= expandBelow {
-			// A word found this often was typed in full: its matches fill the first pages
-			// anyway, and the prefix expansion is costly (a prefix query reads the whole
-			// doclist of every expansion, and bm25 weighs it twice).
-			match = strings.ReplaceAll(match, fq.lastBoth, fq.lastPlain)
-			terms = make([]string, len(fq.terms))
-			for i, t := range fq.terms {
-				if t == fq.lastBoth {
-					t = fq.lastPlain
-				}
-				terms[i] = t
-			}
-		}
+	terms, match, err := s.typedTerms(ctx, k, fq)
+	if err != nil {
+		return nil, err
 	}
 	var rare []string
 	for _, t := range terms {
@@ -479,6 +475,29 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 		" LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " + order + " LIMIT ?"
 	all := append(append(iargs, args...), window, n)
 	return s.scanHits(ctx, k, query, all)
+}
+
+// typedTerms returns fq's terms and match expression, with the as-you-type prefix form
+// of the last word dropped when the word alone is frequent: a word found this often was
+// typed in full, its matches fill the first pages anyway, and the prefix expansion is
+// costly (a prefix query reads the whole doclist of every expansion, and bm25 weighs it
+// twice).
+func (s *Searcher) typedTerms(ctx context.Context, k kindSpec, fq *ftsQuery) ([]string, string, error) {
+	if fq.lastBoth == "" {
+		return fq.terms, fq.match, nil
+	}
+	c, err := s.count(ctx, k, fq, fq.lastPlain)
+	if err != nil || c < expandBelow {
+		return fq.terms, fq.match, err
+	}
+	terms := make([]string, len(fq.terms))
+	for i, t := range fq.terms {
+		if t == fq.lastBoth {
+			t = fq.lastPlain
+		}
+		terms[i] = t
+	}
+	return terms, strings.ReplaceAll(fq.match, fq.lastBoth, fq.lastPlain), nil
 }
 
 // recent answers a query made only of frequent terms: among the newest matches (the

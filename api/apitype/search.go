@@ -52,7 +52,8 @@ type Hit struct {
 // Results is the answer of GET /api/search.
 type Results struct {
 	Query string `json:"query"`
-	// Mode says how the text was matched: "all" (every term), "all+any" (too few hits had
+	// Mode says how the text was matched: "any" (ranked by relevance: records with any
+	// informative term), "all" (every term, for a time order), "all+any" (too few hits had
 	// every term, so hits with any term follow), "recent" (no text), "none" (nothing
 	// searchable in the text).
 	Mode string `json:"mode"`

@@ -1,0 +1,151 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/memnode/memnode/api/apitype"
+)
+
+// Ranking by relevance (see doc.go): the informative terms of the text are OR-ed and every
+// record matching one of them is weighed by bm25, so a rare word outweighs common ones and
+// a record need not hold every word; then a record gains a share of its session
+// neighbours' relevance, and time breaks ties.
+const (
+	// rankDepth is how many best bm25 matches per kind are re-ranked with their context.
+	rankDepth = 100
+	// identWeight is how many times an identifier term counts in bm25 (a query-term
+	// frequency): an error code, a function name or a path outweighs the prose around it.
+	identWeight = 3
+	// contextWeight is the share of the best neighbour's relevance a record gains: the
+	// record before or after it in its session often holds the question while it holds
+	// the answer ("What did you research?" / "Adoption agencies."). Only observations
+	// have sessions of many records; summaries and prompts gain nothing in practice.
+	contextWeight = 0.3
+)
+
+// ranked prepares e for ranking: the OR of its informative terms.
+func ranked(e Expr, counts map[string]int) *ftsQuery {
+	terms := e.Informative()
+	fq := &ftsQuery{match: strings.Join(terms, " OR "), terms: terms, words: e.words, any: true,
+		lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts}
+	for _, t := range terms {
+		if e.Identifier(t) {
+			if fq.ident == nil {
+				fq.ident = map[string]bool{}
+			}
+			fq.ident[t] = true
+			if t == e.lastBoth {
+				fq.ident[e.lastPlain] = true
+			}
+		}
+	}
+	return fq
+}
+
+// collectRanked ranks every kind q asks for and merges the hits by score.
+func (s *Searcher) collectRanked(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
+	var all []apitype.Hit
+	for _, k := range q.kinds() {
+		hits, err := s.rankKind(ctx, kinds[k], q, fq, n)
+		if err != nil {
+			return nil, fmt.Errorf("search %s: %w", kinds[k].table, err)
+		}
+		all = append(all, hits...)
+	}
+	sortHits(all, OrderRelevance, true)
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all, nil
+}
+
+// rankKind returns the n most relevant records of one kind.
+func (s *Searcher) rankKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
+	where, args := filters(k, q)
+	terms, _, err := s.typedTerms(ctx, k, fq)
+	if err != nil {
+		return nil, err
+	}
+	// A term found in more than rareLimit rows carries almost no information (its IDF is
+	// near zero) yet would make bm25 weigh its whole doclist: it is left out of the OR
+	// when a rarer term is there, and alone it only selects the newest matches.
+	var found, rare []string
+	for _, t := range terms {
+		c, err := s.count(ctx, k, fq, t)
+		if err != nil {
+			return nil, err
+		}
+		if c == 0 {
+			continue
+		}
+		found = append(found, t)
+		if c <= s.rareLimit {
+			rare = append(rare, t)
+			for i := 1; i < identWeight && fq.ident[t]; i++ {
+				rare = append(rare, t)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	if len(rare) == 0 {
+		return s.recent(ctx, k, q, strings.Join(found, " OR "), fq.words, where, args, "DESC", max(s.window, n), n)
+	}
+	depth := max(n, rankDepth)
+	query := "SELECT " + k.hitCols() + ", c.score, c.rid FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights +
+		") AS score FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where +
+		" ORDER BY score LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
+	rows, err := s.query(ctx, query, append(append([]any{strings.Join(rare, " OR ")}, args...), depth)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []apitype.Hit
+	var rids []int64
+	rel := map[int64]float64{} // rowid → relevance (bm25 negated: higher is better)
+	session := map[int64]string{}
+	for rows.Next() {
+		h := apitype.Hit{Kind: k.kind}
+		var rid int64
+		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score, &rid); err != nil {
+			return nil, err
+		}
+		h.Title = oneLine(h.Title)
+		rel[rid], session[rid] = -h.Score, h.SessionID
+		out, rids = append(out, h), append(rids, rid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Session context among the candidates: the neighbours are the records stored just
+	// before and after (rowid ± 1) in the same session — a session's records arrive in
+	// order, so this finds them without a lookup; a neighbour that is not a candidate
+	// matched little or nothing and adds nothing.
+	for i, rid := range rids {
+		lift := 0.0
+		for _, n := range []int64{rid - 1, rid + 1} {
+			if r, ok := rel[n]; ok && session[n] == session[rid] {
+				lift = max(lift, r)
+			}
+		}
+		out[i].Score = -(rel[rid] + contextWeight*lift)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Score != b.Score {
+			return a.Score < b.Score
+		}
+		if a.Time != b.Time {
+			return a.Time > b.Time
+		}
+		return a.ID > b.ID
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out, nil
+}

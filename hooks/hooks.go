@@ -3,9 +3,7 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -365,15 +363,8 @@ func cleanJoined(ad platform.Adapter, event string, raw []byte, in *platform.Inp
 	if err != nil {
 		return fmt.Errorf("clean tool call: %w", err)
 	}
-	in.ToolInput, in.ToolResponse = nonNull(parts[0]), nonNull(parts[1])
+	in.ToolInput, in.ToolResponse = platform.NonNull(parts[0]), platform.NonNull(parts[1])
 	return nil
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
-	}
-	return raw
 }
 
 // worktreeMain reads a worktree's .git file ("gitdir: <main>/.git/worktrees/<name>") and

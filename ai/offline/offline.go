@@ -34,8 +34,7 @@ const Model = "offline"
 //     memory searches in memory is noise);
 //   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
 //     export, source or set, and ls with no output, when they did not fail;
-//   - an ExitPlanMode without a plan, an AskUserQuestion without answers, an LS that
-//     listed nothing;
+//   - an LS that listed nothing;
 //   - calls with no (printable) tool name.
 type Compressor struct {
 	v *vocab
@@ -220,10 +219,6 @@ func observeCall(v *vocab, c *ai.ToolCall) (ai.Observation, bool) {
 		ok = b.task()
 	case kindNotebook:
 		ok = b.notebookEdit()
-	case kindPlan:
-		ok = b.plan()
-	case kindQuestion:
-		ok = b.question()
 	case kindMCP:
 		ok = b.mcp()
 	default:
@@ -332,8 +327,6 @@ const (
 	kindWebSearch
 	kindTask
 	kindNotebook
-	kindPlan
-	kindQuestion
 	kindMCP
 )
 
@@ -351,8 +344,7 @@ var toolKinds = map[string]toolKindID{
 	"websearch": kindWebSearch,
 	"task":      kindTask, "agent": kindTask,
 	"notebookedit": kindNotebook,
-	"exitplanmode": kindPlan, "askuserquestion": kindQuestion,
-	"todowrite": kindSkip, "todoread": kindSkip, "bashoutput": kindSkip, "toolsearch": kindSkip,
+	"todowrite":    kindSkip, "todoread": kindSkip, "bashoutput": kindSkip, "toolsearch": kindSkip,
 	"killshell": kindSkip, "killbash": kindSkip, "listmcpresourcestool": kindSkip,
 }
 

@@ -65,8 +65,8 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		Prompt:               promptText(p.Prompt),
 		ToolName:             p.ToolName,
 		ToolUseID:            p.ToolUseID,
-		ToolInput:            nonNull(p.ToolInput),
-		ToolResponse:         nonNull(p.ToolResponse),
+		ToolInput:            platform.NonNull(p.ToolInput),
+		ToolResponse:         platform.NonNull(p.ToolResponse),
 		Bookkeeping:          bookkeeping[p.ToolName] || strings.HasPrefix(p.ToolName, mcpPrefix),
 		AgentID:              p.AgentID,
 		AgentType:            p.AgentType,
@@ -119,13 +119,6 @@ func partsText(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
-	}
-	return raw
 }
 
 // filePaths reads the Read tool's target: file_path, plus file_paths/filePaths arrays that

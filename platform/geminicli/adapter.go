@@ -70,25 +70,18 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	}
 	if p.ToolName != "" {
 		var res Result
-		if r := nonNull(p.ToolResponse); r != nil {
+		if r := platform.NonNull(p.ToolResponse); r != nil {
 			if err := json.Unmarshal(r, &res); err != nil {
 				return platform.Input{}, fmt.Errorf("decode gemini-cli tool_response: %w", err)
 			}
 		}
-		c := Canonical(p.ToolName, nonNull(p.ToolInput), res)
+		c := Canonical(p.ToolName, platform.NonNull(p.ToolInput), res)
 		in.ToolName, in.ToolInput, in.ToolResponse, in.Bookkeeping = c.Name, c.Input, c.Response, c.Bookkeeping
 	}
 	if event == platform.EventFileContext {
 		in.FilePaths = FilePaths(in.ToolInput)
 	}
 	return in, nil
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
-	}
-	return raw
 }
 
 // FilePaths reads a canonical Read call's target file.

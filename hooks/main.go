@@ -33,6 +33,11 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		fmt.Fprintln(stdout, "{}")
 		return 0
 	}
+	if p.Adapter == nil {
+		fmt.Fprintf(stderr, "memnode: %s has no hooks (it reaches memory through MCP only)\n", p.Name)
+		fmt.Fprintln(stdout, "{}")
+		return 0
+	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
 	d := localnet.NewDialer(dataDir, s.Port, s.UseTCP())

@@ -110,7 +110,8 @@ type Platform struct {
 	// roo-code, warp).
 	Name string
 	// Display is the agent's name for people ("Claude Code").
-	Display   string
+	Display string
+	// Adapter is nil for an MCP-only agent (goose, roo-code, warp): it has no hooks.
 	Adapter   Adapter
 	Installer Installer
 	// ProjectDirEnv is the environment variable in which the agent tells its hooks the

@@ -31,6 +31,9 @@ func TestGolden(t *testing.T) {
 	var out bytes.Buffer
 	c := New()
 	for _, p := range registry.Builtin().All() {
+		if p.Adapter == nil {
+			continue // MCP-only: no hooks, no recorded session
+		}
 		renderPlatform(t, &out, c, p)
 	}
 	renderClaudeMem(t, &out, c)

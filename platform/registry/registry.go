@@ -7,6 +7,7 @@ import (
 	"github.com/memnode/memnode/platform/claudecode"
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
+	"github.com/memnode/memnode/platform/mcponly"
 	"github.com/memnode/memnode/platform/windsurf"
 )
 
@@ -17,5 +18,8 @@ func Builtin() *platform.Registry {
 		geminicli.Platform(),
 		cursor.Platform(),
 		windsurf.Platform(),
+		mcponly.GoosePlatform(),
+		mcponly.RooCodePlatform(),
+		mcponly.WarpPlatform(),
 	)
 }

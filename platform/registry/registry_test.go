@@ -22,8 +22,16 @@ func TestBuiltinEntriesAreComplete(t *testing.T) {
 		if !slices.Contains(contractNames, p.Name) {
 			t.Errorf("%s: not one of the contract names %v", p.Name, contractNames)
 		}
-		if p.Display == "" || p.Adapter == nil || p.Installer == nil {
+		if p.Display == "" || p.Installer == nil {
 			t.Errorf("%s: incomplete entry %+v", p.Name, p)
+		}
+		if p.Adapter == nil {
+			// MCP-only (goose, roo-code, warp): no hooks, no payloads to record, so no
+			// fixtures; their context arrives through the context file.
+			if p.ContextFile.Zero() || p.Fixtures != "" {
+				t.Errorf("%s: an MCP-only platform needs a context file and no fixtures: %+v", p.Name, p)
+			}
+			continue
 		}
 		if got, ok := reg.Lookup(p.Name); !ok || got.Name != p.Name {
 			t.Errorf("Lookup(%s) = %+v, %v", p.Name, got, ok)

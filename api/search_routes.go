@@ -95,14 +95,21 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 	return true
 }
 
-func (s *Server) search(c *gin.Context) {
+// searchQuery reads /api/search's query parameters; it answers 400 itself when one is bad.
+func searchQuery(c *gin.Context) (apitype.SearchQuery, bool) {
 	q := apitype.SearchQuery{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
 		Device: c.Query("device"), Order: c.Query("order"), Mode: c.Query("mode")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}
-	if !intParam(c, "limit", &q.Limit) || !intParam(c, "offset", &q.Offset) ||
-		!timeParam(c, "since", &q.Since) || !timeParam(c, "until", &q.Until) {
+	ok := intParam(c, "limit", &q.Limit) && intParam(c, "offset", &q.Offset) &&
+		timeParam(c, "since", &q.Since) && timeParam(c, "until", &q.Until)
+	return q, ok
+}
+
+func (s *Server) search(c *gin.Context) {
+	q, ok := searchQuery(c)
+	if !ok {
 		return
 	}
 	res, err := s.cfg.Search.Search(c.Request.Context(), q)

@@ -54,3 +54,10 @@ type ViewerChange struct {
 	Sessions     []string `json:"sessions,omitempty"`
 	Forgotten    []string `json:"forgotten,omitempty"`
 }
+
+// ViewerFeed is the answer of GET /api/viewer/feed (the query of GET /api/search): the full
+// records of one page, and how many hits the page had (fewer than the limit: the end).
+type ViewerFeed struct {
+	Hits  int    `json:"hits"`
+	Items []Item `json:"items"`
+}

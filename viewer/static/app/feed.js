@@ -82,11 +82,11 @@ export function feedPage(main) {
     state.loading = true;
     list.setAttribute('aria-busy', 'true');
     try {
-      const res = await get('/api/search', params());
-      const hits = res.hits || [];
-      state.offset += hits.length;
-      if (hits.length < PAGE) state.done = true;
-      add(await records(hits.map((h) => h.id)), false);
+      const res = await get('/api/viewer/feed', params());
+      state.offset += res.hits;
+      if (res.hits < PAGE) state.done = true;
+      add(res.items, false);
+      if (!performance.getEntriesByName('memnode:feed-painted').length) requestAnimationFrame(() => performance.mark('memnode:feed-painted'));
     } catch (err) {
       list.append(errorBox(err));
       state.done = true;

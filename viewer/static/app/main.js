@@ -21,6 +21,7 @@ function connect() {
   es.addEventListener('status', (e) => {
     lastStatus = JSON.parse(e.data);
     badge.textContent = statusLine(lastStatus);
+    badge.title = statusTitle(lastStatus);
     live.dispatchEvent(new CustomEvent('status', { detail: lastStatus }));
   });
   es.addEventListener('change', (e) => live.dispatchEvent(new CustomEvent('change', { detail: JSON.parse(e.data) })));
@@ -29,11 +30,16 @@ function connect() {
 
 function statusLine(st) {
   if (st.error) return st.error;
-  const parts = [`queue ${st.queue ?? 0}`];
-  if (st.processed !== undefined) parts.push(`${st.processed} processed`);
-  if (st.failures) parts.push(`${st.failures} failed`);
-  if (st.storage && st.storage !== 'ok') parts.push(st.storage);
+  const q = st.queue || {};
+  const parts = [`queue ${q.waiting ?? 0}`, q.waiting ? 'compressing' : 'idle', `${q.processed ?? 0} processed`];
+  if (q.failures) parts.push(`${q.failures} failed`);
+  if (st.storage && st.storage.state && st.storage.state !== 'ok') parts.push(st.storage.message || st.storage.state);
   return '● live · ' + parts.join(' · ');
+}
+
+function statusTitle(st) {
+  return [`compressor: ${st.compressor?.name ?? ''}`, `embeddings: ${st.embed?.state ?? ''}`, `sync: ${st.sync?.state ?? ''}`,
+    `records: ${st.records?.observations ?? 0} observations, ${st.records?.summaries ?? 0} summaries, ${st.records?.prompts ?? 0} prompts`].join('\n');
 }
 
 let cleanup = null;
@@ -43,6 +49,7 @@ async function route() {
   const main = document.getElementById('main');
   if (cleanup) { cleanup(); cleanup = null; }
   clear(main);
+  document.getElementById('toast').className = 'toast';
   for (const a of document.querySelectorAll('nav a')) {
     if (a.dataset.page === (pages[name] ? (name === 'record' ? 'search' : name) : 'feed')) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
@@ -62,25 +69,31 @@ function theme() {
   });
 }
 
-async function boot() {
+function loggedOut(err) {
+  const main = document.getElementById('main');
+  if (cleanup) { cleanup(); cleanup = null; }
+  clear(main).append(el('section', { class: 'login' },
+    el('h1', { text: 'Not logged in' }),
+    el('p', { text: err instanceof APIError && err.status !== 503
+      ? 'Run memnode viewer in a terminal and open the one-time link it prints.'
+      : 'The node is not ready: ' + err.message }),
+    el('pre', { text: 'memnode viewer --open' })));
+  document.getElementById('live').textContent = 'logged out';
+}
+
+// boot draws the page at once and checks the session beside it: a logged-out browser sees
+// the page's own error replaced by how to log in.
+function boot() {
   theme();
-  try {
-    await get('/api/status');
-  } catch (err) {
-    const main = document.getElementById('main');
-    clear(main).append(el('section', { class: 'login' },
-      el('h1', { text: 'Not logged in' }),
-      el('p', { text: err instanceof APIError && err.status !== 503
-        ? 'Run memnode viewer in a terminal and open the one-time link it prints.'
-        : 'The node is not ready: ' + err.message }),
-      el('pre', { text: 'memnode viewer --open' })));
-    document.getElementById('live').textContent = 'logged out';
-    return;
-  }
-  document.body.dataset.ready = 'true';
-  connect();
   addEventListener('hashchange', route);
   route();
+  get('/api/status').then(() => {
+    document.body.dataset.ready = 'true';
+    connect();
+  }, (err) => {
+    removeEventListener('hashchange', route);
+    loggedOut(err);
+  });
 }
 
 boot();

@@ -69,12 +69,19 @@ function parse(kind, v, name) {
 
 function aiPanel(st) {
   const chain = (st.effective.ai_providers || []).concat(['offline']);
-  const ai = lastStatus?.ai;
+  const ai = lastStatus?.compressor?.ai;
   return el('section', { class: 'panel', id: 'ai' }, el('h2', { text: 'AI providers' }),
     el('p', {}, 'Chain: ', chain.map((p, i) => el('span', {}, i ? ' → ' : '', el('code', { text: p })))),
-    el('p', { text: 'Compressor: ' + (lastStatus?.compressor || '') }),
+    el('p', { text: 'Compressor: ' + (lastStatus?.compressor?.name || '') }),
     ai ? el('p', { text: 'Budget left today: ' + (ai.budget_left < 0 ? 'unlimited' : ai.budget_left + ' tokens') }) : null,
-    ai ? el('pre', { class: 'code', text: JSON.stringify(ai.providers, null, 2) }) : null);
+    ai ? el('table', { class: 'table' },
+      el('thead', {}, el('tr', {}, ['Provider', 'Model', 'Calls', 'Tokens in / out', 'Errors', 'Last error'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, (ai.providers || []).map((p) => el('tr', {},
+        el('td', { text: p.name }), el('td', { text: p.model }), el('td', { text: String(p.calls) }),
+        el('td', { text: `${p.input_tokens} / ${p.output_tokens}` }),
+        el('td', { text: Object.entries(p.errors || {}).map(([k, v]) => `${k}: ${v}`).join(', ') }),
+        el('td', { text: (p.disabled_until ? 'off until ' + new Date(p.disabled_until).toLocaleTimeString() + ' — ' : '') + (p.last_error || '') }))))) : null,
+    el('p', { class: 'muted', text: 'Keys: memnode keys set PROVIDER stores a key in the OS keyring (or the encrypted key file); the viewer never shows one.' }));
 }
 
 function previewPanel() {

@@ -22,12 +22,17 @@ export function clear(node) {
   return node;
 }
 
+const pad = (n) => String(n).padStart(2, '0');
+
+// when formats a time as the clock time today, else the date and time (Intl is slow to
+// start, and the feed formats hundreds of times at first paint).
 export function when(ms) {
   if (!ms) return '';
   const d = new Date(ms);
+  const t = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   const today = new Date();
-  const sameDay = d.toDateString() === today.toDateString();
-  return sameDay ? d.toLocaleTimeString() : d.toLocaleString();
+  if (d.getFullYear() === today.getFullYear() && d.getMonth() === today.getMonth() && d.getDate() === today.getDate()) return t;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${t}`;
 }
 
 export function toast(msg, bad) {

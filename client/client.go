@@ -374,6 +374,37 @@ func (c *Client) Health(ctx context.Context) (apitype.Health, error) {
 	return h, c.getJSON(ctx, healthRoute, nil, &h)
 }
 
+// ProvenHealth is Health from a node that proves it holds the token of the client's
+// DataDir: a fresh challenge goes with the request, and an answer without the right proof
+// (a squatter on the port, a stale listener) is localnet.ErrNotOurNode, its body never read.
+func (c *Client) ProvenHealth(ctx context.Context) (apitype.Health, error) {
+	var h apitype.Health
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+healthRoute, nil)
+	if err != nil {
+		return h, fmt.Errorf("build request: %w", err)
+	}
+	challenge := localnet.NewChallenge()
+	req.Header.Set(localnet.ChallengeHeader, challenge)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return h, ctx.Err()
+		}
+		return h, fmt.Errorf("%w: %w", ErrNodeDown, err)
+	}
+	defer resp.Body.Close()
+	if !localnet.CheckProof(c.cfg.DataDir, challenge, resp.Header.Get(localnet.ProofHeader)) {
+		return h, localnet.ErrNotOurNode
+	}
+	if resp.StatusCode != http.StatusOK {
+		return h, &StatusError{Code: resp.StatusCode, Message: resp.Status}
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h); err != nil || h.Status != "ok" {
+		return h, fmt.Errorf("health: unexpected answer (%v)", err)
+	}
+	return h, nil
+}
+
 // Status returns the node's state (GET /api/status).
 func (c *Client) Status(ctx context.Context) (apitype.Status, error) {
 	var st apitype.Status

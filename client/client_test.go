@@ -140,3 +140,46 @@ func TestStatusErrors(t *testing.T) {
 		}
 	}
 }
+
+// ProvenHealth trusts only a listener that answers the challenge with the data dir's
+// token: one without the token (a squatter) is ErrNotOurNode, whatever it says.
+func TestProvenHealth(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("the-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		token   string // what the listener proves with; "" proves nothing
+		code    int
+		wantErr error
+	}{
+		{"our node", "the-token", http.StatusOK, nil},
+		{"a squatter without the token", "", http.StatusOK, localnet.ErrNotOurNode},
+		{"a squatter with another token", "guess", http.StatusOK, localnet.ErrNotOurNode},
+		{"a squatter answering 404", "", http.StatusNotFound, localnet.ErrNotOurNode},
+		{"our node, shutting down", "the-token", http.StatusServiceUnavailable, client.ErrNodeDown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.token != "" {
+					w.Header().Set(localnet.ProofHeader, localnet.Proof(tc.token, r.Header.Get(localnet.ChallengeHeader)))
+				}
+				w.WriteHeader(tc.code)
+				fmt.Fprintf(w, `{"status":"ok","ready":true,"pid":42,"api":%d}`, apitype.Version)
+			}))
+			defer ts.Close()
+			c := client.NewWithConfig(client.Config{BaseURL: ts.URL, DataDir: dir})
+			h, err := c.ProvenHealth(context.Background())
+			if tc.wantErr == nil {
+				if err != nil || !h.Ready || h.PID != 42 {
+					t.Fatalf("health %+v, %v", h, err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -97,27 +96,12 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 // something answers but cannot prove it holds this data dir's token: such an answer is
 // never trusted (a squatter on the port, a stale listener).
 func health(ctx context.Context, env *cliEnv) (apitype.Health, error) {
-	var h apitype.Health
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	d := dialer(env)
 	hc := &http.Client{Transport: d.Transport()}
 	defer hc.CloseIdleConnections()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.BaseURL()+"/health", nil)
-	challenge := localnet.NewChallenge()
-	req.Header.Set(localnet.ChallengeHeader, challenge)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return h, err
-	}
-	defer resp.Body.Close()
-	if !localnet.CheckProof(env.DataDir, challenge, resp.Header.Get(localnet.ProofHeader)) {
-		return h, localnet.ErrNotOurNode
-	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&h) != nil || h.Status != "ok" {
-		return h, fmt.Errorf("health: %s", resp.Status)
-	}
-	return h, nil
+	return client.NewWithConfig(client.Config{BaseURL: d.BaseURL(), DataDir: env.DataDir, HTTPClient: hc}).ProvenHealth(ctx)
 }
 
 // portTaken reports whether something that is not this data dir's node holds the TCP port:

@@ -86,6 +86,9 @@ func withToolNames(text string, ad platform.Adapter) string {
 // handleSessionInit records the user's prompt. Wholly private prompts are recorded as a
 // marker only, so the node also skips the tool calls of that turn.
 func handleSessionInit(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
+	if in.Continuation {
+		return platform.Result{}, nil // the prompt was recorded, and its context given, at its first call
+	}
 	if in.ProtocolOnly || (in.Prompt != "" && privacy.IsProtocolOnly(in.Prompt)) {
 		return platform.Result{}, nil
 	}

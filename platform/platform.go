@@ -45,6 +45,9 @@ type Input struct {
 	Prompt        string
 	PromptHadText bool
 	ProtocolOnly  bool
+	// Continuation marks a prompt hook the agent fires again for a follow-up model request of
+	// the same prompt (Qwen Code, with an empty prompt): nothing to record or inject.
+	Continuation bool
 
 	ToolName     string
 	ToolUseID    string

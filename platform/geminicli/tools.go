@@ -50,6 +50,9 @@ type Result struct {
 	// is the failure as a string (Qwen Code's PostToolUseFailure "error").
 	Error    *toolError `json:"error"`
 	FailText *string    `json:"-"`
+	// Interrupted and DurationMS describe a failed call where the agent reports them.
+	Interrupted bool  `json:"-"`
+	DurationMS  int64 `json:"-"`
 }
 
 type toolError struct {
@@ -139,7 +142,7 @@ func canonicalInput(name string, input json.RawMessage) json.RawMessage {
 func canonicalResponse(name string, res Result) json.RawMessage {
 	text := contentText(res.LLMContent)
 	fail := func(msg string) json.RawMessage {
-		b, _ := json.Marshal(platform.Failure{Error: msg})
+		b, _ := json.Marshal(platform.Failure{Error: msg, IsInterrupt: res.Interrupted, DurationMS: res.DurationMS})
 		return b
 	}
 	switch {

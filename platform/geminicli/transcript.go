@@ -64,10 +64,21 @@ type record struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// lastRecord returns what pick finds in the last record where it finds anything. A record
-// written again with the same id replaces the earlier one, which is why the whole tail is
-// read forwards.
+// lastRecord returns what pick finds in the last message record where it finds anything.
 func lastRecord(path string, pick func(record) (string, bool)) (string, error) {
+	return ScanTranscript(path, func(line []byte) (string, bool) {
+		var r record
+		if json.Unmarshal(line, &r) != nil || r.Type == "" {
+			return "", false // a header, a "$set" line, a torn first or last line
+		}
+		return pick(r)
+	})
+}
+
+// ScanTranscript returns what pick finds in the last line of a JSONL session file (its last
+// 16 MiB) where it finds anything. Gemini CLI writes a record again with the same id to
+// update it, which is why the tail is read forwards.
+func ScanTranscript(path string, pick func(line []byte) (string, bool)) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("open transcript: %w", err)
@@ -86,11 +97,7 @@ func lastRecord(path string, pick func(record) (string, bool)) (string, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, transcriptTail)
 	for sc.Scan() {
-		var r record
-		if json.Unmarshal(sc.Bytes(), &r) != nil || r.Type == "" {
-			continue // a header, a "$set" line, a torn first or last line
-		}
-		if text, ok := pick(r); ok {
+		if text, ok := pick(sc.Bytes()); ok {
 			found = text
 		}
 	}

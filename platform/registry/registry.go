@@ -8,6 +8,7 @@ import (
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
 	"github.com/memnode/memnode/platform/mcponly"
+	"github.com/memnode/memnode/platform/qwencode"
 	"github.com/memnode/memnode/platform/windsurf"
 )
 
@@ -21,5 +22,6 @@ func Builtin() *platform.Registry {
 		mcponly.GoosePlatform(),
 		mcponly.RooCodePlatform(),
 		mcponly.WarpPlatform(),
+		qwencode.Platform(),
 	)
 }

@@ -86,6 +86,7 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		Embed:      apitype.EmbedStatus{State: n.embedStatus()},
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
 		Storage:    n.storageStatus(ps),
+		Team:       n.teamSummary(ctx),
 	}
 	if err := n.corruption(); err != nil {
 		st.Storage = corruptStatus(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/team"
@@ -37,6 +38,23 @@ func (n *Node) startTeam(ctx context.Context, rep *replica.Replica, key crypto.P
 	}
 	t.Start(ctx)
 	n.team.Store(t)
+}
+
+// teamSummary is status's team line: local state only, never a request to the cluster.
+func (n *Node) teamSummary(ctx context.Context) apitype.TeamStatus {
+	t := n.team.Load()
+	if t == nil {
+		if e := n.teamErr.Load(); e != nil {
+			return apitype.TeamStatus{LastError: *e}
+		}
+		return apitype.TeamStatus{}
+	}
+	s, err := t.LocalStatus(ctx)
+	if err != nil {
+		return apitype.TeamStatus{LastError: err.Error()}
+	}
+	return apitype.TeamStatus{Joined: s.Joined, Name: s.Name, Shared: s.Shared, Reachable: s.Reachable,
+		PushBacklog: s.PushBacklog, Rejected: s.Rejected, LastError: s.LastError}
 }
 
 // teamRoutes is the API's view of team memory: errors until it started.

@@ -135,6 +135,7 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 	}
 	defer tx.Rollback()
 	var apply []replica.Op
+	named := map[string]string{} // authors first seen in this batch
 	for _, op := range ops {
 		if op.Origin == t.origin {
 			// Own op: the replica has it. A row under this device's name that this device
@@ -148,7 +149,7 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 			continue
 		}
 		lop := replica.Op{Origin: LocalOrigin(op.Origin, op.Project), Seq: op.TSeq, HLC: op.HLC, Kind: op.Kind, RecordID: op.RecordID, Payload: op.Payload}
-		forged, reason := t.check(ctx, tx, op, admins)
+		forged, reason := t.check(ctx, tx, op, admins, named)
 		if reason != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`,
 				op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, reason); err != nil {
@@ -178,7 +179,21 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 		ops[0].Project, ops[len(ops)-1].Pos); err != nil {
 		return 0, err
 	}
-	return applied, tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return 0, err
+	}
+	// The author's name becomes the device name of its origin here, so local search,
+	// timeline and context tag the team's records with it.
+	if dn, ok := t.cfg.Replica.(interface {
+		SetDeviceName(ctx context.Context, origin, name string) error
+	}); ok {
+		for origin, author := range named {
+			if err := dn.SetDeviceName(ctx, origin, "@"+author); err != nil {
+				return applied, fmt.Errorf("name team author: %w", err)
+			}
+		}
+	}
+	return applied, nil
 }
 
 // check returns why op must be refused, or "", and whether it is forged (its signature does
@@ -186,14 +201,14 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 // access can insert any row, so every op proves its origin by signature, keeps the author
 // name its origin first used, and a tombstone counts only from the record's author device or
 // a pinned admin.
-func (t *Team) check(ctx context.Context, tx *sql.Tx, op Op, admins []string) (forged bool, reason string) {
+func (t *Team) check(ctx context.Context, tx *sql.Tx, op Op, admins []string, named map[string]string) (forged bool, reason string) {
 	if err := verify(op); err != nil {
 		return true, err.Error()
 	}
-	return false, t.checkRights(ctx, tx, op, admins)
+	return false, t.checkRights(ctx, tx, op, admins, named)
 }
 
-func (t *Team) checkRights(ctx context.Context, tx *sql.Tx, op Op, admins []string) string {
+func (t *Team) checkRights(ctx context.Context, tx *sql.Tx, op Op, admins []string, named map[string]string) string {
 	var pinned string
 	err := tx.QueryRowContext(ctx, `SELECT author FROM authors WHERE origin = ?`, op.Origin).Scan(&pinned)
 	switch {
@@ -201,6 +216,7 @@ func (t *Team) checkRights(ctx context.Context, tx *sql.Tx, op Op, admins []stri
 		if _, err := tx.ExecContext(ctx, `INSERT INTO authors(origin, author) VALUES (?, ?)`, op.Origin, op.Author); err != nil {
 			return "store author: " + err.Error()
 		}
+		named[op.Origin] = op.Author
 	case err != nil:
 		return "read author: " + err.Error()
 	case pinned != op.Author:

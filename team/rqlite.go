@@ -39,7 +39,15 @@ type rq struct {
 	hc         *http.Client
 
 	mu   sync.Mutex
-	good int // index of the URL that answered last
+	good int  // index of the URL that answered last
+	ok   bool // the last request got an answer from some node
+}
+
+// answered reports whether the last request reached a node that answered.
+func (c *rq) answered() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ok
 }
 
 func newRQ(urls []string, user, pass string, timeout time.Duration) *rq {
@@ -146,10 +154,15 @@ func (c *rq) do(ctx context.Context, method, path string, body []byte, read func
 	for i := range c.urls {
 		k := (start + i) % len(c.urls)
 		code, err := c.once(ctx, c.urls[k], method, path, body, read)
-		if err == nil {
+		if err == nil || (code != 0 && code < 500) {
 			c.mu.Lock()
-			c.good = k
+			c.ok = true
+			if err == nil {
+				c.good = k
+			}
 			c.mu.Unlock()
+		}
+		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -163,6 +176,9 @@ func (c *rq) do(ctx context.Context, method, path string, body []byte, read func
 			return err
 		}
 	}
+	c.mu.Lock()
+	c.ok = false
+	c.mu.Unlock()
 	return last
 }
 

@@ -34,38 +34,20 @@ type Status struct {
 	LastError   string   `json:"last_error,omitempty"`
 }
 
+// LocalStatus is Status without asking the cluster: Reachable is whether the last exchange
+// with it succeeded; leader, nodes, members and pull lag are left out.
+func (t *Team) LocalStatus(ctx context.Context) (Status, error) {
+	s, _, err := t.localStatus(ctx)
+	return s, err
+}
+
 // Status reports the membership; with the cluster down it still answers, Reachable false.
 func (t *Team) Status(ctx context.Context) (Status, error) {
-	var s Status
-	urls, err := t.st.get(ctx, "urls")
-	if err != nil {
+	s, c, err := t.localStatus(ctx)
+	if err != nil || !s.Joined {
 		return s, err
 	}
-	s.Shared, err = t.shared(ctx)
-	if err != nil {
-		return s, err
-	}
-	if s.Shared == nil {
-		s.Shared = []string{}
-	}
-	if s.PushBacklog, err = t.backlog(ctx); err != nil {
-		return s, err
-	}
-	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
-		return s, err
-	}
-	t.mu.Lock()
-	s.LastError = t.lastErr
-	c := t.rq
-	t.mu.Unlock()
-	if urls == "" {
-		return s, nil
-	}
-	s.Joined, s.URLs = true, splitList(urls)
-	s.Name, _ = t.st.get(ctx, "name")
-	s.User, _ = t.st.get(ctx, "user")
-	s.Author, _ = t.st.get(ctx, "author")
-	s.Admin = slices.Contains(t.admins(ctx), t.origin)
+	s.Reachable = false
 	s.PullLag = -1
 	if c == nil {
 		s.LastError = "no password: run `memnode team join` again"
@@ -92,6 +74,43 @@ func (t *Team) Status(ctx context.Context) (Status, error) {
 	s.PullLag = lag
 	s.Leader, s.Nodes = t.leader(ctx, c)
 	return s, nil
+}
+
+func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
+	var s Status
+	urls, err := t.st.get(ctx, "urls")
+	if err != nil {
+		return s, nil, err
+	}
+	s.Shared, err = t.shared(ctx)
+	if err != nil {
+		return s, nil, err
+	}
+	if s.Shared == nil {
+		s.Shared = []string{}
+	}
+	if s.PushBacklog, err = t.backlog(ctx); err != nil {
+		return s, nil, err
+	}
+	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
+		return s, nil, err
+	}
+	t.mu.Lock()
+	s.LastError = t.lastErr
+	c := t.rq
+	t.mu.Unlock()
+	if c != nil {
+		s.Reachable = c.answered()
+	}
+	if urls == "" {
+		return s, c, nil
+	}
+	s.Joined, s.URLs = true, splitList(urls)
+	s.Name, _ = t.st.get(ctx, "name")
+	s.User, _ = t.st.get(ctx, "user")
+	s.Author, _ = t.st.get(ctx, "author")
+	s.Admin = slices.Contains(t.admins(ctx), t.origin)
+	return s, c, nil
 }
 
 // leader asks the cluster for its nodes (needs the status permission; "" without it).

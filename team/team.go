@@ -72,10 +72,10 @@ type Team struct {
 	st     *state
 	origin string
 
-	mu      sync.Mutex // guards rq, lastErr, progress
+	mu      sync.Mutex // guards rq, lastErr, pulled
 	rq      *rq
 	lastErr string
-	pulled  int // ops pulled since Start, for progress
+	pulled  int // ops pulled since Start
 
 	syncMu sync.Mutex // one push or pull at a time
 

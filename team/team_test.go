@@ -72,6 +72,10 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 		testkit.WaitFor(t, "A's record on B", 3*time.Second, func() bool { return b.has(t, "idempotency keys on invoice retries") })
 		b.record(t, P, "gradle daemon must be stopped before the build")
 		testkit.WaitFor(t, "B's record on A", 3*time.Second, func() bool { return a.has(t, "gradle daemon must be stopped before the build") })
+		names, err := b.r.DeviceNames(ctx)
+		if err != nil || names[a.r.Origin()] != "@alice/laptop" {
+			t.Fatalf("B names A's device %q (%v), want @alice/laptop", names[a.r.Origin()], err)
+		}
 	})
 
 	t.Run("search --team finds records with their author", func(t *testing.T) {

@@ -26,6 +26,7 @@ type Status struct {
 	Embed      EmbedStatus      `json:"embed"`
 	Sync       SyncStatus       `json:"sync"`
 	Storage    StorageStatus    `json:"storage"`
+	Team       TeamStatus       `json:"team"`
 }
 
 // RecordCounts are the sizes of the replica's tables.
@@ -85,6 +86,21 @@ type EmbedStatus struct {
 // SyncStatus is device sync's state in one line ('memnode peers' has the details).
 type SyncStatus struct {
 	State string `json:"state"`
+}
+
+// TeamStatus is team memory as the node knows it without asking the cluster (`memnode team
+// status` asks it: leader, nodes, members, pull lag).
+type TeamStatus struct {
+	Joined bool     `json:"joined"`
+	Name   string   `json:"name,omitempty"`
+	Shared []string `json:"shared,omitempty"`
+	// Reachable is whether the last exchange with the cluster succeeded.
+	Reachable bool `json:"reachable"`
+	// PushBacklog counts this device's ops not yet on the cluster.
+	PushBacklog int `json:"push_backlog"`
+	// Rejected counts pulled ops refused on verification (forged, or a tombstone without right).
+	Rejected  int    `json:"rejected"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Storage states.

@@ -95,6 +95,18 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 	if !st.Joined || !st.Reachable || st.Members != 2 || st.Leader == "" || len(st.Nodes) != 3 || len(st.Shared) != 1 || st.PushBacklog != 0 {
 		t.Fatalf("status: %+v", st)
 	}
+	var node struct {
+		Status apitype.Status `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(b.mustRun(nil, "status", "--json")), &node); err != nil {
+		t.Fatal(err)
+	}
+	if tm := node.Status.Team; !tm.Joined || !tm.Reachable || len(tm.Shared) != 1 || tm.Name != "acme" {
+		t.Fatalf("status --json team: %+v", tm)
+	}
+	if out := b.mustRun(nil, "status"); !strings.Contains(out, "acme, reachable, shared: billing-api") {
+		t.Fatalf("status shows no team line:\n%s", out)
+	}
 	var hits api.TeamSearchReply
 	if err := json.Unmarshal([]byte(b.mustRun(nil, "search", "zanzibarWidget", "--team", "--json")), &hits); err != nil {
 		t.Fatal(err)

@@ -97,6 +97,15 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 	}
 	line("embeddings", "%s", st.Embed.State)
 	line("sync", "%s", st.Sync.State)
+	if tm := st.Team; tm.Joined {
+		reach := "reachable"
+		if !tm.Reachable {
+			reach = "unreachable"
+		}
+		line("team", "%s, %s, shared: %s, push backlog %d, rejected ops %d", tm.Name, reach, strings.Join(tm.Shared, ","), tm.PushBacklog, tm.Rejected)
+	} else if tm.LastError != "" {
+		line("team", "off: %s", tm.LastError)
+	}
 	storage := st.Storage.State
 	if st.Storage.Message != "" {
 		storage += ": " + st.Storage.Message

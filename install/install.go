@@ -107,7 +107,9 @@ type Target struct {
 	// Platform is the agent's registered name, as in `<binary> hook <platform> <event>`.
 	Platform string
 	// Settings is the file holding "hooks" ("" for an agent without command hooks); MCP the
-	// file holding the MCP servers. They may be the same file (Gemini CLI, Qwen Code).
+	// file holding the MCP servers ("" for an agent whose MCP config is not JSON: its
+	// platform edits it itself, e.g. Codex's config.toml). They may be the same file
+	// (Gemini CLI, Qwen Code).
 	Settings, MCP string
 	Hooks         []HookSpec
 	// MCPKey is the top-level key of the MCP server map; "" means "mcpServers".
@@ -335,8 +337,10 @@ func Install(t Target, opts Options) ([]Change, error) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 		}
 	}
-	if err := installMCP(mcp.doc, t.mcpKey(), t.mcpEntry(opts.Binary)); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+	if mcp != nil {
+		if err := installMCP(mcp.doc, t.mcpKey(), t.mcpEntry(opts.Binary)); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+		}
 	}
 	return commitBoth(settings, mcp, true,
 		fmt.Sprintf("%d memnode hooks", len(t.Hooks)), "MCP server "+MCPServerName)
@@ -363,9 +367,11 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 		}
 	}
-	removed, err := uninstallMCP(mcp.doc, t.mcpKey())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+	removed := false
+	if mcp != nil {
+		if removed, err = uninstallMCP(mcp.doc, t.mcpKey()); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, mcp.path, err)
+		}
 	}
 	hooksDetail, mcpDetail := "no memnode hooks", "no memnode MCP server"
 	if n > 0 {
@@ -377,12 +383,16 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 	return commitBoth(settings, mcp, false, hooksDetail, mcpDetail)
 }
 
-// readBoth reads the hooks file (nil when the target has none) and the MCP file; when they
-// are the same file both are one document.
+// readBoth reads the hooks file and the MCP file (each nil when the target has none); when
+// they are the same file both are one document.
 func readBoth(t Target) (*file, *file, error) {
 	newMode := t.NewMode
 	if newMode == 0 {
 		newMode = 0o600
+	}
+	if t.MCP == "" {
+		settings, err := readFile(t.Settings, newMode)
+		return settings, nil, err
 	}
 	mcp, err := readFile(t.MCP, newMode)
 	if err != nil {
@@ -402,6 +412,13 @@ func readBoth(t Target) (*file, *file, error) {
 }
 
 func commitBoth(settings, mcp *file, create bool, sDetail, mDetail string) ([]Change, error) {
+	if mcp == nil {
+		c, err := settings.commit(sDetail, create)
+		if err != nil {
+			return nil, err
+		}
+		return []Change{c}, nil
+	}
 	if settings == nil || settings == mcp {
 		detail := mDetail
 		if settings != nil {

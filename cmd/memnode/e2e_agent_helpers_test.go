@@ -31,6 +31,15 @@ func newAgentRig(t *testing.T, files map[string]string, wire agentcli.Wire, scri
 	in := newInstance(t)
 	home := agentcli.NewHome(t)
 	in.extra = append(in.extra, "HOME="+home) // memnode install edits the agent's files in this HOME
+	t.Cleanup(func() {
+		// An agent that starts `memnode mcp` without passing on MEMNODE_DATA_DIR makes it
+		// start a second node in the default data dir of the isolated HOME.
+		stray := &instance{tb: t, dataDir: filepath.Join(home, ".memnode")}
+		if pid := stray.pidFile(); pid > 0 {
+			stray.kill()
+			t.Errorf("a memnode node (pid %d) ran in %s: the agent's MCP config does not pass MEMNODE_DATA_DIR on", pid, stray.dataDir)
+		}
+	})
 	return &agentRig{
 		instance: in,
 		home:     home,

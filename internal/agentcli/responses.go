@@ -1,6 +1,7 @@
 package agentcli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,8 +9,10 @@ import (
 )
 
 // OpenAIResponses is the OpenAI Responses API (POST /v1/responses) as Codex CLI streams it:
-// SSE response.created, response.output_item.added/done per item (message, function_call,
-// or custom_tool_call for a Call with Input), response.completed. Point Codex at it with a
+// SSE response.created, response.output_item.added/done per item (message, function_call
+// with its namespace, custom_tool_call for a Call with Input, tool_search_call for a Call
+// named tool_search: Codex's client-side search of deferred tools, Args {query, limit}),
+// response.completed. Point Codex at it with a
 // custom model provider: base_url = "<Server.URL>/v1", wire_api = "responses".
 type OpenAIResponses struct {
 	n atomic.Int64
@@ -39,11 +42,19 @@ func (o *OpenAIResponses) Reply(w http.ResponseWriter, _ []byte, turn Turn) erro
 	}
 	for i, c := range turn.Calls {
 		id := fmt.Sprintf("fc_fake%04d_%d", n, i)
+		if c.Name == "tool_search" {
+			items = append(items, map[string]any{"type": "tool_search_call", "id": id, "call_id": c.ID, "status": "completed", "execution": "client", "arguments": json.RawMessage(argsJSON(c))})
+			continue
+		}
 		if c.Input != "" {
 			items = append(items, map[string]any{"type": "custom_tool_call", "id": id, "call_id": c.ID, "name": c.Name, "input": c.Input, "status": "completed"})
 			continue
 		}
-		items = append(items, map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name, "arguments": argsJSON(c), "status": "completed"})
+		fc := map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name, "arguments": argsJSON(c), "status": "completed"}
+		if c.Namespace != "" {
+			fc["namespace"] = c.Namespace
+		}
+		items = append(items, fc)
 	}
 	s := newSSE(w)
 	seq := 0

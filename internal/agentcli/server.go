@@ -23,6 +23,9 @@ type Call struct {
 	// Input, when set, makes the call a freeform custom tool call with this raw input
 	// (the Responses API's custom_tool_call, e.g. Codex's apply_patch); Args is then unused.
 	Input string
+	// Namespace is the Responses API function's namespace (Codex's deferred MCP tools:
+	// "mcp__memnode" with Name "search").
+	Namespace string
 }
 
 // Turn is one model answer: the tool calls it makes, or, when there are none, its final

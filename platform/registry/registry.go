@@ -5,6 +5,7 @@ package registry
 import (
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/claudecode"
+	"github.com/memnode/memnode/platform/codex"
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
 	"github.com/memnode/memnode/platform/mcponly"
@@ -19,6 +20,7 @@ func Builtin() *platform.Registry {
 		geminicli.Platform(),
 		cursor.Platform(),
 		windsurf.Platform(),
+		codex.Platform(),
 		mcponly.GoosePlatform(),
 		mcponly.RooCodePlatform(),
 		mcponly.WarpPlatform(),

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/agentcli"
+	"github.com/memnode/memnode/internal/testkit"
+)
+
+// Codex CLI as the tests run it: the version the fixtures were captured from.
+const (
+	codexPkg     = "@openai/codex"
+	codexVersion = "0.171.0"
+)
+
+// responsesToolOutput is the output text of call id in a Responses API request's input.
+func responsesToolOutput(t *testing.T, body []byte, id string) string {
+	t.Helper()
+	var req struct {
+		Input []struct {
+			Type   string          `json:"type"`
+			CallID string          `json:"call_id"`
+			Output json.RawMessage `json:"output"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("decode a Responses request: %v", err)
+	}
+	for _, it := range req.Input {
+		if it.CallID != id || !strings.HasSuffix(it.Type, "_output") {
+			continue
+		}
+		var s string
+		if json.Unmarshal(it.Output, &s) == nil {
+			return s
+		}
+		return string(it.Output)
+	}
+	return ""
+}
+
+// TestCodexCLI runs the real Codex CLI headless (codex exec) against a scripted Responses
+// API server with memnode installed: session 1 reads, fails to read, patches, runs a failing
+// and a passing command; session 2 (a new session) gets memnode's context about it, finds
+// memnode's MCP tools with tool_search and searches; uninstall restores config.toml.
+func TestCodexCLI(t *testing.T) {
+	codex := agentcli.Install(t, codexPkg, codexVersion, "codex")
+	var next agentcli.Script
+	rig := newAgentRig(t, greetingProject(), &agentcli.OpenAIResponses{},
+		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
+	next = agentcli.Sequence(
+		// Session 1.
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "cat app.py"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "cat NOTES.md"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "apply_patch", Input: "*** Begin Patch\n*** Update File: app.py\n@@\n-    return \"Helo, \" + name\n+    return \"Hello, \" + name\n*** End Patch\n"}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "python3 -c 'import test_greeting'"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "python3 test_app.py"}}}},
+		agentcli.Turn{Text: "Fixed the greeting typo in app.py; test_app.py passes."},
+		// Session 2.
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_search", Args: map[string]any{"query": "memnode search memory", "limit": 8}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_search", Namespace: "mcp__memnode", Name: "search", Args: map[string]string{"query": "greeting"}}}},
+		agentcli.Turn{Text: "Last time the greeting typo in app.py was fixed."},
+	)
+	codexHome := filepath.Join(rig.home, ".codex")
+	config := filepath.Join(codexHome, "config.toml")
+	// The user's config: the fake provider, no update checks, no sandbox (no bubblewrap here).
+	configOrig := []byte(`model = "gpt-5.5"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + rig.model.URL + `/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these bytes back
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, configOrig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rig.agentEnv = []string{"FAKE_OPENAI_KEY=sk-test-not-a-key"}
+	// memnode install finds codex in PATH for the trust step.
+	rig.extra = append(rig.extra, "PATH="+filepath.Dir(codex)+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	rig.start()
+	out := rig.mustRun(nil, "install", "codex")
+	if !strings.Contains(out, "trusted 5 memnode hooks") {
+		t.Fatalf("install did not trust memnode's hooks:\n%s", out)
+	}
+	exec := func(prompt string) {
+		t.Helper()
+		rig.runAgent(codex, "exec", "--json", prompt)
+	}
+
+	exec("The greeting in app.py has a typo. Fix it and run the tests. <private>staging password is SECRET-hunter2</private>")
+	s1 := len(rig.model.ModelRequests())
+	if s1 != 6 {
+		t.Fatalf("session 1 made %d model requests, want 6 (one per scripted turn)", s1)
+	}
+	testkit.WaitForState(t, "session 1's observations", 30*time.Second, func() (bool, string) {
+		all := strings.Join(rig.observationTexts(), "\n")
+		return strings.Contains(all, "import test_greeting") && strings.Contains(all, "python3 test_app.py") &&
+			strings.Contains(all, "app.py") && rig.queued() == 0, all
+	})
+	obs := rig.observationTexts()
+	t.Logf("observations:\n%s", strings.Join(obs, "\n"))
+	var failing, patch string
+	for _, o := range obs {
+		if strings.Contains(o, "import test_greeting") {
+			failing = o
+		}
+		if strings.HasPrefix(o, "Edit ") {
+			patch = o
+		}
+	}
+	if !strings.Contains(failing, "failed") {
+		t.Errorf("the failing command is recorded without its failure: %s", failing)
+	}
+	if !strings.Contains(patch, "app.py") {
+		t.Errorf("apply_patch is not recorded as an edit of app.py: %q", obs)
+	}
+
+	exec("What did we change in this project last time?")
+	reqs := rig.model.ModelRequests()
+	if len(reqs) != s1+3 {
+		t.Fatalf("session 2 made %d model requests, want 3", len(reqs)-s1)
+	}
+	if !reqs[s1].Contains("# memnode: memory of project") || !reqs[s1].Contains("Hello") {
+		t.Errorf("session 2's first request lacks memnode's context about session 1:\n%.3000s", reqs[s1].Body)
+	}
+	for i := range s1 {
+		if reqs[i].Contains("# memnode: memory of project") {
+			t.Errorf("session 1's request %d already has memory context: the project was empty", i)
+		}
+	}
+	if !reqs[s1].Contains("mcp__memnode") {
+		t.Errorf("session 2's first request does not name memnode's MCP tools")
+	}
+	if res := responsesToolOutput(t, reqs[s1+2].Body, "call_search"); !strings.Contains(res, "app.py") {
+		t.Errorf("memnode's search result did not reach the model: %q", res)
+	}
+	grepDataDir(t, rig.dataDir, "SECRET-")
+
+	rig.mustRun(nil, "uninstall", "codex")
+	if got := readFile(t, config); string(got) != string(configOrig) {
+		t.Errorf("uninstall did not restore config.toml:\n%s\nwant\n%s", got, configOrig)
+	}
+	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
+		t.Errorf("hooks.json left behind: %v", err)
+	}
+	assertNoBackups(t, rig.home)
+}

@@ -1,0 +1,168 @@
+package codex
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/platformtest"
+)
+
+const fixtures = "../../testdata/fixtures/codex"
+
+// memnodeEvent maps the recorded Codex events onto the memnode events the installer
+// registers them under ("" for events memnode does not hook).
+var memnodeEvent = map[string]string{
+	"SessionStart": platform.EventContext, "UserPromptSubmit": platform.EventSessionInit,
+	"PostToolUse": platform.EventObservation, "Stop": platform.EventSummarize, "SessionEnd": platform.EventSessionEnd,
+}
+
+func TestNormalizeRecordedSession(t *testing.T) {
+	calls := platformtest.Session(t, fixtures)
+	var tools []string
+	for _, c := range calls {
+		ev := memnodeEvent[c.Event]
+		if ev == "" {
+			continue
+		}
+		in, err := Adapter{}.Normalize(ev, c.Payload)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Event, err)
+		}
+		if in.SessionID == "" || in.Cwd != "/home/dev/demo-app" || in.HookEventName != c.Event {
+			t.Fatalf("%s: common fields %+v", c.Event, in)
+		}
+		switch c.Event {
+		case "SessionStart":
+			if in.Reason != "startup" {
+				t.Errorf("SessionStart reason %q", in.Reason)
+			}
+		case "UserPromptSubmit":
+			if in.Prompt == "" {
+				t.Error("prompt lost")
+			}
+		case "Stop":
+			if in.LastAssistantMessage == nil || !strings.Contains(*in.LastAssistantMessage, "typo") && !strings.Contains(*in.LastAssistantMessage, "Hello") {
+				t.Errorf("Stop last message %v", in.LastAssistantMessage)
+			}
+		case "PostToolUse":
+			if !json.Valid(in.ToolInput) || !json.Valid(in.ToolResponse) {
+				t.Fatalf("%s: invalid JSON %s / %s", in.ToolName, in.ToolInput, in.ToolResponse)
+			}
+			tag := in.ToolName
+			if in.Bookkeeping {
+				tag += "(bookkeeping)"
+			}
+			tools = append(tools, tag)
+		}
+	}
+	want := "Bash Bash Edit Bash Bash mcp__memory__recall Bash"
+	if got := strings.Join(tools, " "); got != want {
+		t.Fatalf("canonical tools %q, want %q", got, want)
+	}
+}
+
+func TestApplyPatchBecomesAnEdit(t *testing.T) {
+	payload := `{"session_id":"s","cwd":"/p","tool_name":"apply_patch","tool_use_id":"c1",
+		"tool_input":{"command":"*** Begin Patch\n*** Update File: app.py\n@@\n def greet(name):\n-    return \"Helo, \" + name\n+    return \"Hello, \" + name\n*** End Patch\n"},
+		"tool_response":"Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM app.py\n"}`
+	in, err := Adapter{}.Normalize(platform.EventObservation, []byte(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ti struct{ FilePath, OldString, NewString string }
+	json.Unmarshal(in.ToolInput, &struct {
+		FilePath  *string `json:"file_path"`
+		OldString *string `json:"old_string"`
+		NewString *string `json:"new_string"`
+	}{&ti.FilePath, &ti.OldString, &ti.NewString})
+	if in.ToolName != "Edit" || ti.FilePath != "/p/app.py" ||
+		ti.OldString != "def greet(name):\n    return \"Helo, \" + name" || ti.NewString != "def greet(name):\n    return \"Hello, \" + name" {
+		t.Fatalf("canonical edit %s %+v", in.ToolName, ti)
+	}
+
+	add := `*** Begin Patch\n*** Add File: new.py\n+x = 1\n*** End Patch\n`
+	name, input, ok := patchCall(strings.ReplaceAll(add, `\n`, "\n"), "/p")
+	if !ok || name != "Write" || !strings.Contains(string(input), `"content":"x = 1\n"`) {
+		t.Fatalf("add file: %s %s %v", name, input, ok)
+	}
+	two := "*** Begin Patch\n*** Update File: a\n-x\n+y\n*** Update File: b\n-x\n+y\n*** End Patch\n"
+	if _, _, ok := patchCall(two, "/p"); ok {
+		t.Fatal("a patch of two files became one edit")
+	}
+}
+
+func TestShellExitCodeComesFromTheRollout(t *testing.T) {
+	dir := t.TempDir()
+	rollout := filepath.Join(dir, "rollout.jsonl")
+	lines := `{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_ok","exit_code":0}}}
+{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_bad","exit_code":2}}}
+`
+	if err := os.WriteFile(rollout, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	norm := func(id string) platform.Input {
+		t.Helper()
+		p := `{"session_id":"s","cwd":"/p","transcript_path":` + jsonQuote(rollout) + `,"tool_name":"Bash","tool_use_id":"` + id + `","tool_input":{"command":"make"},"tool_response":"boom\n"}`
+		in, err := Adapter{}.Normalize(platform.EventObservation, []byte(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	var f platform.Failure
+	if err := json.Unmarshal(norm("call_bad").ToolResponse, &f); err != nil || !strings.HasPrefix(f.Error, "Exit code 2\nboom") {
+		t.Fatalf("failed command: %+v %v", f, err)
+	}
+	for _, id := range []string{"call_ok", "call_unknown"} {
+		if r := string(norm(id).ToolResponse); r != `{"stdout":"boom\n"}` {
+			t.Fatalf("%s: %s", id, r)
+		}
+	}
+}
+
+func jsonQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func TestFormatIsWhatCodexValidates(t *testing.T) {
+	ad := Adapter{}
+	for _, tc := range []struct {
+		event, ctx, want string
+	}{
+		{platform.EventContext, "C", `{"hookSpecificOutput":{"additionalContext":"C","hookEventName":"SessionStart"}}`},
+		{platform.EventSessionInit, "<b>", `{"hookSpecificOutput":{"additionalContext":"<b>","hookEventName":"UserPromptSubmit"}}`},
+		{platform.EventSessionInit, "", `{}`},
+		{platform.EventContext, "", `{}`},
+		{platform.EventObservation, "ignored", `{}`},
+		{platform.EventSummarize, "", `{}`},
+	} {
+		got, err := ad.Format(tc.event, platform.Result{AdditionalContext: tc.ctx})
+		if err != nil || string(got) != tc.want {
+			t.Errorf("Format(%s, %q) = %s, %v; want %s", tc.event, tc.ctx, got, err, tc.want)
+		}
+	}
+	if got := ad.MCPTool("search"); got != "mcp__memnode__search" {
+		t.Errorf("MCPTool: %s", got)
+	}
+}
+
+func TestLastAssistantMessageReadsTheRollout(t *testing.T) {
+	got, err := Adapter{}.LastAssistantMessage(filepath.Join(fixtures, "transcript-1.jsonl"))
+	if err != nil || !strings.Contains(got, "Hello") {
+		t.Fatalf("last message %q, %v", got, err)
+	}
+}
+
+func FuzzPatchCall(f *testing.F) {
+	f.Add("*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch\n")
+	f.Add("*** Begin Patch\n*** Add File: b\n+z\n*** End Patch\n")
+	f.Add("*** Delete File: c\n")
+	f.Fuzz(func(t *testing.T, patch string) {
+		name, input, ok := patchCall(patch, "/p")
+		if ok && (name != "Edit" && name != "Write" || !json.Valid(input)) {
+			t.Fatalf("patchCall(%q) = %s %s", patch, name, input)
+		}
+	})
+}

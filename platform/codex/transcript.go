@@ -1,0 +1,97 @@
+package codex
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// rolloutLine is one record of a Codex rollout file.
+type rolloutLine struct {
+	Type    string `json:"type"`
+	Payload struct {
+		Type             string `json:"type"`
+		LastAgentMessage string `json:"last_agent_message"`
+		Role             string `json:"role"`
+		Content          []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Item struct {
+			Type     string `json:"type"`
+			ID       string `json:"id"`
+			ExitCode *int   `json:"exit_code"`
+		} `json:"item"`
+	} `json:"payload"`
+}
+
+// maxRolloutLine bounds one rollout record (a record holds a whole model request's items).
+const maxRolloutLine = 64 << 20
+
+// scanRollout calls fn for each record of the rollout at path, until fn returns false.
+func scanRollout(path string, fn func(rolloutLine) bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open codex rollout: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxRolloutLine)
+	for sc.Scan() {
+		var l rolloutLine
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue // a line being written, or a record of another shape
+		}
+		if !fn(l) {
+			return nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read codex rollout: %w", err)
+	}
+	return nil
+}
+
+// exitCode is the exit code the rollout records for the shell call id (its
+// item_completed CommandExecution), when it is there yet.
+func exitCode(path, id string) (int, bool) {
+	if path == "" || id == "" {
+		return 0, false
+	}
+	code, found := 0, false
+	_ = scanRollout(path, func(l rolloutLine) bool {
+		it := l.Payload.Item
+		if l.Payload.Type == "item_completed" && it.Type == "CommandExecution" && it.ID == id && it.ExitCode != nil {
+			code, found = *it.ExitCode, true
+			return false
+		}
+		return true
+	})
+	return code, found
+}
+
+// LastAssistantMessage implements platform.Adapter: the last task_complete's
+// last_agent_message, else the last assistant message of the rollout. (Codex's Stop
+// payload carries last_assistant_message, so this is the fallback.)
+func (Adapter) LastAssistantMessage(path string) (string, error) {
+	var last string
+	err := scanRollout(path, func(l rolloutLine) bool {
+		switch {
+		case l.Type == "event_msg" && l.Payload.Type == "task_complete" && l.Payload.LastAgentMessage != "":
+			last = l.Payload.LastAgentMessage
+		case l.Type == "response_item" && l.Payload.Type == "message" && l.Payload.Role == "assistant":
+			var text string
+			for _, c := range l.Payload.Content {
+				if c.Type == "output_text" {
+					text += c.Text
+				}
+			}
+			if text != "" {
+				last = text
+			}
+		}
+		return true
+	})
+	return last, err
+}

@@ -35,7 +35,8 @@ const (
 	KindTombstone   = "tombstone"
 )
 
-// Record is one line of an export: a kind and exactly one payload field.
+// Record is one line of an export as the domain's records: a kind and exactly one payload
+// field. On the wire it is a Line (lines.go), the format's own types.
 type Record struct {
 	Kind        string              `json:"kind"`
 	Header      *Header             `json:"header,omitempty"`
@@ -128,12 +129,13 @@ func (d *Reader) Next() (Record, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		var rec Record
+		var l Line
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
+		if err := dec.Decode(&l); err != nil {
 			return Record{}, fmt.Errorf("line %d: %w: %v", d.line, ErrFormat, err)
 		}
+		rec := l.record()
 		if err := rec.Validate(); err != nil {
 			return Record{}, fmt.Errorf("line %d: %w", d.line, err)
 		}
@@ -219,7 +221,7 @@ func NewWriter(w io.Writer) *Writer {
 // Write writes one record (json.Encoder ends it with a newline).
 func (w *Writer) Write(r Record) error {
 	w.n++
-	return w.enc.Encode(r)
+	return w.enc.Encode(lineOf(r))
 }
 
 // Flush flushes buffered lines.

@@ -84,6 +84,9 @@ type Settings struct {
 	// kernel reclaims anyway under pressure, by bending the process; what users feel is
 	// RssAnon/PSS and the first request after idle (docs/BENCH.md).
 	ReleaseStartupPages bool `json:"release_startup_pages,omitempty"`
+	// ContextViewerLink makes the session-start context name the web viewer's address
+	// (http://127.0.0.1:PORT; `memnode viewer --open` logs a browser in). Off by default.
+	ContextViewerLink bool `json:"context_viewer_link,omitempty"`
 }
 
 // Transports (Settings.Transport).

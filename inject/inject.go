@@ -34,6 +34,9 @@ type Input struct {
 	// DeviceName maps an origin to a device name; records from other devices show it.
 	DeviceName  func(origin string) string
 	LocalOrigin string
+	// ViewerURL, when set, is the web viewer's address, named for the user (setting
+	// context_viewer_link).
+	ViewerURL string
 }
 
 // Render returns the context block, or "" when the project has no memory yet.
@@ -115,6 +118,9 @@ func Render(in Input, lim Limits) string {
 		}
 	}
 	b.WriteString("\n")
+	if in.ViewerURL != "" {
+		fmt.Fprintf(&b, "The user can browse this memory live in the memnode viewer at %s (`memnode viewer --open` logs a browser in).\n", in.ViewerURL)
+	}
 	if in.TotalDiscoveryTokens > 0 {
 		saved := 100 - (100*readTokens)/max(in.TotalDiscoveryTokens, 1)
 		fmt.Fprintf(&b, "Token economics: %d observations in memory distilled from ~%d tokens of work; this view costs ~%d tokens (%d%% saved).\n",

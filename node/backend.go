@@ -28,6 +28,9 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 		return "", n.checkCorrupt(err)
 	}
 	in.Now, in.Location = n.cfg.Now(), n.cfg.Location
+	if s.ContextViewerLink {
+		in.ViewerURL = "http://" + n.Addr() + "/"
+	}
 	return inject.Render(in, lim), nil
 }
 

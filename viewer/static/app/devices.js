@@ -1,7 +1,6 @@
 // This device and its peers; invites, joins and removals. And the team page.
 import { get, post } from './api.js';
 import { el, clear, when, confirmDialog, errorBox, toast } from './ui.js';
-import { live, lastStatus } from './main.js';
 
 export async function devicesPage(main) {
   const table = el('div', { id: 'devices' });
@@ -59,20 +58,44 @@ function joinBox(reload) {
     } }, el('label', { for: 'join-code' }, el('span', { text: 'Code' }), code), el('button', { type: 'submit', text: 'Join' })), out);
 }
 
-export function teamPage(main) {
+// teamPage shows team memory (GET /api/team) once the node has it: status, shared
+// projects, share/unshare.
+export async function teamPage(main) {
   const body = el('div', { id: 'team' });
   main.append(el('h1', { text: 'Team' }), body);
-  const draw = (st) => {
-    clear(body);
-    const team = st && st.team;
-    if (!team) {
-      body.append(el('p', { class: 'muted', text: 'Team memory is not set up on this node. When it is, its status, shared projects and share/unshare appear here.' }));
+  async function load() {
+    let st;
+    try {
+      st = await get('/api/team');
+    } catch (err) {
+      clear(body).append(el('p', { class: 'muted', text: err.status === 503 || err.status === 404
+        ? 'Team memory is off on this node. Join a team with memnode team join URL --user NAME; its status and shared projects then appear here.'
+        : err.message }));
       return;
     }
-    body.append(el('pre', { class: 'code', text: typeof team === 'string' ? team : JSON.stringify(team, null, 2) }));
-  };
-  draw(lastStatus);
-  const on = (e) => draw(e.detail);
-  live.addEventListener('status', on);
-  return () => live.removeEventListener('status', on);
+    if (!st.joined) {
+      clear(body).append(el('p', { class: 'muted', text: 'This device is in no team. memnode team join URL --user NAME joins one.' }));
+      return;
+    }
+    const project = el('input', { id: 'team-project', autocomplete: 'off', placeholder: 'project' });
+    const act = (path, name) => async () => {
+      try { await post(path, { project: name }); toast('Done'); load(); } catch (err) { toast(err.message, true); }
+    };
+    clear(body).append(
+      el('dl', { class: 'props' },
+        ...[['Team', st.name], ['User', st.user + (st.admin ? ' (admin)' : '')], ['Cluster', (st.reachable ? 'reachable' : 'unreachable') + (st.leader ? ', leader ' + st.leader : '')],
+          ['Members', String(st.members)], ['Push backlog', String(st.push_backlog)], ['Pull lag', st.pull_lag < 0 ? 'unknown' : String(st.pull_lag)],
+          ['Rejected ops', String(st.rejected)], ['Last error', st.last_error || '—']]
+          .map(([k, v]) => el('div', {}, el('dt', { text: k }), el('dd', { text: v || '' })))),
+      el('h2', { text: 'Shared projects' }),
+      el('ul', { id: 'team-shared' }, (st.shared || []).map((p) => el('li', {}, el('code', { text: p }), ' ',
+        el('button', { type: 'button', class: 'ghost danger', text: 'Unshare', onclick: async () => {
+          if (await confirmDialog('Stop sharing ' + p + '?', 'New records of this project stay on your devices; what was pushed stays on the cluster.', 'Unshare')) act('/api/team/unshare', p)();
+        } })))),
+      el('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); if (project.value.trim()) act('/api/team/share', project.value.trim())(); } },
+        el('label', { for: 'team-project' }, el('span', { text: 'Share a project (its history too)' }), project), el('button', { type: 'submit', text: 'Share' })));
+  }
+  await load();
+  const t = setInterval(load, 5000);
+  return () => clearInterval(t);
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/agentcli"
+)
+
+// qwenCodeVersion is the pinned @qwen-code/qwen-code the fixtures were captured from.
+const qwenCodeVersion = "0.24.4"
+
+// TestRealQwenCode runs the real Qwen Code from npm, headless, against a fake
+// OpenAI-compatible provider on 127.0.0.1, with memnode installed: session 1 is recorded (its
+// failing command too) with one prompt although UserPromptSubmit fires before every model
+// request, session 2 gets memnode's context and its MCP search result, the private secret
+// never reaches the data dir, and uninstall restores settings.json byte for byte.
+func TestRealQwenCode(t *testing.T) {
+	qwen := agentcli.Install(t, "@qwen-code/qwen-code", qwenCodeVersion, "qwen")
+	in := newInstance(t)
+	home := agentcli.NewHome(t)
+	in.extra = []string{"HOME=" + home}
+	proj := agentProject(t)
+	app := filepath.Join(proj, agentFile)
+
+	settings := filepath.Join(home, ".qwen", "settings.json")
+	// As Qwen Code writes it (it migrates any other file to its "$version" first, which is
+	// Qwen's change, not memnode's).
+	orig := []byte(`{
+  "security": {
+    "auth": {
+      "selectedType": "openai"
+    }
+  },
+  "memory": {
+    "enableManagedAutoMemory": false,
+    "enableManagedAutoDream": false
+  },
+  "privacy": {
+    "usageStatisticsEnabled": false
+  },
+  "telemetry": {
+    "enabled": false
+  },
+  "$version": 4
+}
+`)
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.mustRun(nil, "install", "qwen-code")
+	in.start()
+	t.Cleanup(func() { in.run(nil, "stop") })
+
+	run := func(srv *agentcli.Server, prompt string) {
+		t.Helper()
+		cmd := exec.Command(qwen, "-p", prompt, "--approval-mode", "yolo", "-o", "json")
+		cmd.Dir = proj
+		cmd.Env = in.agentEnv(home, "OPENAI_API_KEY=fake-openai-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_MODEL=local-model")
+		out := agentcli.Run(t, 90*time.Second, cmd)
+		if out.Code != 0 {
+			t.Fatalf("qwen exited %d\nstdout: %s\nstderr: %s", out.Code, out.Stdout, out.Stderr)
+		}
+	}
+
+	s1 := agentcli.NewServer(t, &agentcli.OpenAIChat{}, agentcli.Sequence(
+		agentcli.Turn{Text: "Let me look at the code.", Calls: []agentcli.Call{{Name: "read_file", Args: map[string]any{"file_path": app}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "edit", Args: map[string]any{"file_path": app, "old_string": agentOld, "new_string": agentNew}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "run_shell_command", Args: map[string]any{"command": agentFailCmd, "description": "Run the greeting tests"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "run_shell_command", Args: map[string]any{"command": agentPassCmd, "description": "Run the tests"}}}},
+		agentcli.Turn{Text: agentAnswer1},
+	))
+	run(s1, agentPrompt1)
+	if b, _ := os.ReadFile(app); !strings.Contains(string(b), agentNew) {
+		t.Fatalf("session 1 did not really edit %s:\n%s", agentFile, b)
+	}
+	titles := in.recordedSession1(t, filepath.Base(proj))
+	db := in.db()
+	if n := in.count(db, "SELECT COUNT(*) FROM prompts WHERE project = ?", filepath.Base(proj)); n != 1 {
+		t.Errorf("session 1 has %d prompts, want 1 (UserPromptSubmit repeats before each model request)", n)
+	}
+
+	s2 := agentcli.NewServer(t, &agentcli.OpenAIChat{}, agentcli.Sequence(
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_search", Args: map[string]any{"query": "select:mcp__memnode__search"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_call", Args: map[string]any{"name": "mcp__memnode__search", "arguments": map[string]any{"query": "greeting"}}}}},
+		agentcli.Turn{Text: agentAnswer2},
+	))
+	run(s2, agentPrompt2)
+	reqs := s2.ModelRequests()
+	if len(reqs) < 3 {
+		t.Fatalf("session 2: %d model requests", len(reqs))
+	}
+	first := requestText(reqs[0])
+	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, "mcp__memnode__search") {
+		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
+	}
+	edit := ""
+	for _, title := range titles {
+		if strings.HasPrefix(title, "Edit "+agentFile) {
+			edit, _, _ = strings.Cut(title, ":")
+		}
+	}
+	if edit == "" || !strings.Contains(first, edit) {
+		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
+	}
+	if last := requestText(reqs[len(reqs)-1]); strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
+		t.Errorf("memnode's search result did not reach the model:\n%.4000s", last)
+	}
+	in.assertNoSecret(t)
+
+	in.mustRun(nil, "uninstall", "qwen-code")
+	assertRestored(t, settings, orig)
+}

@@ -13,7 +13,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # The LoCoMo archive the retrieval benchmark reads (never copied into the repository).
 MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
 # Packages whose code is concurrent: always tested under the race detector.
-RACE_PKGS := ./replica/... ./node/... ./api/... ./hooks/... ./ai/... ./sync/... ./search/... ./embed/...
+RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hooks/... ./ai/... ./sync/... ./team/... ./search/... ./embed/... ./viewer/... ./contextfile/... ./mcpserver/...
 
 .PHONY: help build run test race bench bench-anchor lint tidy clean rqlited
 

@@ -58,6 +58,9 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	@echo "== embeddings: encode speed, vector and hybrid search"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 20x -cpu 1,2 -timeout 30m ./embed/
+	@echo "== team memory on a real 3-node rqlite cluster: push, A→B latency, late-member catch-up, search --team at 100k"
+	$(MAKE) rqlited
+	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkTeam -benchtime 1x -timeout 20m ./team/
 	@echo "== end to end against the real binary (hooks, ingest, context, memory)"
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN)
 

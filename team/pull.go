@@ -72,7 +72,7 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress 
 	done, read := 0, 0
 	for {
 		res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
-			FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos LIMIT ?`, project, cursor, t.cfg.Batch)})
+			FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos LIMIT ?`, project, cursor, t.cfg.PullBatch)})
 		if err != nil {
 			return done, err
 		}
@@ -139,7 +139,15 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 	for _, op := range ops {
 		if op.Origin == t.origin {
 			// Own op: the replica has it. A row under this device's name that this device
-			// did not sign is a forgery all the same.
+			// did not sign is a forgery all the same (Ed25519 signatures are deterministic:
+			// the outbox holds the very bytes).
+			var mine int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE project = ? AND tseq = ? AND sig = ?`, op.Project, op.TSeq, op.Sig).Scan(&mine); err != nil {
+				return 0, err
+			}
+			if mine > 0 {
+				continue
+			}
 			if err := verify(op); err != nil {
 				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`,
 					op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, err.Error()); err != nil {

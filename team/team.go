@@ -45,8 +45,9 @@ type Config struct {
 	// Every is how often a member pulls (and retries pushes); default 250ms. rqlite has no
 	// change notification, so a member asks; a pull that finds nothing is one indexed query.
 	Every time.Duration
-	// Batch is the most ops one push or pull carries; default 500.
-	Batch int
+	// Batch is the most ops one push carries (one atomic batch on the cluster); default 1000.
+	// PullBatch is the most ops one pull query returns; default 2000.
+	Batch, PullBatch int
 	// Timeout bounds one request to the cluster; default 10s.
 	Timeout time.Duration
 }
@@ -56,7 +57,10 @@ func (c *Config) defaults() {
 		c.Every = 250 * time.Millisecond
 	}
 	if c.Batch <= 0 {
-		c.Batch = 500
+		c.Batch = 1000
+	}
+	if c.PullBatch <= 0 {
+		c.PullBatch = 2000
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -124,6 +124,8 @@ type Platform struct {
 	// from a hook (or not in every build): the node rewrites it in each project the agent
 	// works in after every session summary (package contextfile). Zero for none.
 	ContextFile contextfile.Spec
+	// Detect tells `memnode install` (no argument) that the agent is installed here.
+	Detect Detect
 	// Fixtures is the folder, relative to the repository root, of the agent's recorded
 	// hook payloads (session.jsonl, README.md) that its tests replay.
 	Fixtures string

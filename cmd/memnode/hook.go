@@ -46,29 +46,36 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: platform %q is not supported (supported: %s)", errUsage, args[0],
 			strings.Join(registry.Builtin().Names(), ", "))
 	}
+	opts, err := installOptions(name, *scope)
+	return p, opts, err
+}
+
+// installOptions are the install options of a scope: this home and working directory, and
+// the binaries the agent's files should run.
+func installOptions(name, scope string) (install.Options, error) {
 	home, err := os.UserHomeDir()
-	if err != nil && *scope == install.ScopeUser {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("find home directory: %w", err)
+	if err != nil && scope == install.ScopeUser {
+		return install.Options{}, fmt.Errorf("find home directory: %w", err)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("find current directory: %w", err)
+		return install.Options{}, fmt.Errorf("find current directory: %w", err)
 	}
-	opts := install.Options{Scope: *scope, HomeDir: home, ProjectDir: cwd}
-	if *scope == install.ScopeProject {
+	opts := install.Options{Scope: scope, HomeDir: home, ProjectDir: cwd}
+	if scope == install.ScopeProject {
 		// Files a team commits name the commands, not this machine's paths.
 		if _, err := exec.LookPath("memnode"); err != nil && name == "install" {
-			return platform.Platform{}, install.Options{}, fmt.Errorf("memnode is not in PATH: project scope writes the bare command name so the files work on every machine; put memnode (and memnode-hook) in PATH first")
+			return install.Options{}, fmt.Errorf("memnode is not in PATH: project scope writes the bare command name so the files work on every machine; put memnode (and memnode-hook) in PATH first")
 		}
 		opts.Binary = "memnode"
 		if _, err := exec.LookPath("memnode-hook"); err == nil {
 			opts.HookBinary = "memnode-hook"
 		}
-		return p, opts, nil
+		return opts, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("find the memnode binary: %w", err)
+		return install.Options{}, fmt.Errorf("find the memnode binary: %w", err)
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
@@ -78,18 +85,26 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 	if lean, ok := clienv.Sibling("memnode-hook"); ok {
 		opts.HookBinary = lean
 	}
-	return p, opts, nil
+	return opts, nil
 }
 
 func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return installDetected(env, args)
+	}
 	return runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
-		changes, err := p.Installer.Install(opts)
-		if err != nil {
-			return changes, err
-		}
-		more, err := registerContextFile(env.DataDir, p, opts)
-		return append(changes, more...), err
+		return installOne(env, p, opts)
 	})
+}
+
+// installOne installs memnode into one agent, and records a project-scope context file.
+func installOne(env *cliEnv, p platform.Platform, opts install.Options) ([]install.Change, error) {
+	changes, err := p.Installer.Install(opts)
+	if err != nil {
+		return changes, err
+	}
+	more, err := registerContextFile(env.DataDir, p, opts)
+	return append(changes, more...), err
 }
 
 func cmdUninstall(ctx context.Context, env *cliEnv, args []string) int {

@@ -47,7 +47,7 @@ func commandTable() map[string]command {
 		"status":    {"show the node's state [--json]", cmdStatus},
 		"repair":    {"recover what is readable from a corrupt database (node stopped)", cmdRepair},
 		"hook":      {"coding agent hook entry point: memnode hook " + platformList() + " <event>", cmdHook},
-		"install":   {"install the hooks (and MCP server) into a coding agent: install " + platformList() + " [--scope user|project]", cmdInstall},
+		"install":   {"install the hooks (and MCP server) into a coding agent: install " + platformList() + " [--scope user|project]; without a platform: the agents found here [--yes|--all]", cmdInstall},
 		"uninstall": {"remove exactly what install added: uninstall " + platformList() + " [--scope user|project]", cmdUninstall},
 		"context":   {"print the context a new session would get [--project P]", cmdContext},
 		"version":   {"print the version", cmdVersion},

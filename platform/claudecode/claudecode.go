@@ -18,5 +18,6 @@ func Platform() platform.Platform {
 		// Claude Code runs hooks with the session's project root here, whatever the cwd.
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		Fixtures:      "testdata/fixtures/claude-code",
+		Detect:        platform.Detect{HomePaths: []string{".claude", ".claude.json"}, Commands: []string{"claude"}},
 	}
 }

@@ -27,6 +27,7 @@ func Platform() platform.Platform {
 		Adapter:     Adapter{},
 		Installer:   Installer{},
 		ContextFile: ContextFile,
+		Detect:      platform.Detect{HomePaths: []string{".cursor"}, Commands: []string{"cursor", "cursor-agent"}},
 		Fixtures:    "testdata/fixtures/cursor",
 	}
 }

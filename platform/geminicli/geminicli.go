@@ -19,5 +19,6 @@ func Platform() platform.Platform {
 		// Gemini CLI runs hooks with the project root here (and CLAUDE_PROJECT_DIR as an alias).
 		ProjectDirEnv: "GEMINI_PROJECT_DIR",
 		Fixtures:      "testdata/fixtures/gemini-cli",
+		Detect:        platform.Detect{HomePaths: []string{".gemini"}, Commands: []string{"gemini"}},
 	}
 }

@@ -24,6 +24,7 @@ func GoosePlatform() platform.Platform {
 	return platform.Platform{
 		Name: Goose, Display: "Goose", Installer: gooseInstaller{},
 		ContextFile: contextfile.Spec{Path: ".goosehints"},
+		Detect:      platform.Detect{HomePaths: []string{".config/goose"}, Commands: []string{"goose"}},
 	}
 }
 
@@ -33,6 +34,7 @@ func RooCodePlatform() platform.Platform {
 	return platform.Platform{
 		Name: RooCode, Display: "Roo Code", Installer: rooInstaller{},
 		ContextFile: contextfile.Spec{Path: ".roo/rules/memnode-context.md"},
+		Detect:      platform.Detect{HomePaths: []string{".config/Code/User/globalStorage/rooveterinaryinc.roo-cline"}},
 	}
 }
 
@@ -42,5 +44,6 @@ func WarpPlatform() platform.Platform {
 	return platform.Platform{
 		Name: Warp, Display: "Warp", Installer: warpInstaller{},
 		ContextFile: contextfile.Spec{Path: "WARP.md"},
+		Detect:      platform.Detect{HomePaths: []string{".warp"}, Commands: []string{"warp-terminal", "warp"}},
 	}
 }

@@ -27,6 +27,7 @@ func Platform() platform.Platform {
 		Adapter:     Adapter{},
 		Installer:   Installer{},
 		ContextFile: ContextFile,
+		Detect:      platform.Detect{HomePaths: []string{".codeium/windsurf"}, Commands: []string{"windsurf"}},
 		Fixtures:    "testdata/fixtures/windsurf",
 	}
 }

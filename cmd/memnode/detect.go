@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/registry"
+)
+
+// fallbackDetect is where agents whose registry entry does not declare Detect yet keep
+// their files (the contract names of issue 16).
+func fallbackDetect() map[string]platform.Detect {
+	return map[string]platform.Detect{
+		"codex":       {HomePaths: []string{".codex"}, Commands: []string{"codex"}},
+		"opencode":    {HomePaths: []string{".config/opencode"}, Commands: []string{"opencode"}},
+		"copilot":     {HomePaths: []string{".copilot"}, Commands: []string{"copilot"}},
+		"qwen-code":   {HomePaths: []string{".qwen"}, Commands: []string{"qwen"}},
+		"antigravity": {HomePaths: []string{".gemini/antigravity"}, Commands: []string{"antigravity"}},
+	}
+}
+
+// detected is one agent found on this machine.
+type detected struct {
+	p   platform.Platform
+	why string
+}
+
+// detectAgents lists the registered agents that look installed, in registration order.
+func detectAgents(reg *platform.Registry, home string, lookPath func(string) (string, error)) []detected {
+	var out []detected
+	fallback := fallbackDetect()
+	for _, p := range reg.All() {
+		d := p.Detect
+		if len(d.HomePaths)+len(d.Commands) == 0 {
+			d = fallback[p.Name]
+		}
+		if why, ok := d.Found(home, lookPath); ok {
+			out = append(out, detected{p, why})
+		}
+	}
+	return out
+}
+
+// installDetected is `memnode install` without a platform: it lists the agents found here
+// and installs memnode into them — after a yes on a terminal, at once with --yes, into every
+// registered agent with --all. Without a terminal and without a flag it only lists them.
+func installDetected(env *cliEnv, args []string) int {
+	fs := flag.NewFlagSet("install", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	scope := fs.String("scope", install.ScopeUser, "where to install: user or project")
+	yes := fs.Bool("yes", false, "install into every detected agent without asking")
+	all := fs.Bool("all", false, "install into every registered agent, detected or not, without asking")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "memnode: install: usage: memnode install [%s] [--scope user|project] [--yes|--all]\n", platformList())
+		return 2
+	}
+	reg := registry.Builtin()
+	home, _ := os.UserHomeDir()
+	found := detectAgents(reg, home, exec.LookPath)
+	if *all {
+		found = found[:0]
+		for _, p := range reg.All() {
+			found = append(found, detected{p, "--all"})
+		}
+	}
+	if len(found) == 0 {
+		fmt.Fprintf(env.Stdout, "no coding agent found here; install one by name: memnode install %s\n", platformList())
+		return 0
+	}
+	fmt.Fprintln(env.Stdout, "coding agents found:")
+	for _, d := range found {
+		fmt.Fprintf(env.Stdout, "  %-12s %s (%s)\n", d.p.Name, d.p.Display, d.why)
+	}
+	if !*yes && !*all {
+		if !isTerminal(env.Stdin) {
+			fmt.Fprintln(env.Stdout, "run 'memnode install --yes' to install memnode into all of them, or 'memnode install <platform>' for one")
+			return 0
+		}
+		fmt.Fprintf(env.Stdout, "install memnode into these %d agents? [y/N] ", len(found))
+		line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(env.Stdout, "nothing installed")
+			return 0
+		}
+	}
+	opts, err := installOptions("install", *scope)
+	if err != nil {
+		return fail(env, "install: %v", err)
+	}
+	code := 0
+	for _, d := range found {
+		changes, err := installOne(env, d.p, opts)
+		for _, c := range changes {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", d.p.Name, c)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "memnode: install %s: %v\n", d.p.Name, err)
+			code = 1 // the others are still installed
+		}
+	}
+	return code
+}
+
+// isTerminal reports whether r is an interactive terminal.
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the CLI in-process with HOME=home and PATH=path.
+func runCLI(t *testing.T, home string, stdin string, args ...string) (string, int) {
+	t.Helper()
+	env := map[string]string{"HOME": home, "MEMNODE_DATA_DIR": filepath.Join(home, ".memnode")}
+	var out, errb bytes.Buffer
+	code := runMain(context.Background(), args, strings.NewReader(stdin), &out, &errb, func(k string) string { return env[k] })
+	if errb.Len() > 0 {
+		t.Logf("stderr: %s", errb.String())
+	}
+	return out.String(), code
+}
+
+// TestInstallWithoutPlatformDetectsAgents: `memnode install` lists the agents it finds
+// (home directories, commands in PATH) and installs nothing without a yes; `--yes` installs
+// into exactly those; a second run changes nothing; uninstall removes each again.
+func TestInstallWithoutPlatformDetectsAgents(t *testing.T) {
+	home := t.TempDir()
+	bin := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("PATH", bin)
+	for _, d := range []string{".cursor", ".codeium/windsurf"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "goose"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	out, code := runCLI(t, home, "", "install")
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{"cursor", "~/.cursor", "windsurf", "~/.codeium/windsurf", "goose", "goose in PATH", "memnode install --yes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "claude-code") || strings.Contains(out, "roo-code") {
+		t.Errorf("listed an agent that is not here:\n%s", out)
+	}
+	cursorHooks := filepath.Join(home, ".cursor", "hooks.json")
+	if _, err := os.Stat(cursorHooks); !os.IsNotExist(err) {
+		t.Fatalf("install without --yes wrote %s", cursorHooks)
+	}
+
+	out, code = runCLI(t, home, "", "install", "--yes")
+	if code != 0 {
+		t.Fatalf("install --yes: exit %d\n%s", code, out)
+	}
+	for _, p := range []string{cursorHooks, filepath.Join(home, ".codeium", "windsurf", "hooks.json"), filepath.Join(home, ".config", "goose", "config.yaml")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("install --yes did not write %s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".claude")); !os.IsNotExist(err) {
+		t.Errorf("installed into Claude Code, which is not here")
+	}
+
+	out, _ = runCLI(t, home, "", "install", "--yes")
+	if strings.Contains(out, "updated") || strings.Contains(out, "created") {
+		t.Errorf("second install --yes changed files:\n%s", out)
+	}
+	for _, name := range []string{"cursor", "windsurf", "goose"} {
+		if _, code := runCLI(t, home, "", "uninstall", name); code != 0 {
+			t.Fatalf("uninstall %s: exit %d", name, code)
+		}
+	}
+	for _, p := range []string{cursorHooks, filepath.Join(home, ".config", "goose", "config.yaml")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s left behind by uninstall", p)
+		}
+	}
+}
+
+func TestInstallWithoutPlatformFindsNothing(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("PATH", t.TempDir())
+	out, code := runCLI(t, home, "", "install")
+	if code != 0 || !strings.Contains(out, "no coding agent found") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

@@ -257,6 +257,7 @@ func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Res
 	set("type", q.Type)
 	set("obs_type", strings.Join(q.ObsTypes, ","))
 	set("device", q.Device)
+	set("file", q.File)
 	set("order", q.Order)
 	set("mode", q.Mode)
 	if q.Since != 0 {

@@ -145,6 +145,7 @@ type SearchArgs struct {
 	Type    string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default); or observation types as for obs_type"`
 	ObsType string `json:"obs_type,omitempty" jsonschema:"comma-separated observation types: bugfix,feature,decision,discovery,change,refactor,note"`
 	Device  string `json:"device,omitempty" jsonschema:"only records that originated on this device (name or ID)"`
+	File    string `json:"file,omitempty" jsonschema:"only observations that read or modified this file: full path, path in the project or file name"`
 	Since   string `json:"since,omitempty" jsonschema:"ISO date/time: only records at or after it"`
 	Until   string `json:"until,omitempty" jsonschema:"ISO date/time: only records before it"`
 	Limit   int    `json:"limit,omitempty" jsonschema:"rows to return, 1-200 (default 20)"`
@@ -159,7 +160,7 @@ type SearchArgs struct {
 
 // query maps the arguments, aliases included, onto the node's search query.
 func (a SearchArgs) query() (apitype.SearchQuery, error) {
-	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
+	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, File: a.File, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
 	obsTypes := a.ObsType
 	if kinds, ok := observationTypes(a.Type); ok {
 		q.Type = "observations"

@@ -390,3 +390,9 @@ func (r *Replica) HasSession(ctx context.Context, id string) (bool, error) {
 	}
 	return true, nil
 }
+
+// FileName is the last component of a stored path (observation_files.name), as migration
+// 0005 computes it: what follows the last '/'.
+func FileName(p string) string {
+	return p[strings.LastIndexByte(p, '/')+1:]
+}

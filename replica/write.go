@@ -213,8 +213,8 @@ func insertObservation(ctx context.Context, tx *wtx, o *memory.Observation) (boo
 		modified int
 	}{{o.FilesModified, 1}, {o.FilesRead, 0}} {
 		for _, p := range f.paths {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path, obs_rowid, modified) VALUES (?, ?, ?)`,
-				p, rowid, f.modified); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path, obs_rowid, modified, name) VALUES (?, ?, ?, ?)`,
+				p, rowid, f.modified, FileName(p)); err != nil {
 				return false, fmt.Errorf("insert observation file: %w", err)
 			}
 		}

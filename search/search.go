@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/replica"
 )
 
 // Scopes of Query.Type.
@@ -84,6 +86,10 @@ func (q *Query) Normalize() error {
 	}
 	if q.Offset < 0 || q.Offset > MaxOffset {
 		return fmt.Errorf("%w: offset must be 0..%d", ErrInvalid, MaxOffset)
+	}
+	q.File = strings.TrimSpace(q.File)
+	if strings.HasSuffix(q.File, "/") {
+		return fmt.Errorf("%w: file must name a file, not a directory (got %q)", ErrInvalid, q.File)
 	}
 	if q.Since != 0 && q.Until != 0 && q.Until <= q.Since {
 		return fmt.Errorf("%w: until must be after since", ErrInvalid)
@@ -201,9 +207,9 @@ func (k kindSpec) hitCols() string {
 
 var kinds = map[string]kindSpec{
 	apitype.KindObservation: {apitype.KindObservation, "observations", "observations_fts",
-		// title, subtitle, narrative, facts, concepts: the title lifts a hit, it does not
-		// decide (at 10 a title word outweighed a rare word of the narrative)
-		"2.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"},
+		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
+		// does not decide (at 10 a title word outweighed a rare word of the narrative)
+		"2.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"},
 	apitype.KindSummary: {apitype.KindSummary, "summaries", "summaries_fts",
 		// request, investigated, learned, completed, next_steps, notes
 		"5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
@@ -213,7 +219,7 @@ var kinds = map[string]kindSpec{
 
 func (q *Query) kinds() []string {
 	switch {
-	case q.Type == TypeObservations || (q.Type == TypeAll && len(q.ObsTypes) > 0):
+	case q.Type == TypeObservations || (q.Type == TypeAll && (len(q.ObsTypes) > 0 || q.File != "")):
 		return []string{apitype.KindObservation}
 	case q.Type == TypeSessions:
 		return []string{apitype.KindSummary}
@@ -364,6 +370,18 @@ func filters(k kindSpec, q *Query) (string, []any) {
 		where = append(where, "t.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(q.ObsTypes)), ",")+")")
 		for _, t := range q.ObsTypes {
 			args = append(args, t)
+		}
+	}
+	if q.File != "" {
+		if k.kind != apitype.KindObservation {
+			where = append(where, "0") // only observations read or modify files
+		} else {
+			// The path as stored (absolute or relative to the project), or any path it is
+			// the end of at a '/': a project-relative path or a basename.
+			file := strings.TrimPrefix(q.File, "./")
+			suffix := "/" + file
+			where = append(where, "t.rowid IN (SELECT obs_rowid FROM observation_files WHERE name = ? AND (path = ? OR substr(path, ?) = ?))")
+			args = append(args, replica.FileName(file), file, -utf8.RuneCountInString(suffix), suffix)
 		}
 	}
 	if len(where) == 0 {

@@ -24,11 +24,14 @@ type SearchQuery struct {
 	Type     string   `json:"type,omitempty"`     // all (default), observations, sessions, prompts
 	ObsTypes []string `json:"obs_type,omitempty"` // bugfix, decision, …: observations only
 	Device   string   `json:"device,omitempty"`   // origin ID or device name
-	Since    int64    `json:"since,omitempty"`    // epoch ms, inclusive
-	Until    int64    `json:"until,omitempty"`    // epoch ms, exclusive
-	Limit    int      `json:"limit,omitempty"`
-	Offset   int      `json:"offset,omitempty"`
-	Order    string   `json:"order,omitempty"` // relevance (default with text), newest, oldest
+	// File keeps observations that read or modified this file: the path as recorded, a
+	// path relative to the project ("internal/auth/middleware.go") or a basename.
+	File   string `json:"file,omitempty"`
+	Since  int64  `json:"since,omitempty"` // epoch ms, inclusive
+	Until  int64  `json:"until,omitempty"` // epoch ms, exclusive
+	Limit  int    `json:"limit,omitempty"`
+	Offset int    `json:"offset,omitempty"`
+	Order  string `json:"order,omitempty"` // relevance (default with text), newest, oldest
 	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
 	// embedded observations, else fts).
 	Mode string `json:"mode,omitempty"`

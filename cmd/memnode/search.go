@@ -140,6 +140,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Type, "type", "all", "observations, sessions, prompts or all")
 	fs.StringVar(&obsTypes, "obs-type", "", "comma-separated observation types (bugfix,decision,…)")
 	fs.StringVar(&q.Device, "device", "", "only records that originated on this device (name or ID)")
+	fs.StringVar(&q.File, "file", "", "only observations that read or modified this file (full path, path in the project or file name)")
 	fs.StringVar(&since, "since", "", "only records at or after this ISO date/time")
 	fs.StringVar(&until, "until", "", "only records before this ISO date/time")
 	fs.IntVar(&q.Limit, "limit", apitype.DefaultLimit, "rows to show")

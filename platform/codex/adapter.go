@@ -56,8 +56,8 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		Prompt:               p.Prompt,
 		ToolName:             p.ToolName,
 		ToolUseID:            p.ToolUseID,
-		ToolInput:            nonNull(p.ToolInput),
-		ToolResponse:         nonNull(p.ToolResponse),
+		ToolInput:            platform.NonNull(p.ToolInput),
+		ToolResponse:         platform.NonNull(p.ToolResponse),
 		Bookkeeping:          bookkeeping[p.ToolName] || strings.HasPrefix(p.ToolName, mcpPrefix),
 		StopHookActive:       p.StopHookActive,
 		LastAssistantMessage: p.LastAssistantMessage,
@@ -177,13 +177,6 @@ func mustJSON(v any) json.RawMessage {
 		return nil // only maps of strings and JSON values reach here
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
-}
-
-func nonNull(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil
-	}
-	return raw
 }
 
 // absPath resolves a patch's path against the session's cwd.

@@ -6,6 +6,7 @@ import (
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/claudecode"
 	"github.com/memnode/memnode/platform/codex"
+	"github.com/memnode/memnode/platform/copilot"
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
 	"github.com/memnode/memnode/platform/mcponly"
@@ -21,6 +22,7 @@ func Builtin() *platform.Registry {
 		cursor.Platform(),
 		windsurf.Platform(),
 		codex.Platform(),
+		copilot.Platform(),
 		mcponly.GoosePlatform(),
 		mcponly.RooCodePlatform(),
 		mcponly.WarpPlatform(),

@@ -57,7 +57,9 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	@echo "== embeddings: encode speed, vector and hybrid search"
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 20x -cpu 1,2 -timeout 30m ./embed/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Embed(Tiny|MiniLMSized|QueryMiniLMSized)$$|Vector|Hybrid|Cosine' -benchtime 20x -cpu 1,2 -timeout 30m ./embed/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Encode1000MiniLMSized$$' -benchtime 1x -cpu 2 -timeout 30m ./embed/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench 'EmbedMiniLMSizedSpago$$' -benchtime 5x -cpu 2 -timeout 30m ./embed/
 	@echo "== team memory on a real 3-node rqlite cluster: push, A→B latency, late-member catch-up, search --team at 100k"
 	$(MAKE) rqlited
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkTeam -benchtime 1x -timeout 20m ./team/

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nlpodyssey/spago/ag"
+	cbert "github.com/nlpodyssey/cybertron/pkg/models/bert"
 )
 
 // benchText is a 50-word observation, the size the encode target names.
@@ -211,17 +211,66 @@ func BenchmarkCosine384(b *testing.B) {
 	_ = sink
 }
 
-// The *Sync variants run spago's operators synchronously (ag.SetForceSyncExecution, a
-// process-wide switch) to compare CPU cost against spago's default goroutine-per-op
-// execution. The library leaves the default alone; cmd/ may flip it.
-func BenchmarkEmbedTinySync(b *testing.B) {
-	ag.SetForceSyncExecution(true)
-	defer ag.SetForceSyncExecution(false)
-	benchEmbed(b, "bench/tiny")
+// benchTexts returns n distinct 50-word texts: benchText's words in a different order each.
+func benchTexts(n int) []string {
+	words := strings.Fields(benchText)
+	rng := rand.New(rand.NewPCG(42, 42))
+	out := make([]string, n)
+	for i := range out {
+		w := append([]string(nil), words...)
+		rng.Shuffle(len(w), func(a, b int) { w[a], w[b] = w[b], w[a] })
+		out[i] = strings.Join(w, " ")
+	}
+	return out
 }
 
-func BenchmarkEmbedMiniLMSizedSync(b *testing.B) {
-	ag.SetForceSyncExecution(true)
-	defer ag.SetForceSyncExecution(false)
-	benchEmbed(b, "bench/minilm-sized")
+// BenchmarkEncode1000MiniLMSized is the backfill figure: 1,000 distinct 50-word texts
+// through the MiniLM-L6-shaped model in the embedding worker's batches of 32, every core
+// in use (run with -benchtime 1x; -cpu sets the cores).
+func BenchmarkEncode1000MiniLMSized(b *testing.B) {
+	c, err := OpenCybertron(CybertronConfig{ModelsDir: benchModelsDir(b), Model: "bench/minilm-sized"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	texts := benchTexts(1000)
+	ctx := context.Background()
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU(b)
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < len(texts); j += 32 {
+			if _, err := c.Embed(ctx, texts[j:min(j+32, len(texts))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	n := float64(b.N * len(texts))
+	b.ReportMetric(n/time.Since(start).Seconds(), "texts/s")
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/n, "cpu-ms/text")
+}
+
+// BenchmarkEmbedMiniLMSizedSpago is the path memnode used before its own encoder:
+// cybertron's forward pass on spago's autograd graph, one text at a time (the baseline
+// of BenchmarkEncode1000MiniLMSized: texts/s here against texts/s there).
+func BenchmarkEmbedMiniLMSizedSpago(b *testing.B) {
+	dir := benchModelsDir(b)
+	te, err := loadTextEncoding(dir, "bench/minilm-sized")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := OpenCybertron(CybertronConfig{ModelsDir: dir, Model: "bench/minilm-sized"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	texts := benchTexts(b.N)
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU(b)
+	for i := 0; i < b.N; i++ {
+		if _, err := te.Model.Encode(c.tokenize(texts[i]), cbert.MeanPooling); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "texts/s")
+	b.ReportMetric(float64((processCPU(b)-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/text")
 }

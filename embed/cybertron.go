@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	cbert "github.com/nlpodyssey/cybertron/pkg/models/bert"
 	"github.com/nlpodyssey/cybertron/pkg/tasks"
@@ -17,7 +19,7 @@ import (
 	tebert "github.com/nlpodyssey/cybertron/pkg/tasks/textencoding/bert"
 	"github.com/nlpodyssey/cybertron/pkg/tokenizers"
 	"github.com/nlpodyssey/cybertron/pkg/tokenizers/wordpiecetokenizer"
-	"github.com/nlpodyssey/spago/mat"
+	"github.com/nlpodyssey/cybertron/pkg/vocabulary"
 )
 
 // ErrClosed is returned by Embed after Close.
@@ -40,6 +42,9 @@ type CybertronConfig struct {
 	// MaxTokens bounds the token sequence including [CLS] and [SEP]; 0 means
 	// DefaultMaxTokens. It is capped at the model's max_position_embeddings.
 	MaxTokens int
+	// Workers is how many texts one Embed call encodes at once, each on its own
+	// goroutine; 0 means runtime.GOMAXPROCS (a backfill batch uses every core).
+	Workers int
 }
 
 func (c CybertronConfig) withDefaults() CybertronConfig {
@@ -48,6 +53,9 @@ func (c CybertronConfig) withDefaults() CybertronConfig {
 	}
 	if c.MaxTokens <= 0 {
 		c.MaxTokens = DefaultMaxTokens
+	}
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	return c
 }
@@ -58,7 +66,9 @@ func (c CybertronConfig) ModelDir() string {
 	return filepath.Join(c.ModelsDir, filepath.FromSlash(c.Model))
 }
 
-// Cybertron embeds text with a BERT sentence encoder run in-process by cybertron/spago:
+// Cybertron embeds text with a BERT sentence encoder: the model is loaded by cybertron,
+// then run by memnode's inference-only forward pass (bertEncoder: one matrix product per
+// layer and text, buffers reused, texts of one call spread over Workers goroutines).
 // WordPiece tokens, mean pooling over all token states ([CLS] and [SEP] included, as
 // sentence-transformers does for an unpadded sequence), then L2 normalisation.
 type Cybertron struct {
@@ -66,14 +76,17 @@ type Cybertron struct {
 	dim       int
 	maxTokens int
 	lower     bool
+	workers   int
 
-	// mu serialises forward passes: cybertron does not document its models as safe
-	// for concurrent use, and the embedding worker is a single goroutine anyway.
-	mu    sync.Mutex
-	model *tebert.TextEncoding // nil after Close
+	tokenizer *wordpiecetokenizer.WordPieceTokenizer
+	vocab     *vocabulary.Vocabulary
+	scratch   sync.Pool // *scratch
+
+	// mu guards enc: Embed holds it shared, Close exclusively (so Close waits for
+	// in-flight calls).
+	mu  sync.RWMutex
+	enc *bertEncoder // nil after Close
 }
-
-var _ Embedder = (*Cybertron)(nil)
 
 // OpenCybertron verifies and loads the model named by cfg through cybertron's loader
 // with downloads and conversion disabled, so it never touches the network and never
@@ -90,12 +103,19 @@ func OpenCybertron(cfg CybertronConfig) (*Cybertron, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: load %s: %w", ErrNoModel, dir, err)
 	}
+	enc, err := newBertEncoder(m.Model.Bert)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrNoModel, dir, err)
+	}
 	c := &Cybertron{
 		modelID:   cfg.Model,
 		dim:       mc.HiddenSize,
 		maxTokens: min(cfg.MaxTokens, mc.MaxPositionEmbeddings),
 		lower:     tc.DoLowerCase,
-		model:     m,
+		workers:   cfg.Workers,
+		tokenizer: m.Tokenizer,
+		vocab:     m.Model.Bert.Embeddings.Vocab,
+		enc:       enc,
 	}
 	// A forward pass proves the weights, vocabulary and config agree; a mismatch would
 	// otherwise surface later as a panic inside the background worker.
@@ -203,46 +223,74 @@ func checkVocab(path string) error {
 	return nil
 }
 
-// Embed implements Embedder. Texts longer than MaxTokens are truncated.
+// Embed implements Embedder. Texts longer than MaxTokens are truncated. The texts are
+// encoded in parallel (Workers at a time); the vectors come back in order.
 func (c *Cybertron) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.enc == nil {
+		return nil, ErrClosed
+	}
 	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("embed: %w", err)
+	errs := make([]error, len(texts))
+	var next atomic.Int64
+	work := func() {
+		sc, _ := c.scratch.Get().(*scratch)
+		if sc == nil {
+			sc = &scratch{}
 		}
-		v, err := c.embedOne(t)
-		if err != nil {
-			return nil, fmt.Errorf("embed text %d: %w", i, err)
+		defer c.scratch.Put(sc)
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(texts) {
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				errs[i] = fmt.Errorf("embed: %w", err)
+				return
+			}
+			out[i], errs[i] = c.embedOne(texts[i], sc)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("embed text %d: %w", i, errs[i])
+			}
 		}
-		out[i] = v
+	}
+	n := min(c.workers, len(texts))
+	var wg sync.WaitGroup
+	for range n - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func (c *Cybertron) embedOne(text string) (v []float32, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.model == nil {
-		return nil, ErrClosed
-	}
-	// spago reports shape and vocabulary problems by panicking; one bad text must not
-	// take the daemon down.
+func (c *Cybertron) embedOne(text string, sc *scratch) (v []float32, err error) {
+	// A shape bug must fail one text, not the daemon (this may run on a worker goroutine).
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("cybertron panicked: %v", r)
+			err = fmt.Errorf("encoder panicked: %v", r)
 		}
 	}()
-	enc, err := c.model.Model.Encode(c.tokenize(text), cbert.MeanPooling)
-	if err != nil {
+	toks := c.tokenize(text)
+	ids := make([]int, len(toks))
+	for i, t := range toks {
+		id, ok := c.vocab.ID(t)
+		if !ok {
+			return nil, fmt.Errorf("token %q is not in the vocabulary", t)
+		}
+		ids[i] = id
+	}
+	v = make([]float32, c.dim)
+	if err := c.enc.encode(ids, sc, v); err != nil {
 		return nil, err
-	}
-	m, ok := enc.Value().(mat.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("unexpected encoder output %T", enc.Value())
-	}
-	v = append([]float32(nil), mat.Data[float32](m)...)
-	if len(v) != c.dim {
-		return nil, fmt.Errorf("encoder returned dim %d, want %d", len(v), c.dim)
 	}
 	if !Normalize(v) {
 		return nil, fmt.Errorf("encoder returned a zero or non-finite vector")
@@ -256,7 +304,7 @@ func (c *Cybertron) tokenize(text string) []string {
 	if c.lower {
 		text = strings.ToLower(text)
 	}
-	words := tokenizers.GetStrings(c.model.Tokenizer.Tokenize(text))
+	words := tokenizers.GetStrings(c.tokenizer.Tokenize(text))
 	if limit := c.maxTokens - 2; len(words) > limit {
 		words = words[:limit]
 	}
@@ -276,6 +324,6 @@ func (c *Cybertron) Dim() int { return c.dim }
 func (c *Cybertron) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.model = nil
+	c.enc = nil
 	return nil
 }

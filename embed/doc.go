@@ -2,8 +2,11 @@
 //
 // The package has four independent parts:
 //
-//   - [Embedder], with a cybertron BERT implementation ([Cybertron], mean pooling,
-//     L2 normalisation) and a deterministic feature-hashing one ([Hashing]) for tests.
+//   - [Embedder], with a BERT implementation ([Cybertron]: cybertron loads the model,
+//     memnode's inference-only forward pass in encoder.go encodes it — one matrix product
+//     per layer and text through the kernels in kernels.c, a batch's texts in parallel —;
+//     mean pooling, L2 normalisation) and a deterministic feature-hashing one ([Hashing])
+//     for tests.
 //   - [Pull], which downloads and converts a Hugging Face model into the models dir
 //     atomically: either a complete, loadable model directory appears, or nothing does.
 //   - Vector helpers: [Cosine], [EncodeVector]/[DecodeVector] for SQLite blobs, and an

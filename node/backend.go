@@ -86,7 +86,7 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 			Summaries: c.Summaries, Ops: c.Ops, Tombstones: c.Tombstones},
 		Queue:      apitype.QueueStatus{Waiting: c.Pending, Ingested: ps.Ingested, Processed: ps.Processed, Failures: ps.Failures},
 		Compressor: apitype.CompressorStatus{Name: n.cfg.Compressor.Name()},
-		Embed:      apitype.EmbedStatus{State: n.embedStatus()},
+		Embed:      n.embedStatus(),
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
 		Storage:    n.storageStatus(ps),
 		Team:       n.teamSummary(ctx),

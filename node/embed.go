@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed/worker"
 	"github.com/memnode/memnode/inject"
@@ -31,12 +32,13 @@ func (n *Node) startEmbed(rep *replica.Replica, svc *search.Service) {
 	w.Start()
 }
 
-// embedStatus is Status.Embeddings.
-func (n *Node) embedStatus() string {
+// embedStatus is Status.Embed.
+func (n *Node) embedStatus() apitype.EmbedStatus {
 	if w := n.embedW.Load(); w != nil {
-		return w.Status()
+		p := w.Progress()
+		return apitype.EmbedStatus{State: w.Status(), Model: p.Model, Embedded: p.Embedded, Total: p.Total, Failed: p.Failed}
 	}
-	return worker.StatusNoModel
+	return apitype.EmbedStatus{State: worker.StatusNoModel}
 }
 
 // SemanticContext serves POST /api/context/semantic: the past observations of project

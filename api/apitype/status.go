@@ -81,6 +81,12 @@ type ProviderStatus struct {
 // EmbedStatus is the embedding worker's state, one line ("off — no model", "on: …").
 type EmbedStatus struct {
 	State string `json:"state"`
+	// Model, Embedded, Total and Failed count the observations embedded for the model
+	// (`memnode embed status --wait` shows a backfill's progress from them).
+	Model    string `json:"model,omitempty"`
+	Embedded int    `json:"embedded,omitempty"`
+	Total    int    `json:"total,omitempty"`
+	Failed   int    `json:"failed,omitempty"`
 }
 
 // SyncStatus is device sync's state in one line ('memnode peers' has the details).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
@@ -40,7 +41,7 @@ func buildEmbedder(env *cliEnv) func() (embed.Embedder, error) {
 }
 
 func cmdEmbed(ctx context.Context, env *cliEnv, args []string) int {
-	usage := "usage: memnode embed pull [MODEL] [--force] | embed status"
+	usage := "usage: memnode embed pull [MODEL] [--force] | embed status [--wait]"
 	if len(args) == 0 {
 		fmt.Fprintln(env.Stderr, "memnode: "+usage)
 		return 2
@@ -152,7 +153,8 @@ func (p *progressBar) finish() {
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "embed status")
+	fs := newFlags(env, "embed status [--wait]")
+	wait := fs.Bool("wait", false, "follow the node's backfill: print its progress until every observation is embedded")
 	if _, err := parseMixed(fs, args); err != nil {
 		return 2
 	}
@@ -169,9 +171,71 @@ func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
 		var st apitype.Status
 		if err := apiGet(ctx, env, "/api/status", &st); err == nil {
 			fmt.Fprintf(env.Stdout, "node:        %s\n", st.Embed.State)
+			if !*wait {
+				return 0
+			}
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			poll := func(ctx context.Context) (apitype.EmbedStatus, error) {
+				var st apitype.Status
+				err := apiGet(ctx, env, "/api/status", &st)
+				return st.Embed, err
+			}
+			if err := waitEmbedded(ctx, env.Stderr, poll, tick.C, time.Now); err != nil {
+				return fail(env, "embed status: %v", err)
+			}
 			return 0
 		}
 	}
 	fmt.Fprintln(env.Stdout, "node:        not running")
 	return 0
+}
+
+// waitEmbedded polls the node's embedding progress at every tick and draws it on one line
+// (count, share, rate) until every observation has a vector (or could not get one).
+func waitEmbedded(ctx context.Context, w io.Writer, poll func(context.Context) (apitype.EmbedStatus, error),
+	tick <-chan time.Time, now func() time.Time) error {
+	var first apitype.EmbedStatus
+	var t0 time.Time
+	drawn := false
+	for {
+		st, err := poll(ctx)
+		if err != nil {
+			if drawn {
+				fmt.Fprintln(w)
+			}
+			return err
+		}
+		if st.Model == "" {
+			if drawn {
+				fmt.Fprintln(w)
+			}
+			return fmt.Errorf("the node is not embedding (%s)", st.State)
+		}
+		if t0.IsZero() || st.Model != first.Model {
+			first, t0 = st, now()
+		}
+		line := fmt.Sprintf("embedding %s: %d/%d", st.Model, st.Embedded, st.Total)
+		if st.Total > 0 {
+			line += fmt.Sprintf(" (%d%%)", 100*st.Embedded/st.Total)
+		}
+		if el := now().Sub(t0).Seconds(); el > 0 && st.Embedded > first.Embedded {
+			line += fmt.Sprintf(", %.1f observations/s", float64(st.Embedded-first.Embedded)/el)
+		}
+		if st.Failed > 0 {
+			line += fmt.Sprintf(", %d could not be embedded", st.Failed)
+		}
+		fmt.Fprintf(w, "\r%s", line)
+		drawn = true
+		if st.Embedded+st.Failed >= st.Total {
+			fmt.Fprintln(w, " — done")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return ctx.Err()
+		case <-tick:
+		}
+	}
 }

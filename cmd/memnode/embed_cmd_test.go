@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
 )
@@ -119,5 +121,48 @@ func TestProgressBar(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress output lacks %q:\n%q", want, got)
 		}
+	}
+}
+
+// TestWaitEmbeddedShowsProgressUntilDone: `memnode embed status --wait` redraws one line
+// per poll with the count, the share and the rate, and returns once every observation has
+// a vector (or failed); a node that is not embedding is an error.
+func TestWaitEmbeddedShowsProgressUntilDone(t *testing.T) {
+	seq := []apitype.EmbedStatus{
+		{State: "on", Model: "m", Embedded: 0, Total: 100},
+		{State: "on", Model: "m", Embedded: 40, Total: 100},
+		{State: "on", Model: "m", Embedded: 98, Total: 100, Failed: 2},
+	}
+	i := 0
+	poll := func(context.Context) (apitype.EmbedStatus, error) {
+		st := seq[min(i, len(seq)-1)]
+		i++
+		return st, nil
+	}
+	tick := make(chan time.Time, 10)
+	for range 10 {
+		tick <- time.Time{}
+	}
+	clock := time.Unix(0, 0)
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	var out bytes.Buffer
+	if err := waitEmbedded(context.Background(), &out, poll, tick, now); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"\rembedding m: 0/100 (0%)", "\rembedding m: 40/100 (40%), 20.0 observations/s",
+		"98/100 (98%)", "2 could not be embedded — done\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress output lacks %q:\n%q", want, got)
+		}
+	}
+	if i != 3 {
+		t.Errorf("polled %d times, want 3 (stop when done)", i)
+	}
+	off := func(context.Context) (apitype.EmbedStatus, error) {
+		return apitype.EmbedStatus{State: "off — no model"}, nil
+	}
+	if err := waitEmbedded(context.Background(), &out, off, tick, now); err == nil || !strings.Contains(err.Error(), "no model") {
+		t.Errorf("a node without a model: %v", err)
 	}
 }

@@ -74,9 +74,10 @@ type Worker struct {
 	cfg Config
 	log *slog.Logger
 
-	emb    atomic.Pointer[embedderBox] // set once the model is open
-	idx    atomic.Pointer[embed.Index] // replaced whole when rebuilt
-	status atomic.Pointer[string]
+	emb      atomic.Pointer[embedderBox] // set once the model is open
+	idx      atomic.Pointer[embed.Index] // replaced whole when rebuilt
+	status   atomic.Pointer[string]
+	progress atomic.Pointer[Progress]
 
 	cacheMu sync.Mutex
 	cache   map[string][]float32
@@ -147,6 +148,21 @@ func (w *Worker) Close() error {
 func (w *Worker) Status() string { return *w.status.Load() }
 
 func (w *Worker) setStatus(s string) { w.status.Store(&s) }
+
+// Progress is how far the worker has embedded the observations for its model.
+type Progress struct {
+	Model           string
+	Embedded, Total int
+	Failed          int
+}
+
+// Progress returns the worker's latest progress (zero before its model is open).
+func (w *Worker) Progress() Progress {
+	if p := w.progress.Load(); p != nil {
+		return *p
+	}
+	return Progress{}
+}
 
 func (w *Worker) run(ctx context.Context, sub *feed.Subscription) {
 	e, ok := w.openModel(ctx)
@@ -340,6 +356,7 @@ func (w *Worker) step(ctx context.Context, e embed.Embedder) (bool, error) {
 }
 
 func (w *Worker) setProgress(model string, st replica.VectorStats) {
+	w.progress.Store(&Progress{Model: model, Embedded: min(st.Embedded, st.Total), Total: st.Total, Failed: st.Failed})
 	s := fmt.Sprintf("on: %s, %d/%d embedded", model, min(st.Embedded, st.Total), st.Total)
 	if st.Failed > 0 {
 		s += fmt.Sprintf(" (%d could not be embedded)", st.Failed)

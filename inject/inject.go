@@ -37,6 +37,9 @@ type Input struct {
 	// ViewerURL, when set, is the web viewer's address, named for the user (setting
 	// context_viewer_link).
 	ViewerURL string
+	// ShortIDs maps an observation's ID to the short form the context shows (the full ID
+	// when absent); get and timeline accept both.
+	ShortIDs map[string]string
 }
 
 // Render returns the context block, or "" when the project has no memory yet.
@@ -95,7 +98,11 @@ func Render(in Input, lim Limits) string {
 			if src != "" {
 				text, item, tag = quoted, "  > ", label(src, observationTexts(o)...)
 			}
-			line := fmt.Sprintf("%s %s %s %s%s%s\n", o.ID, t.Format("15:04"), memory.TypeEmoji(o.Type), text(o.Title), tag, in.device(o.Origin))
+			id := o.ID
+			if sh := in.ShortIDs[o.ID]; sh != "" {
+				id = sh
+			}
+			line := fmt.Sprintf("%s %s %s %s%s%s\n", id, t.Format("15:04"), memory.TypeEmoji(o.Type), text(o.Title), tag, in.device(o.Origin))
 			b.WriteString(line)
 			readTokens += memory.EstimateTokens(line)
 			if i < lim.Full {

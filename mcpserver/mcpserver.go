@@ -304,6 +304,11 @@ func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a Timelin
 }
 
 func anchorName(tl apitype.Timeline) string {
+	for _, it := range tl.Items {
+		if it.Anchor && it.Short != "" {
+			return it.Short
+		}
+	}
 	if tl.AnchorID != "" {
 		return tl.AnchorID
 	}

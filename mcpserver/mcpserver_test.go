@@ -75,7 +75,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, b
 	return b.String(), res.IsError
 }
 
-var idRE = regexp.MustCompile(`(?m)^(?:> )?([0-9A-Z]{26}) `)
+var idRE = regexp.MustCompile(`(?m)^(?:> )?([0-9A-Z]{6,12}) `)
 
 func TestWorkflow(t *testing.T) {
 	cs := session(t)

@@ -31,6 +31,13 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 	if s.ContextViewerLink {
 		in.ViewerURL = "http://" + n.Addr() + "/"
 	}
+	ids := make([]string, len(in.Observations))
+	for i, o := range in.Observations {
+		ids[i] = o.ID
+	}
+	if in.ShortIDs, err = rep.ShortIDs(ctx, ids); err != nil {
+		return "", n.checkCorrupt(err)
+	}
 	return inject.Render(in, lim), nil
 }
 

@@ -263,6 +263,12 @@ func (r *Replica) migrate(ctx context.Context) error {
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", e.Name(), err)
 		}
+		if step := migrationSteps[v]; step != nil {
+			if err := step(ctx, tx); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migrate %s: %w", e.Name(), err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version(version, applied_at) VALUES (?, ?)", v, r.cfg.Now().UnixMilli()); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migrate %s: %w", e.Name(), err)

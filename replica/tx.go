@@ -171,6 +171,9 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	t := &wtx{Tx: tx, ctx: ctx, r: r, stmts: map[string]*sql.Stmt{}}
 	defer func() { *misses = t.misses }()
 	err = fn(t)
+	if err == nil {
+		err = t.indexShortIDs(ctx)
+	}
 	if err == nil && t.ow != nil {
 		err = t.ow.flush(ctx)
 	}

@@ -2,29 +2,61 @@ package search
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/replica"
 )
 
 // resolveRef turns a record reference a caller gave into the ID it names. A number is
 // claude-mem's ID of an observation, "S<number>" claude-mem's ID of a session summary
-// (agents with claude-mem habits use both; the import kept the map). Anything else, and a
-// number no import brought, is returned unchanged.
+// (agents with claude-mem habits use both; the import kept the map); 4–12 base32
+// characters are a short ID (a unique prefix; a shared one is an ErrInvalid error naming
+// the candidates). Anything else, and a reference that names nothing, is returned
+// unchanged.
 func (v *Service) resolveRef(ctx context.Context, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	kind, digits := replica.OpObservation, ref
 	if rest, ok := strings.CutPrefix(ref, "S"); ok {
 		kind, digits = replica.OpSummary, rest
 	}
-	num, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || num <= 0 || digits[0] == '+' {
+	if num, err := strconv.ParseInt(digits, 10, 64); err == nil && num > 0 && digits[0] != '+' {
+		id, ok, err := v.store.ClaudeMemRecord(ctx, kind, num)
+		if err != nil {
+			return ref, err
+		}
+		if ok {
+			return id, nil
+		}
+	}
+	if !replica.IsShortIDForm(ref) {
 		return ref, nil
 	}
-	id, ok, err := v.store.ClaudeMemRecord(ctx, kind, num)
+	id, ok, err := v.store.ResolveShortID(ctx, ref)
+	if errors.Is(err, replica.ErrAmbiguous) {
+		return ref, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	if err != nil || !ok {
 		return ref, err
 	}
 	return id, nil
+}
+
+// withShortIDs sets Short on every hit: the form the index and timeline show.
+func (v *Service) withShortIDs(ctx context.Context, hits []apitype.Hit) error {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	short, err := v.store.ShortIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Short = short[hits[i].ID]
+	}
+	return nil
 }

@@ -25,6 +25,8 @@ type Store interface {
 	Forget(ctx context.Context, ids []string) (int, error)
 	Import(ctx context.Context, b *replica.ImportBatch) (replica.ImportResult, error)
 	ClaudeMemRecord(ctx context.Context, kind string, num int64) (string, bool, error)
+	ShortIDs(ctx context.Context, ids []string) (map[string]string, error)
+	ResolveShortID(ctx context.Context, prefix string) (string, bool, error)
 	importer.ExportReader
 }
 
@@ -48,7 +50,11 @@ func (v *Service) Searcher() *Searcher { return v.s }
 
 // Search runs a query.
 func (v *Service) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
-	return v.s.Search(ctx, Query(q))
+	res, err := v.s.Search(ctx, Query(q))
+	if err != nil {
+		return res, err
+	}
+	return res, v.withShortIDs(ctx, res.Hits)
 }
 
 // Timeline returns the records around an anchor.
@@ -60,7 +66,11 @@ func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apityp
 		}
 		q.Anchor = a
 	}
-	return v.s.Timeline(ctx, q)
+	tl, err := v.s.Timeline(ctx, q)
+	if err != nil {
+		return tl, err
+	}
+	return tl, v.withShortIDs(ctx, tl.Items)
 }
 
 // Forget tombstones records (or whole sessions) and purges their content everywhere.
@@ -71,15 +81,25 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 		if id == "" {
 			continue
 		}
-		// "S<session id>" names a session, as in timeline anchors.
+		// "S<session id>" names a session, as in timeline anchors; otherwise a short ID or
+		// a claude-mem number names the record it resolves to (never a guess: an
+		// ambiguous short ID is an error).
+		known := false
 		if sid, ok := strings.CutPrefix(id, "S"); ok && sid != "" {
-			known, err := v.store.HasSession(ctx, sid)
-			if err != nil {
+			var err error
+			if known, err = v.store.HasSession(ctx, sid); err != nil {
 				return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
 			}
 			if known {
 				id = sid
 			}
+		}
+		if !known {
+			rid, err := v.resolveRef(ctx, id)
+			if err != nil {
+				return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
+			}
+			id = rid
 		}
 		clean = append(clean, id)
 	}

@@ -29,7 +29,11 @@ func IndexLine(h Hit) string {
 	if h.Anchor {
 		b.WriteString("> ")
 	}
-	fmt.Fprintf(&b, "%s  %s  %-9s %s  [%s", h.ID, FormatTime(h.Time), h.Type, Clip(h.Title, maxTitleRunes), h.Project)
+	id := h.ID
+	if h.Short != "" {
+		id = h.Short
+	}
+	fmt.Fprintf(&b, "%s  %s  %-9s %s  [%s", id, FormatTime(h.Time), h.Type, Clip(h.Title, maxTitleRunes), h.Project)
 	if d := h.Device; d != "" {
 		b.WriteString(" @" + d)
 	} else if h.Origin != "" {

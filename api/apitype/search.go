@@ -39,8 +39,11 @@ type SearchQuery struct {
 
 // Hit is one row of the compact index: enough to decide whether to look closer.
 type Hit struct {
-	Kind      string  `json:"kind"`
-	ID        string  `json:"id"`
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Short is the ID's short form (unique among the node's records, ≤ 12 characters,
+	// usually 6): what the index shows; get and timeline accept it like the ID.
+	Short     string  `json:"short,omitempty"`
 	Time      int64   `json:"time"` // epoch ms
 	Type      string  `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
 	Title     string  `json:"title"`

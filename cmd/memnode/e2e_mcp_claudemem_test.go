@@ -66,7 +66,7 @@ func TestMCPClaudeMemNamesOverStdio(t *testing.T) {
 		t.Errorf("search hits:\n%s", own)
 	}
 
-	id := regexp.MustCompile(`(?m)^([0-9A-Z]{26}) .*Invoice export timed out`).FindStringSubmatch(own)
+	id := regexp.MustCompile(`(?m)^([0-9A-Z]{6,12}) .*Invoice export timed out`).FindStringSubmatch(own)
 	if id == nil {
 		t.Fatalf("no ID for claude-mem observation 8 in:\n%s", own)
 	}

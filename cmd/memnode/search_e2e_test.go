@@ -25,7 +25,7 @@ func requireSearchCommands(t *testing.T, in *instance) {
 	}
 }
 
-var rowID = regexp.MustCompile(`(?m)^(?:> )?([0-9A-Z]{26}) `)
+var rowID = regexp.MustCompile(`(?m)^(?:> )?([0-9A-Z]{6,12}) `)
 
 // TestSearchCLIAndExportRoundTrip imports the claude-mem sample into a running node,
 // searches it, and checks export → import into a fresh data dir → export is lossless.

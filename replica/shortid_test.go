@@ -1,0 +1,136 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memnode/memnode/memory"
+)
+
+func importObservations(t *testing.T, r *Replica, n int) []string {
+	t.Helper()
+	b := &ImportBatch{}
+	for i := range n {
+		at := int64(1_790_000_000_000 + i*1000)
+		b.Observations = append(b.Observations, memory.Observation{ID: ImportID(at, fmt.Sprint("short:", i)),
+			SessionID: "s1", Project: "p", Type: "change", Title: fmt.Sprint("obs ", i), CreatedAt: at})
+	}
+	if _, err := r.Import(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, n)
+	for i, o := range b.Observations {
+		ids[i] = o.ID
+	}
+	return ids
+}
+
+// TestShortIDsAreUniquePrefixesThatResolve: every record's short form is at least
+// MinShortID characters, never reads as a claude-mem number, differs from every other
+// record's, and resolves back to its record; a prefix several share is an error naming
+// them; a forgotten record's short ID resolves no more.
+func TestShortIDsAreUniquePrefixesThatResolve(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	ids := importObservations(t, r, 3000)
+	short, err := r.ShortIDs(ctx, append(ids, "0000000000000000000000NONE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(short) != len(ids) {
+		t.Fatalf("%d short forms for %d records (an unknown ID must get none)", len(short), len(ids))
+	}
+	seen := map[string]string{}
+	for _, id := range ids {
+		s := short[id]
+		if len(s) < MinShortID || len(s) > 8 || looksNumeric(s) {
+			t.Errorf("short form %q of %s", s, id)
+		}
+		if memory.EstimateTokens(s) > 3 {
+			t.Errorf("short form %q costs %d tokens", s, memory.EstimateTokens(s))
+		}
+		for o, os := range seen {
+			if strings.HasPrefix(os, s) || strings.HasPrefix(s, os) {
+				t.Fatalf("short forms %q (%s) and %q (%s): one is a prefix of the other", s, id, os, o)
+			}
+		}
+		seen[id] = s
+		for _, form := range []string{s, strings.ToLower(s)} {
+			got, ok, err := r.ResolveShortID(ctx, form)
+			if err != nil || !ok || got != id {
+				t.Fatalf("resolve %q: %q %v %v, want %s", form, got, ok, err, id)
+			}
+		}
+	}
+	// 3,000 hashes over 32⁴ four-character prefixes: some share one.
+	by4 := map[string][]string{}
+	for _, id := range ids {
+		by4[shortHash(id)[:4]] = append(by4[shortHash(id)[:4]], id)
+	}
+	var shared string
+	for p, group := range by4 {
+		if len(group) > 1 {
+			shared = p
+			break
+		}
+	}
+	if shared == "" {
+		t.Fatal("no shared 4-character prefix among 3,000 hashes")
+	}
+	_, ok, err := r.ResolveShortID(ctx, shared)
+	if ok || !errors.Is(err, ErrAmbiguous) {
+		t.Fatalf("shared prefix %s: ok=%v err=%v, want ErrAmbiguous", shared, ok, err)
+	}
+	for _, id := range by4[shared] {
+		if !strings.Contains(err.Error(), id) {
+			t.Errorf("the ambiguity error does not name candidate %s: %v", id, err)
+		}
+	}
+	for _, bad := range []string{"abc", "ABCDEFGHJKMNP", "AB-CD", "ILOU"} {
+		if _, ok, err := r.ResolveShortID(ctx, bad); ok || err != nil {
+			t.Errorf("resolve %q: ok=%v err=%v, want no match", bad, ok, err)
+		}
+	}
+	if _, err := r.Forget(ctx, []string{ids[0]}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := r.ResolveShortID(ctx, short[ids[0]]); ok || err != nil {
+		t.Errorf("forgotten record's short ID resolves: %q %v %v", got, ok, err)
+	}
+}
+
+// TestShortIDMigrationBackfills: records stored before schema v5 get short IDs when the
+// migration runs.
+func TestShortIDMigrationBackfills(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := importObservations(t, r, 20)
+	// Back to schema v4: as a database written before short IDs.
+	for _, q := range []string{"DROP TRIGGER observations_short_ad", "DROP TRIGGER prompts_short_ad", "DROP TRIGGER summaries_short_ad",
+		"DROP TABLE short_ids", "DELETE FROM schema_version WHERE version = 5"} {
+		if _, err := r.w.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	r, err = Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	short, err := r.ShortIDs(ctx, ids)
+	if err != nil || len(short) != len(ids) {
+		t.Fatalf("after the migration: %d short IDs for %d records, err %v", len(short), len(ids), err)
+	}
+	if got, ok, _ := r.ResolveShortID(ctx, short[ids[7]]); !ok || got != ids[7] {
+		t.Errorf("resolve %s: %q %v", short[ids[7]], got, ok)
+	}
+}

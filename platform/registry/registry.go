@@ -10,6 +10,7 @@ import (
 	"github.com/memnode/memnode/platform/cursor"
 	"github.com/memnode/memnode/platform/geminicli"
 	"github.com/memnode/memnode/platform/mcponly"
+	"github.com/memnode/memnode/platform/opencode"
 	"github.com/memnode/memnode/platform/qwencode"
 	"github.com/memnode/memnode/platform/windsurf"
 )
@@ -27,5 +28,6 @@ func Builtin() *platform.Registry {
 		mcponly.RooCodePlatform(),
 		mcponly.WarpPlatform(),
 		qwencode.Platform(),
+		opencode.Platform(),
 	)
 }

@@ -1,0 +1,82 @@
+// memnode plugin for OpenCode: written by `memnode install opencode`, removed by
+// `memnode uninstall opencode`. It hands OpenCode's plugin hook arguments to memnode's hook
+// binary, which strips private text, reaches the local node with the token it reads itself,
+// and answers at once. It never throws into OpenCode and waits at most a few seconds.
+import { spawn } from "node:child_process"
+
+const HOOK = __MEMNODE_HOOK__
+
+function hook(event, payload) {
+  return new Promise((resolve) => {
+    let out = ""
+    let child
+    try {
+      child = spawn(HOOK, ["hook", "opencode", event], { stdio: ["pipe", "pipe", "ignore"] })
+    } catch {
+      resolve({})
+      return
+    }
+    const timer = setTimeout(() => {
+      try { child.kill() } catch {}
+      resolve({})
+    }, 15000)
+    child.stdout.on("data", (d) => { out += d })
+    child.on("error", () => { clearTimeout(timer); resolve({}) })
+    child.on("close", () => {
+      clearTimeout(timer)
+      try { resolve(JSON.parse(out)) } catch { resolve({}) }
+    })
+    child.stdin.on("error", () => {})
+    child.stdin.end(JSON.stringify(payload))
+  })
+}
+
+export const MemnodePlugin = async ({ directory, worktree, client }) => {
+  const cwd = directory || worktree || process.cwd()
+  const contexts = new Map() // sessionID → Promise of the session's context
+  return {
+    // Context: asked once per session, put into every request's system prompt, but not the
+    // title generator's.
+    "experimental.chat.system.transform": async (input, output) => {
+      try {
+        const sid = input && input.sessionID
+        if (!sid || !output || !Array.isArray(output.system)) return
+        if (String(output.system[0] || "").startsWith("You are a title generator")) return
+        if (!contexts.has(sid)) {
+          contexts.set(sid, hook("context", { cwd, input: { sessionID: sid } }).then((r) => (r && r.additionalContext) || ""))
+        }
+        const text = await contexts.get(sid)
+        if (text) output.system.push(text)
+      } catch {}
+    },
+    "chat.message": async (input, output) => {
+      try { await hook("session-init", { cwd, input, output }) } catch {}
+    },
+    "tool.execute.after": async (input, output) => {
+      try { await hook("observation", { cwd, input, output }) } catch {}
+    },
+    event: async ({ event }) => {
+      try {
+        if (!event) return
+        if (event.type === "message.part.updated") {
+          const part = event.properties && event.properties.part
+          if (part && part.type === "tool" && part.state && part.state.status === "error") {
+            await hook("observation", { cwd, event })
+          }
+        } else if (event.type === "session.idle") {
+          const sid = event.properties && event.properties.sessionID
+          let last = ""
+          try {
+            const res = await client.session.messages({ path: { id: sid } })
+            const msgs = (res && res.data) || []
+            for (let i = msgs.length - 1; i >= 0 && !last; i--) {
+              if (!msgs[i] || !msgs[i].info || msgs[i].info.role !== "assistant") continue
+              last = (msgs[i].parts || []).filter((p) => p.type === "text").map((p) => p.text).join("\n").trim()
+            }
+          } catch {}
+          await hook("summarize", { cwd, event, last_assistant_message: last })
+        }
+      } catch {}
+    },
+  }
+}

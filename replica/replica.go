@@ -242,12 +242,17 @@ func (r *Replica) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	seen := map[int]string{}
 	for _, e := range entries {
 		num, _, ok := strings.Cut(e.Name(), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
 			return fmt.Errorf("migrate: bad migration name %q", e.Name())
 		}
+		if prev, dup := seen[v]; dup {
+			return fmt.Errorf("migrate: %s and %s have the same number", prev, e.Name())
+		}
+		seen[v] = e.Name()
 		if v <= cur {
 			continue
 		}

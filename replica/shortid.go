@@ -54,7 +54,7 @@ func (t *wtx) indexShortIDs(ctx context.Context) error {
 	return nil
 }
 
-// backfillShortIDs is migration 5's Go step: short IDs for the records already stored.
+// backfillShortIDs is migration 6's Go step: short IDs for the records already stored.
 func backfillShortIDs(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, "SELECT id FROM prompts UNION ALL SELECT id FROM observations UNION ALL SELECT id FROM summaries")
 	if err != nil {
@@ -87,7 +87,7 @@ func backfillShortIDs(ctx context.Context, tx *sql.Tx) error {
 }
 
 // migrationSteps run in a migration's transaction right after its SQL.
-var migrationSteps = map[int]func(context.Context, *sql.Tx) error{5: backfillShortIDs}
+var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillShortIDs}
 
 // ShortIDs returns the short form of each ID that names a record here (IDs without one
 // are left out): the shortest prefix of its hash, at least MinShortID characters, that no

@@ -103,7 +103,7 @@ func TestShortIDsAreUniquePrefixesThatResolve(t *testing.T) {
 	}
 }
 
-// TestShortIDMigrationBackfills: records stored before schema v5 get short IDs when the
+// TestShortIDMigrationBackfills: records stored before schema v6 get short IDs when the
 // migration runs.
 func TestShortIDMigrationBackfills(t *testing.T) {
 	ctx := context.Background()
@@ -113,9 +113,9 @@ func TestShortIDMigrationBackfills(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := importObservations(t, r, 20)
-	// Back to schema v4: as a database written before short IDs.
+	// Back to schema v5: as a database written before short IDs.
 	for _, q := range []string{"DROP TRIGGER observations_short_ad", "DROP TRIGGER prompts_short_ad", "DROP TRIGGER summaries_short_ad",
-		"DROP TABLE short_ids", "DELETE FROM schema_version WHERE version = 5"} {
+		"DROP TABLE short_ids", "DELETE FROM schema_version WHERE version = 6"} {
 		if _, err := r.w.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}

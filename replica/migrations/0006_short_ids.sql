@@ -1,4 +1,4 @@
--- memnode replica schema v5: short IDs. h is a 12-character hash of a prompt's,
+-- memnode replica schema v6: short IDs. h is a 12-character hash of a prompt's,
 -- observation's or summary's ID (shortid.go); the index, timeline and context show the
 -- shortest prefix of it that no other record here shares, and get/timeline accept any
 -- unique prefix. Derived locally (filled in Go when a record is stored, and for the records

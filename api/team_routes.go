@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/team"
 )
 
@@ -45,11 +46,6 @@ type TeamLeaveRequest struct {
 // TeamLeaveReply says how many pulled records a purge forgot.
 type TeamLeaveReply struct {
 	Forgotten int `json:"forgotten"`
-}
-
-// TeamSearchReply is the answer of GET /api/team/search?q=…&project=…&limit=….
-type TeamSearchReply struct {
-	Hits []team.Hit `json:"hits"`
 }
 
 func (s *Server) registerTeam(g *gin.RouterGroup) {
@@ -120,10 +116,11 @@ func (s *Server) teamLeave(c *gin.Context) {
 func (s *Server) teamSearch(c *gin.Context) {
 	limit, _ := strconv.Atoi(c.Query("limit"))
 	hits, err := s.cfg.Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
-	if hits == nil {
-		hits = []team.Hit{}
+	rep := apitype.TeamSearchReply{Hits: make([]apitype.TeamHit, 0, len(hits))}
+	for _, h := range hits {
+		rep.Hits = append(rep.Hits, apitype.TeamHit(h))
 	}
-	s.teamReply(c, TeamSearchReply{Hits: hits}, err)
+	s.teamReply(c, rep, err)
 }
 
 // teamReply maps team's sentinel errors to statuses. Their texts name the user and hosts,

@@ -27,6 +27,12 @@ type Memory interface {
 	Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error)
 }
 
+// TeamSearcher is the team cluster's search (search with team=true); the Memory may
+// implement it. Without it, team=true answers that team memory is not available.
+type TeamSearcher interface {
+	TeamSearch(ctx context.Context, query, project string, limit int) ([]apitype.TeamHit, error)
+}
+
 // Config configures a Server.
 type Config struct {
 	Memory Memory
@@ -152,6 +158,7 @@ type SearchArgs struct {
 	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
 	Order   string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
 	Mode    string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default when embeddings are on: keywords and meaning), fts (exact words only) or vector (meaning only)"`
+	Team    bool   `json:"team,omitempty" jsonschema:"search the team cluster: every project shared with the team, pulled here or not; hits show @user/device"`
 
 	DateStart any    `json:"dateStart,omitempty" jsonschema:"claude-mem alias of since: ISO date/time or epoch ms"`
 	DateEnd   any    `json:"dateEnd,omitempty" jsonschema:"claude-mem alias of until: ISO date/time or epoch ms"`
@@ -246,6 +253,9 @@ func timeArg(name, v, alias string, av any) (int64, error) {
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArgs) (*mcp.CallToolResult, any, error) {
+	if a.Team {
+		return s.teamSearch(ctx, a)
+	}
 	q, err := a.query()
 	if err != nil {
 		return nil, nil, err
@@ -270,6 +280,27 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, a SearchArg
 	_ = apitype.WriteIndex(&b, res.Hits)
 	if len(res.Hits) == q.Limit || (q.Limit == 0 && len(res.Hits) == apitype.DefaultLimit) {
 		fmt.Fprintf(&b, "(more may follow: offset=%d)\n", a.Offset+len(res.Hits))
+	}
+	return text(b.String()), nil, nil
+}
+
+// teamSearch answers search(team=true) from the team cluster, one row per hit with its author.
+func (s *Server) teamSearch(ctx context.Context, a SearchArgs) (*mcp.CallToolResult, any, error) {
+	ts, ok := s.cfg.Memory.(TeamSearcher)
+	if !ok {
+		return nil, nil, errors.New("team memory is not available here")
+	}
+	hits, err := ts.TeamSearch(ctx, a.Query, a.Project, a.Limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(hits) == 0 {
+		return text("No matching records on the team cluster."), nil, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d team result(s). Records of projects this device shares are also in local search, timeline and get_observations.\n", len(hits))
+	for _, h := range hits {
+		fmt.Fprintf(&b, "%s  %s  %s  %s  @%s  [%s]\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02 15:04"), h.Type, h.Title, h.Author, h.Project)
 	}
 	return text(b.String()), nil, nil
 }

@@ -20,6 +20,12 @@ import (
 // sample, and returns a connected MCP client session.
 func session(t *testing.T) *mcp.ClientSession {
 	t.Helper()
+	return sessionWith(t, func(m mcpserver.Memory) mcpserver.Memory { return m })
+}
+
+// sessionWith is session with the server's Memory wrapped by wrap.
+func sessionWith(t *testing.T, wrap func(mcpserver.Memory) mcpserver.Memory) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	rep, err := replica.Open(ctx, replica.Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
 	if err != nil {
@@ -38,7 +44,7 @@ func session(t *testing.T) *mcp.ClientSession {
 	if _, err := rep.Import(ctx, importer.Batch(recs)); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpserver.New(mcpserver.Config{Memory: search.NewService(rep, search.Config{}), DefaultProject: "billing-api"})
+	srv := mcpserver.New(mcpserver.Config{Memory: wrap(search.NewService(rep, search.Config{})), DefaultProject: "billing-api"})
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	runCtx, cancel := context.WithCancel(ctx)

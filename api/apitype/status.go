@@ -109,6 +109,24 @@ type TeamStatus struct {
 	LastError string `json:"last_error,omitempty"`
 }
 
+// TeamHit is one record found on the team cluster (`search --team`, MCP search team=true).
+type TeamHit struct {
+	ID        string  `json:"id"`
+	Project   string  `json:"project"`
+	Kind      string  `json:"kind"`
+	Type      string  `json:"type"`
+	Title     string  `json:"title"`
+	Snippet   string  `json:"snippet"`
+	Author    string  `json:"author"` // "user/device", shown as @user/device
+	CreatedAt int64   `json:"created_at"`
+	Score     float64 `json:"score"`
+}
+
+// TeamSearchReply is the answer of GET /api/team/search?q=…&project=…&limit=….
+type TeamSearchReply struct {
+	Hits []TeamHit `json:"hits"`
+}
+
 // Storage states.
 const (
 	StorageOK      = "ok"

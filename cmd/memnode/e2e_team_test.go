@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
@@ -107,7 +106,7 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 	if out := b.mustRun(nil, "status"); !strings.Contains(out, "acme, reachable, shared: billing-api") {
 		t.Fatalf("status shows no team line:\n%s", out)
 	}
-	var hits api.TeamSearchReply
+	var hits apitype.TeamSearchReply
 	if err := json.Unmarshal([]byte(b.mustRun(nil, "search", "zanzibarWidget", "--team", "--json")), &hits); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/keys"
 	"github.com/memnode/memnode/team"
@@ -225,7 +226,7 @@ func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit i
 	if project != "" {
 		v.Set("project", project)
 	}
-	var rep api.TeamSearchReply
+	var rep apitype.TeamSearchReply
 	if err := teamCall(ctx, env, http.MethodGet, "/api/team/search?"+v.Encode(), nil, &rep); err != nil {
 		return fail(env, "search --team: %v", err)
 	}
@@ -240,4 +241,17 @@ func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit i
 		fmt.Fprintf(env.Stdout, "%s  %s  %-9s %s  @%s  [%s]\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02 15:04"), h.Type, h.Title, h.Author, h.Project)
 	}
 	return 0
+}
+
+// TeamSearch makes nodeConn a team searcher for the MCP server's search(team=true).
+func (n *nodeConn) TeamSearch(ctx context.Context, query, project string, limit int) ([]apitype.TeamHit, error) {
+	v := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
+	if project != "" {
+		v.Set("project", project)
+	}
+	return with(ctx, n, func(c *client.Client) ([]apitype.TeamHit, error) {
+		var rep apitype.TeamSearchReply
+		err := c.Call(ctx, http.MethodGet, "/api/team/search?"+v.Encode(), nil, &rep)
+		return rep.Hits, err
+	})
 }

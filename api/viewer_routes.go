@@ -25,6 +25,9 @@ type ViewerBackend interface {
 	// Validate and writes it; an invalid file is memory.ErrInvalid with the reason.
 	SaveSettings(ctx context.Context, file json.RawMessage) (apitype.ViewerSettings, error)
 	Log(ctx context.Context, name string, lines int) (apitype.ViewerLog, error)
+	// Keys and SetKey reach the AI key store; no answer ever holds a key.
+	Keys(ctx context.Context) (apitype.ViewerKeys, error)
+	SetKey(ctx context.Context, provider, key string) (apitype.ViewerKeys, error)
 }
 
 // statusEvery is how often the live stream sends the node's status (queue depth, workers).
@@ -47,6 +50,8 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	g.GET("/viewer/settings", s.viewerOn, s.getSettings)
 	g.PUT("/viewer/settings", s.viewerOn, s.putSettings)
 	g.GET("/viewer/logs", s.viewerOn, s.getLog)
+	g.GET("/viewer/keys", s.viewerOn, s.getKeys)
+	g.PUT("/viewer/keys/:provider", s.viewerOn, s.putKey)
 }
 
 // securityHeaders sets the viewer's strict headers on every answer, API and pages alike.
@@ -259,6 +264,22 @@ func (s *Server) putSettings(c *gin.Context) {
 	}
 	st, err := s.cfg.Viewer.SaveSettings(c.Request.Context(), body)
 	s.reply(c, st, err)
+}
+
+func (s *Server) getKeys(c *gin.Context) {
+	k, err := s.cfg.Viewer.Keys(c.Request.Context())
+	s.reply(c, k, err)
+}
+
+func (s *Server) putKey(c *gin.Context) {
+	var body apitype.ViewerKey
+	if err := c.ShouldBindJSON(&body); err != nil || body.Key == "" {
+		badRequest(c, `body must be {"key": "…"}`)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	k, err := s.cfg.Viewer.SetKey(c.Request.Context(), c.Param("provider"), body.Key)
+	s.reply(c, k, err)
 }
 
 func (s *Server) getLog(c *gin.Context) {

@@ -27,6 +27,7 @@ const viewerToken = "tok-3f9a1c0d7e5b4a2c9e8f1d6b5a4c3e2f"
 type fakeViewer struct {
 	mu    sync.Mutex
 	saved []string
+	keys  []string
 }
 
 func (f *fakeViewer) Settings(context.Context) (apitype.ViewerSettings, error) {
@@ -45,6 +46,17 @@ func (f *fakeViewer) SaveSettings(_ context.Context, file json.RawMessage) (apit
 
 func (f *fakeViewer) Log(_ context.Context, name string, _ int) (apitype.ViewerLog, error) {
 	return apitype.ViewerLog{Name: name, Lines: []string{"level=INFO msg=hello"}}, nil
+}
+
+func (f *fakeViewer) Keys(context.Context) (apitype.ViewerKeys, error) {
+	return apitype.ViewerKeys{Backend: "test", Stored: []string{}}, nil
+}
+
+func (f *fakeViewer) SetKey(_ context.Context, provider, key string) (apitype.ViewerKeys, error) {
+	f.mu.Lock()
+	f.keys = append(f.keys, provider+"="+key)
+	f.mu.Unlock()
+	return apitype.ViewerKeys{Backend: "test", Stored: []string{provider}}, nil
 }
 
 func (f *fakeViewer) savedCount() int {
@@ -383,5 +395,25 @@ func TestViewerStreamFollowsTheFeed(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatal("close waited for its deadline")
+	}
+}
+
+// TestViewerKeyNeverAnsweredBack: a key entered in the viewer reaches the key store and no
+// answer (the PUT's, the key list's) holds it.
+func TestViewerKeyNeverAnsweredBack(t *testing.T) {
+	v := startViewer(t)
+	session, csrf := v.login()
+	const key = "sk-test-0123456789abcdefghijklmnop"
+	res, body := v.do("PUT", "/api/viewer/keys/openai", `{"key":"`+key+`"}`, map[string]string{"Cookie": v.cookie(session), viewer.CSRFHeader: csrf})
+	if res.StatusCode != 200 || strings.Contains(body, key) || !strings.Contains(body, "openai") {
+		t.Fatalf("put key: %d %s", res.StatusCode, body)
+	}
+	if _, body := v.do("GET", "/api/viewer/keys", "", map[string]string{"Cookie": v.cookie(session)}); strings.Contains(body, key) {
+		t.Fatalf("key list holds the key: %s", body)
+	}
+	v.fv.mu.Lock()
+	defer v.fv.mu.Unlock()
+	if len(v.fv.keys) != 1 || v.fv.keys[0] != "openai="+key {
+		t.Fatalf("key store got %v", v.fv.keys)
 	}
 }

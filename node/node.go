@@ -67,6 +67,9 @@ type Config struct {
 	// arriving (pipeline.Config); zero means pipeline's defaults.
 	Linger, MaxDefer time.Duration
 	DeferCap         int
+	// OpenKeys opens the AI key store the viewer's settings page writes keys to (opened on
+	// first use: the OS keyring probe may take seconds). Nil: keys are set with the CLI only.
+	OpenKeys func() (KeyStore, error)
 	// ContextFiles maps a platform to its context file (platform.Platform.ContextFile):
 	// the node keeps those files in step with memory (contextfile/writer). Empty: none.
 	ContextFiles map[string]contextfile.Spec

@@ -19,6 +19,14 @@ import (
 	"github.com/memnode/memnode/memory"
 )
 
+// KeyStore is where AI provider keys entered in the viewer go (keys.Store satisfies it).
+// Keys are written, never read back through it.
+type KeyStore interface {
+	Set(provider, key string) error
+	List() ([]string, error)
+	Backend() string
+}
+
 // viewerBackend serves the web viewer's settings and logs pages.
 type viewerBackend struct{ n *Node }
 
@@ -111,4 +119,42 @@ func tailFile(path string, limit int64) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// errNoKeyStore is returned when the node was started without a key store.
+var errNoKeyStore = fmt.Errorf("%w: this node has no key store; use memnode keys set PROVIDER", memory.ErrInvalid)
+
+// Keys names the key store and the providers with a stored key; never a key.
+func (v viewerBackend) Keys(ctx context.Context) (apitype.ViewerKeys, error) {
+	if v.n.cfg.OpenKeys == nil {
+		return apitype.ViewerKeys{}, errNoKeyStore
+	}
+	st, err := v.n.cfg.OpenKeys()
+	if err != nil {
+		return apitype.ViewerKeys{Error: err.Error(), Stored: []string{}}, nil
+	}
+	names, err := st.List()
+	if err != nil {
+		return apitype.ViewerKeys{Backend: st.Backend(), Error: err.Error(), Stored: []string{}}, nil
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return apitype.ViewerKeys{Backend: st.Backend(), Stored: names}, nil
+}
+
+// SetKey stores provider's key; the chain uses it from the next start.
+func (v viewerBackend) SetKey(ctx context.Context, provider, key string) (apitype.ViewerKeys, error) {
+	if v.n.cfg.OpenKeys == nil {
+		return apitype.ViewerKeys{}, errNoKeyStore
+	}
+	st, err := v.n.cfg.OpenKeys()
+	if err != nil {
+		return apitype.ViewerKeys{}, fmt.Errorf("open key store: %w", err)
+	}
+	if err := st.Set(provider, key); err != nil {
+		return apitype.ViewerKeys{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	v.n.log.Info("ai key stored from the viewer", "provider", provider, "store", st.Backend())
+	return v.Keys(ctx)
 }

@@ -61,3 +61,18 @@ type ViewerFeed struct {
 	Hits  int    `json:"hits"`
 	Items []Item `json:"items"`
 }
+
+// ViewerKeys is the answer of GET and PUT /api/viewer/keys: which providers have a key in
+// the key store, and which store. It never holds a key.
+type ViewerKeys struct {
+	Backend string   `json:"backend,omitempty"`
+	Stored  []string `json:"stored"`
+	// Error says why the key store did not open (the page shows it).
+	Error string `json:"error,omitempty"`
+}
+
+// ViewerKey is the body of PUT /api/viewer/keys/PROVIDER. The key goes to the key store and
+// is never answered, logged or shown again.
+type ViewerKey struct {
+	Key string `json:"key"`
+}

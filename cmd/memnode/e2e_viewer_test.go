@@ -147,6 +147,8 @@ func TestViewerInBrowser(t *testing.T) {
 	t.Logf("screenshots in %s", b.shots)
 	ports := syncPorts{}
 	a, peer := newSyncNode(t, "viewer-a", ports), newSyncNode(t, "viewer-b", ports)
+	// The key store is the passphrase file: the test never touches a real keyring.
+	a.extra = append(a.extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=viewer test passphrase")
 	defer func() {
 		if t.Failed() {
 			logs, _ := os.ReadFile(datadir.Dir(a.dataDir).NodeLog())
@@ -294,6 +296,16 @@ func TestViewerInBrowser(t *testing.T) {
 		b.waitJS("the validation error", `document.getElementById('settings-error').textContent.includes('workers must be')`, 10*time.Second)
 		if after, _ := os.ReadFile(path); string(after) != string(before) {
 			t.Fatalf("a refused value changed settings.json:\n%s", after)
+		}
+		// A key entered here goes to the key store and is never shown back.
+		const key = "sk-viewer-test-0123456789abcdefghij"
+		b.do("store a key", chromedp.SetValue(chromedp.ID("key-provider"), "openai"), chromedp.SendKeys(chromedp.ID("key-value"), key), chromedp.Click(chromedp.ID("key-save")))
+		b.waitJS("the stored key named", `document.getElementById('keys-state').textContent.includes('openai')`, 10*time.Second)
+		if html := eval[string](b, "document.documentElement.outerHTML + [...document.querySelectorAll('input')].map((i) => i.value).join()"); strings.Contains(html, key) {
+			t.Fatal("the page shows the stored key")
+		}
+		if out := a.mustRun(nil, "keys", "list"); !strings.Contains(out, "openai") {
+			t.Fatalf("memnode keys list after the viewer stored one: %s", out)
 		}
 		b.do("preview the context", chromedp.SendKeys(chromedp.ID("preview-project"), "syncproj"), chromedp.Click(chromedp.CSS(`#preview-project + button, form.row button[type=submit]`)))
 	})

@@ -51,7 +51,7 @@ export async function settingsPage(main) {
   el('p', { class: 'muted' }, 'Saved to ', el('code', { text: st.path }), '. Empty fields use the value shown greyed (environment, flags or defaults). AI keys are not settings: they live in the key store (memnode keys set PROVIDER) and are never shown here.'),
   el('div', { class: 'grid' }, rows), err,
   el('div', { class: 'row end' }, el('button', { type: 'submit', id: 'settings-save', text: 'Save' })));
-  main.append(form, aiPanel(st), previewPanel());
+  main.append(form, aiPanel(st), keysPanel(), previewPanel());
 }
 
 function parse(kind, v, name) {
@@ -96,4 +96,27 @@ function previewPanel() {
     el('p', { class: 'muted', text: 'What a new session of this project would be told at start.' }),
     el('form', { class: 'row', onsubmit: (e) => { e.preventDefault(); show(); } },
       el('label', { for: 'preview-project' }, el('span', { text: 'Project' }), project), el('button', { type: 'submit', text: 'Preview' })), out);
+}
+
+// keysPanel writes AI keys to the key store; a stored key is never shown, only named.
+function keysPanel() {
+  const provider = el('select', { id: 'key-provider' }, ['anthropic', 'openai', 'gemini'].map((p) => el('option', { value: p, text: p })));
+  const key = el('input', { id: 'key-value', type: 'password', autocomplete: 'off', spellcheck: 'false', placeholder: 'paste the key' });
+  const state = el('p', { id: 'keys-state', class: 'muted', 'aria-live': 'polite' });
+  const show = (k) => {
+    state.textContent = k.error ? 'Key store: ' + k.error
+      : `Key store: ${k.backend}. Keys stored for: ${k.stored.length ? k.stored.join(', ') : 'none'}. They apply when the node restarts.`;
+  };
+  get('/api/viewer/keys').then(show, (err) => { state.textContent = err.message; });
+  return el('section', { class: 'panel', id: 'keys' }, el('h2', { text: 'AI provider keys' }), state,
+    el('form', { class: 'row', onsubmit: async (e) => {
+      e.preventDefault();
+      const v = key.value;
+      key.value = '';
+      if (!v) return;
+      try { show(await put('/api/viewer/keys/' + provider.value, { key: v })); toast(provider.value + ' key stored'); } catch (err) { toast(err.message, true); }
+    } },
+    el('label', { for: 'key-provider' }, el('span', { text: 'Provider' }), provider),
+    el('label', { for: 'key-value' }, el('span', { text: 'Key (never shown again)' }), key),
+    el('button', { type: 'submit', id: 'key-save', text: 'Store key' })));
 }

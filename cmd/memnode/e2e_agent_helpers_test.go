@@ -72,6 +72,18 @@ func (r *agentRig) runAgent(bin string, args ...string) agentcli.Output {
 	return o
 }
 
+// turns are the model requests that offered tools: the ones the scripted turns answer
+// (an agent's side requests — titles, summaries — offer none).
+func (r *agentRig) turns() []agentcli.Request {
+	var out []agentcli.Request
+	for _, req := range r.model.ModelRequests() {
+		if len(req.Tools) > 0 {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
 // readFile reads path, failing the test when it cannot.
 func readFile(tb testing.TB, path string) []byte {
 	tb.Helper()

@@ -146,7 +146,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out1.Stdout), &res1); err != nil {
 		t.Fatalf("session 1 result: %v\n%s", err, out1.Stdout)
 	}
-	s1 := len(rig.model.ModelRequests())
+	s1 := len(rig.turns())
 	if s1 != 6 {
 		t.Fatalf("session 1 made %d model requests, want 6 (one per scripted turn)", s1)
 	}
@@ -184,7 +184,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 
 	// Session 2 resumes session 1: SessionStart(resume) brings memnode's context.
 	rig.runAgent(claude, append([]string{"-c", "-p", "What did we change in this project last time?"}, claudeArgs...)...)
-	reqs := rig.model.ModelRequests()
+	reqs := rig.turns()
 	if len(reqs) != s1+4 {
 		t.Fatalf("session 2 made %d model requests, want 4", len(reqs)-s1)
 	}

@@ -104,7 +104,7 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	}
 
 	exec("The greeting in app.py has a typo. Fix it and run the tests. <private>staging password is SECRET-hunter2</private>")
-	s1 := len(rig.model.ModelRequests())
+	s1 := len(rig.turns())
 	if s1 != 6 {
 		t.Fatalf("session 1 made %d model requests, want 6 (one per scripted turn)", s1)
 	}
@@ -132,7 +132,7 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	}
 
 	exec("What did we change in this project last time?")
-	reqs := rig.model.ModelRequests()
+	reqs := rig.turns()
 	if len(reqs) != s1+3 {
 		t.Fatalf("session 2 made %d model requests, want 3", len(reqs)-s1)
 	}

@@ -90,7 +90,7 @@ func TestCopilotCLI(t *testing.T) {
 	}
 
 	run("The greeting in app.py has a typo. Fix it and run the tests. <private>staging password is SECRET-hunter2</private>")
-	s1 := len(rig.model.ModelRequests())
+	s1 := len(rig.turns())
 	testkit.WaitForState(t, "session 1's observations", 30*time.Second, func() (bool, string) {
 		all := strings.Join(rig.observationTexts(), "\n")
 		return strings.Contains(all, "import test_greeting") && strings.Contains(all, "python3 test_app.py") &&
@@ -120,7 +120,7 @@ func TestCopilotCLI(t *testing.T) {
 	}
 
 	run("What did we change in this project last time?")
-	reqs := rig.model.ModelRequests()
+	reqs := rig.turns()
 	var first agentcli.Request
 	for _, r := range reqs[s1:] {
 		if len(r.Tools) > 0 {

@@ -28,6 +28,7 @@ func users() []rqlitetest.User {
 // TestTeamOnThreeNodeCluster runs the "done when" list against one real 3-node
 // rqlite cluster (rqlited processes on 127.0.0.1), its subtests in order.
 func TestTeamOnThreeNodeCluster(t *testing.T) {
+	testkit.LeakCheck(t) // every member's loop ends with its Close
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: users()})
 	ctx := context.Background()
 	a := newMember(t, "alice", "laptop")

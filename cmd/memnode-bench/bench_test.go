@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/platform/registry"
 )
 
 func TestStatsOf(t *testing.T) {
@@ -167,6 +169,20 @@ func TestBenchTiny(t *testing.T) {
 		t.Fatalf("run: %v\nlog:\n%s", err, logb.String())
 	}
 
+	var hooked []string
+	for _, p := range registry.Builtin().All() {
+		if p.Adapter != nil {
+			hooked = append(hooked, p.Name)
+		}
+	}
+	if len(res.Hooks.PerPlatform) != len(hooked) {
+		t.Errorf("per-platform hooks %+v, want one for each of %v", res.Hooks.PerPlatform, hooked)
+	}
+	for i, ph := range res.Hooks.PerPlatform {
+		if i < len(hooked) && ph.Platform != hooked[i] || ph.Stats.N != cfg.HookRuns || ph.Stats.P50 <= 0 || ph.Payload == "" {
+			t.Errorf("per-platform hook %d: %+v", i, ph)
+		}
+	}
 	for name, s := range map[string]Stats{
 		"observation hook": res.Hooks.Observation, "session-init hook": res.Hooks.SessionInit,
 		"context hook": res.Hooks.Context, "context hook 10k": res.Hooks.Context10k,

@@ -212,9 +212,12 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 		{"context", &res.Hooks.Context, pl.context},
 	} {
 		h.logf("hook %s: %d warm-up + %d timed runs", hk.event, cfg.Warmup, cfg.HookRuns)
-		if *hk.dst, err = h.timeHook(ctx, hk.event, h.hookPrj, hk.mk, false); err != nil {
+		if *hk.dst, err = h.timeHook(ctx, "claude-code", hk.event, h.hookPrj, hk.mk, false); err != nil {
 			return err
 		}
+	}
+	if res.Hooks.PerPlatform, err = h.timePlatformHooks(ctx); err != nil {
+		return err
 	}
 
 	ctxName := filepath.Base(h.ctxPrj)
@@ -231,7 +234,7 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 		return err
 	}
 	h.logf("hook context with %d observations: %d timed runs", res.ContextIngest.Observations, cfg.HookRuns)
-	if res.Hooks.Context10k, err = h.timeHook(ctx, "context", h.ctxPrj, ctxPl.context, true); err != nil {
+	if res.Hooks.Context10k, err = h.timeHook(ctx, "claude-code", "context", h.ctxPrj, ctxPl.context, true); err != nil {
 		return err
 	}
 	if err := pause(ctx, cfg.Settle); err != nil {
@@ -339,9 +342,9 @@ func timeRuns(ctx context.Context, warm, n int, mk func(i int) *exec.Cmd, check 
 	return statsOf(d), nil
 }
 
-// timeHook times `memnode hook claude-code event` with the payload on a stdin pipe (as
-// Claude Code passes it) in project dir, and checks that every run reached the node.
-func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(i int) []byte, wantContext bool) (Stats, error) {
+// timeHook times `memnode hook <platform> <event>` with the payload on a stdin pipe (as the
+// agent passes it) in project dir, and checks that every run reached the node.
+func (h *harness) timeHook(ctx context.Context, platform, event, dir string, payload func(i int) []byte, wantContext bool) (Stats, error) {
 	n, warm := h.cfg.HookRuns, h.cfg.Warmup
 	payloads := make([][]byte, warm+n)
 	for i := range payloads {
@@ -352,7 +355,7 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 		return Stats{}, err
 	}
 	st, err := timeRuns(ctx, warm, n, func(i int) *exec.Cmd {
-		c := h.cmd(ctx, dir, "hook", "claude-code", event)
+		c := h.cmd(ctx, dir, "hook", platform, event)
 		// What `memnode install` puts in the IDE's settings: the lean memnode-hook beside
 		// the binary when it exists.
 		if lean := filepath.Join(filepath.Dir(h.bin), "memnode-hook"); fileExists(lean) {
@@ -375,7 +378,7 @@ func (h *harness) timeHook(ctx context.Context, event, dir string, payload func(
 		return nil
 	})
 	if err != nil {
-		return Stats{}, fmt.Errorf("hook %s: %w", event, err)
+		return Stats{}, fmt.Errorf("hook %s %s: %w", platform, event, err)
 	}
 	after, err := h.status(ctx)
 	if err != nil {

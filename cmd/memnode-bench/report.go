@@ -87,6 +87,9 @@ type Results struct {
 		SessionInit Stats `json:"session_init_ms"`
 		Context     Stats `json:"context_ms"`
 		Context10k  Stats `json:"context_10k_ms"`
+		// PerPlatform is the observation hook of every registered agent with hooks, with
+		// a payload from its fixtures (platforms.go).
+		PerPlatform []PlatformHook `json:"per_platform"`
 	} `json:"hooks"`
 	ContextIngest IngestResult `json:"context_ingest"`
 	Context       Stats        `json:"context_ms"`
@@ -151,6 +154,12 @@ func (r *Results) rows() []Row {
 		{Key: "rss_after_10k_mib", Label: fmt.Sprintf("node RSS after %d obs + context", r.ContextIngest.Observations), Value: mib(r.RSS.AfterContext.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterContext)},
 		{Key: "rss_after_ingest_mib", Label: fmt.Sprintf("node RSS after all (%d obs)", r.FinalObservations), Value: mib(r.RSS.AfterIngest.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterIngest)},
 		{Key: "rss_peak_mib", Label: "node peak RSS (VmHWM)", Value: mib(r.RSS.AfterIngest.HWM), Unit: "MiB", Detail: fmt.Sprintf("%d kB", r.RSS.AfterIngest.HWM)},
+	}
+	i0 := slices.IndexFunc(rows, func(x Row) bool { return x.Key == "hook_context_10k_p50_ms" })
+	for j, ph := range r.Hooks.PerPlatform {
+		rows = slices.Insert(rows, i0+1+j, Row{Key: "hook_observation_p50_ms_" + ph.Platform,
+			Label: "hook observation p50, " + ph.Platform, Value: ph.Stats.P50, Unit: "ms", Target: 10,
+			Detail: st(ph.Stats) + "; " + ph.Payload})
 	}
 	if r.RSS.IdleLong.RSS > 0 {
 		i := slices.IndexFunc(rows, func(x Row) bool { return x.Key == "rss_idle_mib" })

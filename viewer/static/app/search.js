@@ -12,8 +12,9 @@ export function searchPage(main) {
   const mode = el('select', { id: 's-mode', name: 'mode' }, el('option', { value: '', text: 'best' }),
     ['fts', 'vector', 'hybrid'].map((m) => el('option', { value: m, text: m })));
   const order = el('select', { id: 's-order', name: 'order' }, ['relevance', 'newest', 'oldest'].map((o) => el('option', { value: o, text: o })));
-  const embeddings = lastStatus?.embeddings || '';
-  if (embeddings && !/ready|on|\d/.test(embeddings)) mode.disabled = true;
+  // Vector and hybrid need embeddings: without them the node answers fts whatever is asked.
+  const embed = lastStatus?.embed?.state || '';
+  if (embed.startsWith('off')) { mode.disabled = true; mode.title = 'embeddings are off: ' + embed; }
   const out = el('div', { id: 'results', class: 'results', 'aria-live': 'polite' });
   const form = el('form', { class: 'filters', role: 'search', onsubmit: async (e) => {
     e.preventDefault();

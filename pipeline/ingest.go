@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -46,11 +47,27 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if ev.Kind == memory.KindObservation && p.cfg.Policy.ToolSkipped(ev.ToolName) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
+	// The hook's rule for a wholly private turn, for every client: its prompt is kept as a
+	// marker only, and its tool calls and answer (which repeat the private text) are never
+	// queued at all.
+	whollyPrivate := ev.Kind == memory.KindPrompt && strings.TrimSpace(ev.Prompt) != "" && privacy.IsEmptyAfterClean(ev.Prompt)
+	if ev.Kind == memory.KindObservation || ev.Kind == memory.KindSummarize {
+		private, err := p.turnPrivate(ctx, ev.SessionID)
+		if err != nil {
+			return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
+		}
+		if private {
+			return apitype.EventReply{OK: true, Status: "skipped", Reason: "private turn"}, nil
+		}
+	}
 	if err := cleanEvent(&ev); err != nil {
 		return apitype.EventReply{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
 	}
 	if ev.SessionID == "" {
 		return apitype.EventReply{}, fmt.Errorf("%w: session_id is empty once cleaned", memory.ErrInvalid)
+	}
+	if whollyPrivate {
+		ev.Prompt, ev.Private = "", true
 	}
 	payload, err := json.Marshal(ev)
 	if err != nil {
@@ -77,6 +94,27 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 		return apitype.EventReply{OK: true, Status: "duplicate"}, nil
 	}
 	return apitype.EventReply{OK: true, Status: "queued"}, nil
+}
+
+// turnPrivate reports whether the session's current turn answers a wholly private prompt:
+// the latest prompt still queued says so, or else the session's processing state.
+func (p *Pipeline) turnPrivate(ctx context.Context, sessionID string) (bool, error) {
+	pe, ok, err := p.cfg.Store.LastQueuedPrompt(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		var prompt apitype.Event
+		if err := json.Unmarshal(pe.Payload, &prompt); err != nil {
+			return false, fmt.Errorf("queued prompt: %w", err)
+		}
+		return prompt.Private, nil
+	}
+	st, _, err := p.cfg.Store.SessionState(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	return st.TurnPrivate, nil
 }
 
 // cleanEvent is the node's second guard: every free-text field passes the privacy filter

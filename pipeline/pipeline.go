@@ -22,6 +22,7 @@ import (
 type Queue interface {
 	Enqueue(ctx context.Context, ev replica.PendingEvent) (dup bool, err error)
 	QueueDepth(ctx context.Context) (int, error)
+	LastQueuedPrompt(ctx context.Context, sessionID string) (replica.PendingEvent, bool, error)
 	ClaimSession(ctx context.Context, max int) (replica.Claim, error)
 	Release(ctx context.Context, ids []int64) error
 	Unclaim(sessionID string)

@@ -42,6 +42,7 @@ func (f fakeSessions) SessionObservations(_ context.Context, id string, _ int) (
 type fakeStore struct {
 	fakeSessions
 	enqueue func(ev replica.PendingEvent) (bool, error)
+	prompt  func(sessionID string) (replica.PendingEvent, bool, error)
 }
 
 var _ Store = fakeStore{}
@@ -50,6 +51,12 @@ func (f fakeStore) Enqueue(_ context.Context, ev replica.PendingEvent) (bool, er
 	return f.enqueue(ev)
 }
 func (fakeStore) QueueDepth(context.Context) (int, error) { return 0, nil }
+func (f fakeStore) LastQueuedPrompt(_ context.Context, sessionID string) (replica.PendingEvent, bool, error) {
+	if f.prompt == nil {
+		return replica.PendingEvent{}, false, nil
+	}
+	return f.prompt(sessionID)
+}
 func (fakeStore) ClaimSession(context.Context, int) (replica.Claim, error) {
 	return replica.Claim{}, nil
 }
@@ -333,3 +340,66 @@ type brokenStore struct {
 }
 
 func (b *brokenStore) ClaimSession(context.Context, int) (replica.Claim, error) { return b.claim() }
+
+// TestIngestPrivateTurn: the hook's rule for a wholly private turn holds for every client.
+// Its prompt is queued as a marker; its tool calls and its answer are never queued, whether
+// the prompt still waits in the queue or is already the session's state.
+func TestIngestPrivateTurn(t *testing.T) {
+	ctx := context.Background()
+	marshal := func(ev apitype.Event) []byte {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	queuedPrompt := func(private bool) func(string) (replica.PendingEvent, bool, error) {
+		return func(sid string) (replica.PendingEvent, bool, error) {
+			return replica.PendingEvent{Kind: memory.KindPrompt, SessionID: sid,
+				Payload: marshal(apitype.Event{Kind: memory.KindPrompt, SessionID: sid, Private: private})}, true, nil
+		}
+	}
+	statePrivate := func(id string) (replica.SessionState, bool, error) {
+		return replica.SessionState{SessionID: id, PromptCount: 1, TurnPrivate: true}, true, nil
+	}
+	answer := apitype.Event{Kind: memory.KindSummarize, SessionID: "s", Project: "p", LastAssistantMessage: "your plan is X"}
+	call := apitype.Event{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash"}
+	for _, tc := range []struct {
+		name   string
+		prompt func(string) (replica.PendingEvent, bool, error)
+		state  func(string) (replica.SessionState, bool, error)
+		ev     apitype.Event
+		want   string
+	}{
+		{"answer after a queued private prompt", queuedPrompt(true), nil, answer, "skipped"},
+		{"tool call after a queued private prompt", queuedPrompt(true), nil, call, "skipped"},
+		{"answer of a private turn already processed", nil, statePrivate, answer, "skipped"},
+		{"a newer public prompt waits", queuedPrompt(false), statePrivate, answer, "queued"},
+		{"a public turn", nil, nil, answer, "queued"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var queued []replica.PendingEvent
+			st := fakeStore{fakeSessions: fakeSessions{state: tc.state}, prompt: tc.prompt,
+				enqueue: func(ev replica.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
+			rep, err := newPipeline(t, st).Ingest(ctx, tc.ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Status != tc.want || (tc.want == "skipped") != (len(queued) == 0) {
+				t.Fatalf("status %q with %d queued, want %q", rep.Status, len(queued), tc.want)
+			}
+		})
+	}
+	t.Run("a wholly private prompt is queued as a marker", func(t *testing.T) {
+		var queued []replica.PendingEvent
+		st := fakeStore{enqueue: func(ev replica.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
+		if _, err := newPipeline(t, st).Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p",
+			Prompt: "<private>the plan</private>"}); err != nil {
+			t.Fatal(err)
+		}
+		var got apitype.Event
+		if len(queued) != 1 || json.Unmarshal(queued[0].Payload, &got) != nil || !got.Private || got.Prompt != "" {
+			t.Fatalf("queued %+v, want one prompt event marked private with no text", queued)
+		}
+	})
+}

@@ -354,6 +354,22 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 	return tx.Commit()
 }
 
+// LastQueuedPrompt returns the latest prompt event of a session still in the queue; ok is
+// false when none waits. The node's privacy gate reads it to know whether the turn an event
+// belongs to was wholly private before its prompt became a record.
+func (r *Replica) LastQueuedPrompt(ctx context.Context, sessionID string) (ev PendingEvent, ok bool, err error) {
+	err = r.q.QueryRowContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts FROM pending
+		WHERE session_id = ? AND kind = 'prompt' ORDER BY id DESC LIMIT 1`, sessionID).
+		Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return PendingEvent{}, false, nil
+	}
+	if err != nil {
+		return PendingEvent{}, false, fmt.Errorf("last queued prompt: %w", err)
+	}
+	return ev, true, nil
+}
+
 // QueueDepth returns how many events wait (queued or being processed).
 func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
 	return int(r.pending.Load()), ctx.Err()

@@ -114,3 +114,59 @@ func TestForgettingAPromptForgetsItsTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetPromptDropsItsQueuedTurn: forgetting the prompt of a session's current turn
+// drops that turn's tool calls and answer still waiting in the queue (they would become
+// records of the forgotten turn) and leaves their text in no file; the next turn's events,
+// queued after its prompt, stay; the session's state marks the rest of the turn private.
+func TestForgetPromptDropsItsQueuedTurn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	res, err := r.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1, Status: "active"}},
+		Prompts: []memory.Prompt{{SessionID: "s1", Project: "p", PromptNumber: 1, Text: "the forgotten ask", CreatedAt: 1}},
+		States:  []SessionState{{SessionID: "s1", PromptCount: 1, FirstPrompt: "the forgotten ask", LastPrompt: "the forgotten ask"}}})
+	if err != nil || len(res.Prompts) != 1 {
+		t.Fatalf("commit: %+v %v", res, err)
+	}
+	secret := "wombat-turn-secret"
+	for _, ev := range []PendingEvent{
+		{EventID: "o1", Kind: memory.KindObservation, Payload: []byte(`{"tool_input":"` + secret + `"}`)},
+		{EventID: "a1", Kind: memory.KindSummarize, Payload: []byte(`{"last_assistant_message":"` + secret + `"}`)},
+		{EventID: "p2", Kind: memory.KindPrompt, Payload: []byte(`{"prompt":"next ask"}`)},
+		{EventID: "o2", Kind: memory.KindObservation, Payload: []byte(`{"tool_input":"next call"}`)},
+	} {
+		ev.SessionID, ev.Project = "s1", "p"
+		if _, err := r.Enqueue(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.Forget(ctx, []string{res.Prompts[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.ClaimSession(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, ev := range c.Events {
+		left = append(left, ev.EventID)
+	}
+	if strings.Join(left, ",") != "p2,o2" {
+		t.Errorf("queued after the forget: %v, want the next turn's p2,o2", left)
+	}
+	r.Unclaim("s1")
+	if st, _, err := r.SessionState(ctx, "s1"); err != nil || !st.TurnPrivate {
+		t.Errorf("session state %+v %v: want the forgotten turn private", st, err)
+	}
+	queue := QueuePath(path)
+	for _, p := range []string{queue, queue + "-wal", path, path + "-wal"} {
+		if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s still holds the forgotten turn's text", filepath.Base(p))
+		}
+	}
+}

@@ -359,6 +359,11 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 			first_prompt = CASE WHEN instr(p.text, first_prompt) > 0 OR instr(first_prompt, p.text) > 0 THEN '' ELSE first_prompt END,
 			last_prompt = CASE WHEN instr(p.text, last_prompt) > 0 OR instr(last_prompt, p.text) > 0 THEN '' ELSE last_prompt END
 			FROM (SELECT session_id, text FROM prompts WHERE id = ?1) AS p WHERE sessions.id = p.session_id`,
+		// Forgetting the session's current turn makes the rest of it private: its events
+		// still queued are dropped (purgeQueue) and later ones refused, as a private turn's.
+		`UPDATE sessions SET turn_private = 1
+			FROM (SELECT session_id, prompt_number FROM prompts WHERE id = ?1) AS p
+			WHERE sessions.id = p.session_id AND sessions.prompt_count = p.prompt_number`,
 		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,
@@ -420,6 +425,9 @@ func (r *Replica) purgeQueue(ctx context.Context) error {
 		var one int
 		err := r.r.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id = ?", sid).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
+			if err := r.purgePrivateTurn(ctx, sid); err != nil {
+				return err
+			}
 			continue
 		}
 		if err != nil {
@@ -438,5 +446,27 @@ func (r *Replica) purgeQueue(ctx context.Context) error {
 	if _, err := r.q.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("purge queue: checkpoint: %w", err)
 	}
+	return nil
+}
+
+// purgePrivateTurn drops the queued tool calls and answers of a session whose current turn
+// is private (a forgotten prompt's turn is): the events queued before the session's next
+// queued prompt belong to that turn. The session's other events stay.
+func (r *Replica) purgePrivateTurn(ctx context.Context, sid string) error {
+	var priv int
+	err := r.r.QueryRowContext(ctx, "SELECT turn_private FROM sessions WHERE id = ?", sid).Scan(&priv)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && priv == 0) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("purge queue: %w", err)
+	}
+	res, err := r.q.ExecContext(ctx, `DELETE FROM pending WHERE session_id = ?1 AND kind IN ('observation', 'summarize')
+		AND id < COALESCE((SELECT MIN(id) FROM pending WHERE session_id = ?1 AND kind = 'prompt'), 9223372036854775807)`, sid)
+	if err != nil {
+		return fmt.Errorf("purge queue: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	r.pending.Add(-n)
 	return nil
 }

@@ -98,7 +98,7 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 // searchQuery reads /api/search's query parameters; it answers 400 itself when one is bad.
 func searchQuery(c *gin.Context) (apitype.SearchQuery, bool) {
 	q := apitype.SearchQuery{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
-		Device: c.Query("device"), File: c.Query("file"), Order: c.Query("order"), Mode: c.Query("mode")}
+		Device: c.Query("device"), File: c.Query("file"), Platform: c.Query("platform"), Order: c.Query("order"), Mode: c.Query("mode")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}
@@ -121,7 +121,7 @@ func (s *Server) search(c *gin.Context) {
 }
 
 func (s *Server) timeline(c *gin.Context) {
-	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device")}
+	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device"), Platform: c.Query("platform")}
 	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
 		return
 	}

@@ -258,6 +258,7 @@ func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Res
 	set("obs_type", strings.Join(q.ObsTypes, ","))
 	set("device", q.Device)
 	set("file", q.File)
+	set("platform", q.Platform)
 	set("order", q.Order)
 	set("mode", q.Mode)
 	if q.Since != 0 {
@@ -279,7 +280,7 @@ func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Res
 // Timeline returns the records around an anchor.
 func (c *Client) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
 	v := url.Values{}
-	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device} {
+	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device, "platform": q.Platform} {
 		if s != "" {
 			v.Set(k, s)
 		}

@@ -146,28 +146,36 @@ func (s *Server) workflow(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.C
 // observation types are claude-mem's forms, accepted as aliases of Since, Until, Order and
 // ObsType.
 type SearchArgs struct {
-	Query   string `json:"query,omitempty" jsonschema:"what to look for; empty lists the newest records"`
-	Project string `json:"project,omitempty" jsonschema:"only this project"`
-	Type    string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default); or observation types as for obs_type"`
-	ObsType string `json:"obs_type,omitempty" jsonschema:"comma-separated observation types: bugfix,feature,decision,discovery,change,refactor,note"`
-	Device  string `json:"device,omitempty" jsonschema:"only records that originated on this device (name or ID)"`
-	File    string `json:"file,omitempty" jsonschema:"only observations that read or modified this file: full path, path in the project or file name"`
-	Since   string `json:"since,omitempty" jsonschema:"ISO date/time: only records at or after it"`
-	Until   string `json:"until,omitempty" jsonschema:"ISO date/time: only records before it"`
-	Limit   int    `json:"limit,omitempty" jsonschema:"rows to return, 1-200 (default 20)"`
-	Offset  int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
-	Order   string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
-	Mode    string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default when embeddings are on: keywords and meaning), fts (exact words only) or vector (meaning only)"`
-	Team    bool   `json:"team,omitempty" jsonschema:"search the team cluster: every project shared with the team, pulled here or not; hits show @user/device"`
+	Query    string `json:"query,omitempty" jsonschema:"what to look for; empty lists the newest records"`
+	Project  string `json:"project,omitempty" jsonschema:"only this project"`
+	Type     string `json:"type,omitempty" jsonschema:"observations, sessions, prompts or all (default); or observation types as for obs_type"`
+	ObsType  string `json:"obs_type,omitempty" jsonschema:"comma-separated observation types: bugfix,feature,decision,discovery,change,refactor,note"`
+	Device   string `json:"device,omitempty" jsonschema:"only records that originated on this device (name or ID)"`
+	File     string `json:"file,omitempty" jsonschema:"only observations that read or modified this file: full path, path in the project or file name"`
+	Platform string `json:"platform,omitempty" jsonschema:"only records of sessions recorded by this coding agent: claude-code, codex, gemini-cli, opencode, copilot, qwen-code, cursor, windsurf"`
+	Since    string `json:"since,omitempty" jsonschema:"ISO date/time: only records at or after it"`
+	Until    string `json:"until,omitempty" jsonschema:"ISO date/time: only records before it"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"rows to return, 1-200 (default 20)"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"rows to skip, for the next page"`
+	Order    string `json:"order,omitempty" jsonschema:"relevance (default), newest or oldest"`
+	Mode     string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default when embeddings are on: keywords and meaning), fts (exact words only) or vector (meaning only)"`
+	Team     bool   `json:"team,omitempty" jsonschema:"search the team cluster: every project shared with the team, pulled here or not; hits show @user/device"`
 
-	DateStart any    `json:"dateStart,omitempty" jsonschema:"claude-mem alias of since: ISO date/time or epoch ms"`
-	DateEnd   any    `json:"dateEnd,omitempty" jsonschema:"claude-mem alias of until: ISO date/time or epoch ms"`
-	OrderBy   string `json:"orderBy,omitempty" jsonschema:"claude-mem alias of order: relevance, date_desc or date_asc"`
+	DateStart      any    `json:"dateStart,omitempty" jsonschema:"claude-mem alias of since: ISO date/time or epoch ms"`
+	DateEnd        any    `json:"dateEnd,omitempty" jsonschema:"claude-mem alias of until: ISO date/time or epoch ms"`
+	OrderBy        string `json:"orderBy,omitempty" jsonschema:"claude-mem alias of order: relevance, date_desc or date_asc"`
+	PlatformSource string `json:"platformSource,omitempty" jsonschema:"claude-mem alias of platform"`
 }
 
 // query maps the arguments, aliases included, onto the node's search query.
 func (a SearchArgs) query() (apitype.SearchQuery, error) {
-	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, File: a.File, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
+	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, File: a.File, Platform: a.Platform, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
+	if a.PlatformSource != "" {
+		if q.Platform != "" && q.Platform != a.PlatformSource {
+			return q, fmt.Errorf("platform %q and platformSource %q disagree: give one of them", q.Platform, a.PlatformSource)
+		}
+		q.Platform = a.PlatformSource
+	}
 	obsTypes := a.ObsType
 	if kinds, ok := observationTypes(a.Type); ok {
 		q.Type = "observations"
@@ -313,6 +321,7 @@ type TimelineArgs struct {
 	DepthAfter  int    `json:"depth_after,omitempty" jsonschema:"records after the anchor (default 10, max 100)"`
 	Project     string `json:"project,omitempty" jsonschema:"only this project"`
 	Device      string `json:"device,omitempty" jsonschema:"only records from this device"`
+	Platform    string `json:"platform,omitempty" jsonschema:"only records of sessions recorded by this coding agent"`
 }
 
 func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a TimelineArgs) (*mcp.CallToolResult, any, error) {
@@ -324,7 +333,7 @@ func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a Timelin
 		return nil, nil, errors.New("give anchor (a record ID from search, S<session id> or an ISO time) or query")
 	}
 	tl, err := s.cfg.Memory.Timeline(ctx, apitype.TimelineQuery{Anchor: anchor, Query: a.Query, Before: a.DepthBefore,
-		After: a.DepthAfter, Project: a.Project, Device: a.Device})
+		After: a.DepthAfter, Project: a.Project, Device: a.Device, Platform: a.Platform})
 	if err != nil {
 		return nil, nil, err
 	}

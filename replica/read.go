@@ -396,3 +396,26 @@ func (r *Replica) HasSession(ctx context.Context, id string) (bool, error) {
 func FileName(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
 }
+
+// SessionPlatforms returns the coding agent that recorded each of the given sessions (the
+// sessions it does not hold, or that name none, are left out).
+func (r *Replica) SessionPlatforms(ctx context.Context, sessionIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(sessionIDs))
+	for _, id := range sessionIDs {
+		if _, done := out[id]; done || id == "" {
+			continue
+		}
+		var p string
+		err := r.r.QueryRowContext(ctx, "SELECT platform FROM sessions WHERE id = ?", id).Scan(&p)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("session platforms: %w", err)
+		}
+		if p != "" {
+			out[id] = p
+		}
+	}
+	return out, nil
+}

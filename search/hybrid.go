@@ -103,7 +103,7 @@ func hasObservations(q *Query) bool {
 }
 
 func hasFilters(q *Query) bool {
-	return q.Project != "" || q.Since != 0 || q.Until != 0 || q.Device != "" || len(q.ObsTypes) > 0 || q.File != ""
+	return q.Project != "" || q.Since != 0 || q.Until != 0 || q.Device != "" || len(q.ObsTypes) > 0 || q.File != "" || q.Platform != ""
 }
 
 // searchVectors answers q (normalized, with text) in vector or hybrid mode.

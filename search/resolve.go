@@ -45,6 +45,26 @@ func (v *Service) resolveRef(ctx context.Context, ref string) (string, error) {
 	return id, nil
 }
 
+// decorate sets what the index shows of a hit beyond its row: its short ID and the coding
+// agent that recorded it.
+func (v *Service) decorate(ctx context.Context, hits []apitype.Hit) error {
+	if err := v.withShortIDs(ctx, hits); err != nil {
+		return err
+	}
+	sessions := make([]string, len(hits))
+	for i, h := range hits {
+		sessions[i] = h.SessionID
+	}
+	platforms, err := v.store.SessionPlatforms(ctx, sessions)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Platform = platforms[hits[i].SessionID]
+	}
+	return nil
+}
+
 // withShortIDs sets Short on every hit: the form the index and timeline show.
 func (v *Service) withShortIDs(ctx context.Context, hits []apitype.Hit) error {
 	ids := make([]string, len(hits))

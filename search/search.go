@@ -366,6 +366,10 @@ func filters(k kindSpec, q *Query) (string, []any) {
 		where = append(where, "(t.origin = ? OR t.origin IN (SELECT origin FROM devices WHERE name = ?))")
 		args = append(args, q.Device, q.Device)
 	}
+	if q.Platform != "" {
+		where = append(where, "t.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
+		args = append(args, q.Platform)
+	}
 	if k.kind == apitype.KindObservation && len(q.ObsTypes) > 0 {
 		where = append(where, "t.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(q.ObsTypes)), ",")+")")
 		for _, t := range q.ObsTypes {

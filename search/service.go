@@ -26,6 +26,7 @@ type Store interface {
 	Import(ctx context.Context, b *replica.ImportBatch) (replica.ImportResult, error)
 	ClaudeMemRecord(ctx context.Context, kind string, num int64) (string, bool, error)
 	ShortIDs(ctx context.Context, ids []string) (map[string]string, error)
+	SessionPlatforms(ctx context.Context, sessionIDs []string) (map[string]string, error)
 	ResolveShortID(ctx context.Context, prefix string) (string, bool, error)
 	importer.ExportReader
 }
@@ -54,7 +55,7 @@ func (v *Service) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Re
 	if err != nil {
 		return res, err
 	}
-	return res, v.withShortIDs(ctx, res.Hits)
+	return res, v.decorate(ctx, res.Hits)
 }
 
 // Timeline returns the records around an anchor.
@@ -70,7 +71,7 @@ func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apityp
 	if err != nil {
 		return tl, err
 	}
-	return tl, v.withShortIDs(ctx, tl.Items)
+	return tl, v.decorate(ctx, tl.Items)
 }
 
 // Forget tombstones records (or whole sessions) and purges their content everywhere.

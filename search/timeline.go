@@ -31,7 +31,7 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 	case tq.Anchor == "" && strings.TrimSpace(tq.Query) == "":
 		return apitype.Timeline{}, fmt.Errorf("%w: an anchor or a query is required", ErrInvalid)
 	case tq.Anchor == "":
-		res, err := s.Search(ctx, Query{Text: tq.Query, Project: tq.Project, Device: tq.Device, Limit: 1})
+		res, err := s.Search(ctx, Query{Text: tq.Query, Project: tq.Project, Device: tq.Device, Platform: tq.Platform, Limit: 1})
 		if err != nil {
 			return apitype.Timeline{}, err
 		}
@@ -47,7 +47,7 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 		anchor, at = h, t
 	}
 	tl := apitype.Timeline{AnchorTime: at}
-	q := Query{Project: tq.Project, Device: tq.Device}
+	q := Query{Project: tq.Project, Device: tq.Device, Platform: tq.Platform}
 	if anchor != nil {
 		tl.AnchorID, tl.AnchorTime = anchor.ID, anchor.Time
 		a := *anchor

@@ -39,9 +39,17 @@ func IndexLine(h Hit) string {
 	} else if h.Origin != "" {
 		b.WriteString(" @" + Clip(h.Origin, 12))
 	}
+	// Claude Code is where most records come from: only the other agents are named, so
+	// an index of one agent's work pays nothing for it.
+	if h.Platform != "" && h.Platform != DefaultPlatform {
+		b.WriteString(" via " + h.Platform)
+	}
 	b.WriteString("]")
 	return b.String()
 }
+
+// DefaultPlatform is the coding agent the index does not name (see IndexLine).
+const DefaultPlatform = "claude-code"
 
 // Clip shortens s to at most n runes, marking the cut with "…".
 func Clip(s string, n int) string {

@@ -26,12 +26,15 @@ type SearchQuery struct {
 	Device   string   `json:"device,omitempty"`   // origin ID or device name
 	// File keeps observations that read or modified this file: the path as recorded, a
 	// path relative to the project ("internal/auth/middleware.go") or a basename.
-	File   string `json:"file,omitempty"`
-	Since  int64  `json:"since,omitempty"` // epoch ms, inclusive
-	Until  int64  `json:"until,omitempty"` // epoch ms, exclusive
-	Limit  int    `json:"limit,omitempty"`
-	Offset int    `json:"offset,omitempty"`
-	Order  string `json:"order,omitempty"` // relevance (default with text), newest, oldest
+	File string `json:"file,omitempty"`
+	// Platform keeps records of sessions recorded by this coding agent (claude-code,
+	// codex, gemini-cli, …: the platform names of `memnode hook`).
+	Platform string `json:"platform,omitempty"`
+	Since    int64  `json:"since,omitempty"` // epoch ms, inclusive
+	Until    int64  `json:"until,omitempty"` // epoch ms, exclusive
+	Limit    int    `json:"limit,omitempty"`
+	Offset   int    `json:"offset,omitempty"`
+	Order    string `json:"order,omitempty"` // relevance (default with text), newest, oldest
 	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
 	// embedded observations, else fts).
 	Mode string `json:"mode,omitempty"`
@@ -43,16 +46,18 @@ type Hit struct {
 	ID   string `json:"id"`
 	// Short is the ID's short form (unique among the node's records, ≤ 12 characters,
 	// usually 6): what the index shows; get and timeline accept it like the ID.
-	Short     string  `json:"short,omitempty"`
-	Time      int64   `json:"time"` // epoch ms
-	Type      string  `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
-	Title     string  `json:"title"`
-	Project   string  `json:"project"`
-	SessionID string  `json:"session_id,omitempty"`
-	Origin    string  `json:"origin,omitempty"`
-	Device    string  `json:"device,omitempty"` // the origin's device name when known
-	Score     float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
-	Anchor    bool    `json:"anchor,omitempty"` // timeline: the anchor item
+	Short     string `json:"short,omitempty"`
+	Time      int64  `json:"time"` // epoch ms
+	Type      string `json:"type"` // observation type; "session" for summaries, "prompt" for prompts
+	Title     string `json:"title"`
+	Project   string `json:"project"`
+	SessionID string `json:"session_id,omitempty"`
+	Origin    string `json:"origin,omitempty"`
+	Device    string `json:"device,omitempty"` // the origin's device name when known
+	// Platform is the coding agent whose session recorded the record ("" when unknown).
+	Platform string  `json:"platform,omitempty"`
+	Score    float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
+	Anchor   bool    `json:"anchor,omitempty"` // timeline: the anchor item
 }
 
 // Results is the answer of GET /api/search.
@@ -72,12 +77,13 @@ type Results struct {
 // "S<session id>", an RFC 3339 / ISO date(-time), or, when Anchor is empty, the top hit of
 // Query.
 type TimelineQuery struct {
-	Anchor  string `json:"anchor,omitempty"`
-	Query   string `json:"query,omitempty"`
-	Before  int    `json:"before,omitempty"`
-	After   int    `json:"after,omitempty"`
-	Project string `json:"project,omitempty"`
-	Device  string `json:"device,omitempty"`
+	Anchor   string `json:"anchor,omitempty"`
+	Query    string `json:"query,omitempty"`
+	Before   int    `json:"before,omitempty"`
+	After    int    `json:"after,omitempty"`
+	Project  string `json:"project,omitempty"`
+	Device   string `json:"device,omitempty"`
+	Platform string `json:"platform,omitempty"`
 }
 
 // Timeline is the answer of GET /api/timeline: observations, prompts and summaries

@@ -141,6 +141,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&obsTypes, "obs-type", "", "comma-separated observation types (bugfix,decision,…)")
 	fs.StringVar(&q.Device, "device", "", "only records that originated on this device (name or ID)")
 	fs.StringVar(&q.File, "file", "", "only observations that read or modified this file (full path, path in the project or file name)")
+	fs.StringVar(&q.Platform, "platform", "", "only records of sessions recorded by this coding agent (claude-code, codex, …)")
 	fs.StringVar(&since, "since", "", "only records at or after this ISO date/time")
 	fs.StringVar(&until, "until", "", "only records before this ISO date/time")
 	fs.IntVar(&q.Limit, "limit", apitype.DefaultLimit, "rows to show")
@@ -190,6 +191,7 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	fs.IntVar(&q.After, "after", apitype.DefaultDepth, "records after the anchor")
 	fs.StringVar(&q.Project, "project", "", "only this project")
 	fs.StringVar(&q.Device, "device", "", "only records from this device")
+	fs.StringVar(&q.Platform, "platform", "", "only records of sessions recorded by this coding agent")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseMixed(fs, args)
 	if err != nil {

@@ -105,7 +105,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.Pendin
 			if err := flush(); err != nil {
 				return nil, err
 			}
-			if ev.LastAssistantMessage == "" {
+			if ev.LastAssistantMessage == "" && !ev.Private {
 				break
 			}
 			answer := ev.LastAssistantMessage

@@ -48,16 +48,20 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
 	// The hook's rule for a wholly private turn, for every client: its prompt is kept as a
-	// marker only, and its tool calls and answer (which repeat the private text) are never
-	// queued at all.
+	// marker only, its tool calls are never queued, and its answer (which repeats the
+	// private text) is dropped before the queue — the summarize event itself is kept, so
+	// the session's earlier turns are still summarised.
 	whollyPrivate := ev.Kind == memory.KindPrompt && strings.TrimSpace(ev.Prompt) != "" && privacy.IsEmptyAfterClean(ev.Prompt)
 	if ev.Kind == memory.KindObservation || ev.Kind == memory.KindSummarize {
 		private, err := p.turnPrivate(ctx, ev.SessionID)
 		if err != nil {
 			return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 		}
-		if private {
+		if private && ev.Kind == memory.KindObservation {
 			return apitype.EventReply{OK: true, Status: "skipped", Reason: "private turn"}, nil
+		}
+		if private {
+			ev.LastAssistantMessage, ev.Private = "", true
 		}
 	}
 	if err := cleanEvent(&ev); err != nil {

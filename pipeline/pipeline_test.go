@@ -342,8 +342,10 @@ type brokenStore struct {
 func (b *brokenStore) ClaimSession(context.Context, int) (replica.Claim, error) { return b.claim() }
 
 // TestIngestPrivateTurn: the hook's rule for a wholly private turn holds for every client.
-// Its prompt is queued as a marker; its tool calls and its answer are never queued, whether
-// the prompt still waits in the queue or is already the session's state.
+// Its prompt is queued as a marker; its tool calls are never queued and its answer is
+// withheld (the summarize event is queued without it, so the session's earlier turns are
+// still summarised), whether the prompt still waits in the queue or is already the
+// session's state.
 func TestIngestPrivateTurn(t *testing.T) {
 	ctx := context.Background()
 	marshal := func(ev apitype.Event) []byte {
@@ -371,9 +373,9 @@ func TestIngestPrivateTurn(t *testing.T) {
 		ev     apitype.Event
 		want   string
 	}{
-		{"answer after a queued private prompt", queuedPrompt(true), nil, answer, "skipped"},
+		{"answer after a queued private prompt", queuedPrompt(true), nil, answer, "withheld"},
 		{"tool call after a queued private prompt", queuedPrompt(true), nil, call, "skipped"},
-		{"answer of a private turn already processed", nil, statePrivate, answer, "skipped"},
+		{"answer of a private turn already processed", nil, statePrivate, answer, "withheld"},
 		{"a newer public prompt waits", queuedPrompt(false), statePrivate, answer, "queued"},
 		{"a public turn", nil, nil, answer, "queued"},
 	} {
@@ -384,6 +386,20 @@ func TestIngestPrivateTurn(t *testing.T) {
 			rep, err := newPipeline(t, st).Ingest(ctx, tc.ev)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.want == "withheld" {
+				// Queued, but without the answer and marked so.
+				if rep.Status != "queued" || len(queued) != 1 {
+					t.Fatalf("status %q with %d queued, want the summarize event queued", rep.Status, len(queued))
+				}
+				var got apitype.Event
+				if err := json.Unmarshal(queued[0].Payload, &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.LastAssistantMessage != "" || !got.Private || strings.Contains(string(queued[0].Payload), "your plan") {
+					t.Fatalf("queued summarize event %s still holds the private turn's answer", queued[0].Payload)
+				}
+				return
 			}
 			if rep.Status != tc.want || (tc.want == "skipped") != (len(queued) == 0) {
 				t.Fatalf("status %q with %d queued, want %q", rep.Status, len(queued), tc.want)

@@ -19,7 +19,9 @@ type Event struct {
 	At        time.Time `json:"at"`
 
 	// memory.KindPrompt. Private is true when the whole prompt was private: nothing of it is
-	// stored, and the tool calls of that turn are skipped by the node.
+	// stored, and the tool calls of that turn are skipped by the node. On a
+	// memory.KindSummarize event the node sets it when it withheld the answer of such a
+	// turn: the session is still summarised, without that turn.
 	Prompt  string `json:"prompt,omitempty"`
 	Private bool   `json:"private,omitempty"`
 

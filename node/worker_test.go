@@ -37,7 +37,9 @@ func observations(t *testing.T, n *Node) int {
 // While hook events keep arriving, workers leave them queued (acknowledging hooks gets the
 // CPU); once the stream stops, everything is processed.
 func TestWorkersWaitForABurstToEnd(t *testing.T) {
-	n := startDeferNode(t, time.Second, time.Hour, 1<<30)
+	// Linger is generous: the assertion below needs no pause of that length between two
+	// of the 200 ingests, which a loaded CI machine can produce at 1 s.
+	n := startDeferNode(t, 3*time.Second, time.Hour, 1<<30)
 	ctx := context.Background()
 	const burst = 200
 	for i := range burst {
@@ -45,8 +47,11 @@ func TestWorkersWaitForABurstToEnd(t *testing.T) {
 			t.Fatalf("ingest %d: %+v %v", i, rep, err)
 		}
 	}
-	if got := observations(t, n); got != 0 {
-		t.Fatalf("%d observations made while the burst was still arriving, want 0", got)
+	// A worker that had passed its wait before the first event of the burst arrived (the
+	// node was idle: nothing to wait for) claims what is queued at that instant: at most a
+	// few events per worker. The other ~200 must wait for the burst to end.
+	if got, most := observations(t, n), 2*testSettings().Workers; got > most {
+		t.Fatalf("%d observations made while the burst was still arriving, want at most %d", got, most)
 	}
 	// Queue rows go right after the commit of their records: wait for both.
 	testkit.WaitFor(t, "the burst to be processed after it ended", 20*time.Second, func() bool {

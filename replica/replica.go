@@ -302,7 +302,10 @@ CREATE TABLE IF NOT EXISTS pending (
     attempts   INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS pending_session ON pending(session_id, id);`
+CREATE INDEX IF NOT EXISTS pending_session ON pending(session_id, id);
+-- LastQueuedPrompt, asked on every ingest of a tool call or answer: one index seek, not a
+-- walk over a session's backlog.
+CREATE INDEX IF NOT EXISTS pending_session_kind ON pending(session_id, kind, id);`
 
 // openQueue opens the queue database. It is a separate SQLite file, with its own writer,
 // so that acknowledging an event never waits for a worker's durable commit of records.

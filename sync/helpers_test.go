@@ -248,11 +248,9 @@ func contains(s string, subs ...string) bool {
 // setCut partitions n from peers (nil heals): connections are refused and dropped.
 func (n *Node) setCut(peers []peer.ID) {
 	n.mu.Lock()
-	n.cut = map[peer.ID]bool{}
-	for _, p := range peers {
-		n.cut[p] = true
-	}
+	n.cut = nil
 	n.mu.Unlock()
+	n.refuse(peers...)
 	for _, p := range peers {
 		n.host.Network().ClosePeer(p)
 	}

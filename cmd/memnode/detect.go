@@ -13,18 +13,6 @@ import (
 	"github.com/memnode/memnode/platform/registry"
 )
 
-// fallbackDetect is where agents whose registry entry does not declare Detect yet keep
-// their files (the contract names of issue 16).
-func fallbackDetect() map[string]platform.Detect {
-	return map[string]platform.Detect{
-		"codex":       {HomePaths: []string{".codex"}, Commands: []string{"codex"}},
-		"opencode":    {HomePaths: []string{".config/opencode"}, Commands: []string{"opencode"}},
-		"copilot":     {HomePaths: []string{".copilot"}, Commands: []string{"copilot"}},
-		"qwen-code":   {HomePaths: []string{".qwen"}, Commands: []string{"qwen"}},
-		"antigravity": {HomePaths: []string{".gemini/antigravity"}, Commands: []string{"antigravity"}},
-	}
-}
-
 // detected is one agent found on this machine.
 type detected struct {
 	p   platform.Platform
@@ -34,13 +22,8 @@ type detected struct {
 // detectAgents lists the registered agents that look installed, in registration order.
 func detectAgents(reg *platform.Registry, home string, lookPath func(string) (string, error)) []detected {
 	var out []detected
-	fallback := fallbackDetect()
 	for _, p := range reg.All() {
-		d := p.Detect
-		if len(d.HomePaths)+len(d.Commands) == 0 {
-			d = fallback[p.Name]
-		}
-		if why, ok := d.Found(home, lookPath); ok {
+		if why, ok := p.Detect.Found(home, lookPath); ok {
 			out = append(out, detected{p, why})
 		}
 	}

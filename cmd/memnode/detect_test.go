@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/platform/registry"
 )
 
 // runCLI runs the CLI in-process with HOME=home and PATH=path.
@@ -93,3 +97,37 @@ func TestInstallWithoutPlatformFindsNothing(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestDetectAgentsFromRegistry: every agent is found by what its registry entry declares,
+// from its home directory alone or from its command in PATH alone.
+func TestDetectAgentsFromRegistry(t *testing.T) {
+	reg := registry.Builtin()
+	for _, p := range reg.All() {
+		for _, dir := range p.Detect.HomePaths {
+			home := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(home, filepath.FromSlash(dir)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(detectAgents(reg, home, noCommands), func(d detected) bool { return d.p.Name == p.Name }) {
+				t.Errorf("%s: not detected from ~/%s", p.Name, dir)
+			}
+		}
+		for _, cmd := range p.Detect.Commands {
+			lookPath := func(c string) (string, error) {
+				if c == cmd {
+					return "/usr/bin/" + c, nil
+				}
+				return "", exec.ErrNotFound
+			}
+			found := detectAgents(reg, t.TempDir(), lookPath)
+			if !slices.ContainsFunc(found, func(d detected) bool { return d.p.Name == p.Name && d.why == cmd+" in PATH" }) {
+				t.Errorf("%s: not detected from %s in PATH", p.Name, cmd)
+			}
+		}
+	}
+	if found := detectAgents(reg, t.TempDir(), noCommands); len(found) != 0 {
+		t.Errorf("detected agents on an empty machine: %v", found)
+	}
+}
+
+func noCommands(string) (string, error) { return "", exec.ErrNotFound }

@@ -18,5 +18,6 @@ func Platform() platform.Platform {
 		Installer: Installer{},
 		// Codex passes no project-dir variable: hooks use the payload's cwd.
 		Fixtures: "testdata/fixtures/codex",
+		Detect:   platform.Detect{HomePaths: []string{".codex"}, Commands: []string{"codex"}},
 	}
 }

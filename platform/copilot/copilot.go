@@ -18,5 +18,6 @@ func Platform() platform.Platform {
 		Installer: Installer{},
 		// Copilot passes no project-dir variable: hooks use the payload's cwd.
 		Fixtures: "testdata/fixtures/copilot",
+		Detect:   platform.Detect{HomePaths: []string{".copilot"}, Commands: []string{"copilot"}},
 	}
 }

@@ -25,6 +25,9 @@ func TestBuiltinEntriesAreComplete(t *testing.T) {
 		if p.Display == "" || p.Installer == nil {
 			t.Errorf("%s: incomplete entry %+v", p.Name, p)
 		}
+		if len(p.Detect.HomePaths)+len(p.Detect.Commands) == 0 {
+			t.Errorf("%s: no Detect: `memnode install` without a platform could never offer it", p.Name)
+		}
 		if p.Adapter == nil {
 			// MCP-only (goose, roo-code, warp): no hooks, no payloads to record, so no
 			// fixtures; their context arrives through the context file.

@@ -51,7 +51,7 @@ export function card(item, onForgotten) {
       toast('Session forgotten on every device');
     } catch (err) { toast(err.message, true); }
   };
-  return el('article', { class: 'card', tabindex: '0', dataset: { id: v.id, session: v.session || '', kind: v.kind } },
+  return el('article', { class: 'card', tabindex: '0', 'aria-label': `${v.type}: ${v.title || '(untitled)'}`, dataset: { id: v.id, session: v.session || '', kind: v.kind } },
     el('div', { class: 'meta' },
       el('span', { class: 'badge t-' + (v.type || 'other'), text: v.type }),
       el('span', { class: 'project', text: v.project }),
@@ -62,8 +62,8 @@ export function card(item, onForgotten) {
     v.subtitle ? el('p', { class: 'subtitle', text: v.subtitle }) : null,
     facts, narrative, files,
     el('div', { class: 'actions' },
-      el('button', { type: 'button', class: 'ghost', onclick: () => copy(v.id), 'aria-label': 'Copy ID ' + v.id, text: 'Copy ID' }),
+      el('button', { type: 'button', class: 'ghost', 'data-act': 'copy', onclick: () => copy(v.id), 'aria-label': 'Copy ID ' + v.id, text: 'Copy ID' }),
       el('a', { class: 'button ghost', href: '#/record/' + encodeURIComponent(v.id) + '/timeline', text: 'Timeline' }),
-      el('button', { type: 'button', class: 'ghost danger', onclick: forget, text: 'Forget' }),
+      el('button', { type: 'button', class: 'ghost danger', 'data-act': 'forget', onclick: forget, text: 'Forget' }),
       v.session && v.kind !== 'summary' ? el('button', { type: 'button', class: 'ghost danger', onclick: forgetSession, text: 'Forget session' }) : null));
 }

@@ -4,6 +4,7 @@ import { get, records, post } from './api.js';
 import { el, clear, toast, errorBox } from './ui.js';
 import { card, view } from './cards.js';
 import { live } from './main.js';
+import { reselect } from './keys.js';
 
 const PAGE = 50;
 const OBS_TYPES = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'note'];
@@ -86,6 +87,7 @@ export function feedPage(main) {
       state.offset += res.hits;
       if (res.hits < PAGE) state.done = true;
       add(res.items, false);
+      reselect();
       if (!performance.getEntriesByName('memnode:feed-painted').length) requestAnimationFrame(() => performance.mark('memnode:feed-painted'));
     } catch (err) {
       list.append(errorBox(err));

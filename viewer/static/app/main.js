@@ -6,6 +6,7 @@ import { searchPage, recordPage } from './search.js';
 import { devicesPage, teamPage } from './devices.js';
 import { settingsPage } from './settings.js';
 import { logsPage } from './logs.js';
+import { install as installKeys } from './keys.js';
 
 const pages = { feed: feedPage, search: searchPage, record: recordPage, devices: devicesPage, team: teamPage, settings: settingsPage, logs: logsPage };
 
@@ -42,7 +43,7 @@ function statusTitle(st) {
     `records: ${st.records?.observations ?? 0} observations, ${st.records?.summaries ?? 0} summaries, ${st.records?.prompts ?? 0} prompts`].join('\n');
 }
 
-let cleanup = null;
+let cleanup = null, routed = false;
 async function route() {
   const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
   const page = pages[name] || feedPage;
@@ -55,6 +56,9 @@ async function route() {
     else a.removeAttribute('aria-current');
   }
   cleanup = (await page(main, rest.map(decodeURIComponent))) || null;
+  // A page switched from the keyboard starts the Tab order at its content, not the top.
+  if (routed && document.activeElement === document.body) main.focus({ preventScroll: true });
+  routed = true;
 }
 
 function theme() {
@@ -85,6 +89,7 @@ function loggedOut(err) {
 // the page's own error replaced by how to log in.
 function boot() {
   theme();
+  installKeys();
   addEventListener('hashchange', route);
   route();
   get('/api/status').then(() => {

@@ -37,7 +37,7 @@ function lab(text, input) {
 }
 
 function hitRow(h) {
-  return el('li', { class: 'hit' + (h.anchor ? ' anchor' : ''), dataset: { id: h.id } },
+  return el('li', { class: 'hit' + (h.anchor ? ' anchor' : ''), tabindex: '0', dataset: { id: h.id } },
     el('span', { class: 'badge t-' + h.type, text: h.type }),
     el('a', { href: '#/record/' + encodeURIComponent(h.id) + '/timeline', text: h.title || '(untitled)' }),
     el('span', { class: 'muted', text: ` ${h.project} · ${h.device || ''} · ${when(h.time)}` }));

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/client"
+)
+
+// press types keys as real key events (keyDown, char, keyUp) to whatever has the focus.
+func (b *browser) press(keys string) {
+	b.t.Helper()
+	b.do(fmt.Sprintf("press %q", keys), chromedp.KeyEvent(keys))
+}
+
+// focused is a JS expression naming the focused element: its id, else its data-id, else
+// its text.
+const focused = `(() => { const a = document.activeElement; return a.id || a.dataset.id || a.textContent.trim().slice(0, 40); })()`
+
+// loginViewer opens in's one-time viewer URL and waits for n feed cards.
+func loginViewer(t *testing.T, b *browser, in *instance, n int) {
+	t.Helper()
+	url := strings.Fields(in.mustRun(nil, "viewer"))[0]
+	b.do("open the one-time URL", chromedp.Navigate(url))
+	b.waitJS(fmt.Sprintf("%d cards", n), fmt.Sprintf(`document.body.dataset.ready === 'true' && document.querySelectorAll('#feed .card').length === %d`, n), 15*time.Second)
+}
+
+// TestViewerKeyboard uses the viewer with the keyboard only (real key events into a real
+// Chromium against a real node): Tab walks header → filters → cards with a visible focus;
+// j/k select cards, Enter opens one and Esc comes back to it, t opens its timeline, x opens
+// its toggles, # asks before forgetting; / focuses search, where typed letters are text and
+// never shortcuts; g d / g f / g s switch pages; ? shows the help.
+func TestViewerKeyboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short")
+	}
+	b := newBrowser(t)
+	in := newInstance(t)
+	in.start()
+	c, err := client.FromDataDir(in.dataDir, in.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"alphaword", "bravoword", "charlieword"} // the feed shows them newest first
+	ids := map[string]string{}
+	for _, w := range words {
+		res, err := c.SaveNote(context.Background(), apitype.Note{Project: "keysproj", Title: "Note " + w, Text: "What we learned about " + w + ".\nSecond line."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[w] = res.ID
+	}
+	loginViewer(t, b, in, 3)
+	card := func(i int) string { return fmt.Sprintf(`document.querySelectorAll('#feed .card')[%d]`, i) }
+	wantFocus := func(what, expr string) {
+		t.Helper()
+		b.waitJS(what, fmt.Sprintf(`document.activeElement === (%s)`, expr), 5*time.Second)
+	}
+
+	// Tab order: skip link, the pages, the header's buttons, the filters, then the cards.
+	var stops []string
+	for range 40 {
+		b.press(kb.Tab)
+		s := eval[string](b, focused)
+		if len(stops) == 0 || stops[len(stops)-1] != s {
+			stops = append(stops, s)
+		}
+		if eval[bool](b, `document.activeElement.matches('#feed .card')`) {
+			break
+		}
+	}
+	want := []string{"Skip to content", "Feed", "Search", "Devices", "Team", "Settings", "Logs", "help", "theme",
+		"f-project", "f-device", "f-platform", "f-type", "f-since", "f-until", "Apply", "Write a note", ids["charlieword"]}
+	if strings.Join(stops, " → ") != strings.Join(want, " → ") {
+		t.Errorf("Tab stops:\n got %s\nwant %s", strings.Join(stops, " → "), strings.Join(want, " → "))
+	}
+	// The focus is visible: :focus-visible holds and draws an outline.
+	if !eval[bool](b, `document.activeElement.matches(':focus-visible') && getComputedStyle(document.activeElement).outlineStyle !== 'none'`) {
+		t.Error("the focused card shows no focus outline")
+	}
+
+	b.press("j")
+	wantFocus("j to select the second card", card(1))
+	b.press("k")
+	wantFocus("k to select the first card", card(0))
+	b.press("jjj") // the last card stays selected at the end of the list
+	wantFocus("j to stop at the last card", card(2))
+	if n := eval[float64](b, `document.querySelectorAll('#feed .card.selected').length`); n != 1 {
+		t.Errorf("%v cards marked selected, want 1", n)
+	}
+	b.shot("keys-feed")
+
+	b.press("k")
+	wantFocus("k to select bravo", card(1))
+	b.press(kb.Enter)
+	b.waitJS("Enter to open the record", fmt.Sprintf(`location.hash === %q && document.querySelector('#record')`, "#/record/"+ids["bravoword"]), 10*time.Second)
+	b.press(kb.Escape)
+	b.waitJS("Esc back to the feed, bravo selected again", fmt.Sprintf(`location.hash === '#/feed' && document.activeElement.dataset.id === %q && document.activeElement.classList.contains('selected')`, ids["bravoword"]), 10*time.Second)
+
+	b.press("x")
+	if !eval[bool](b, `(() => { const d = [...document.activeElement.querySelectorAll('details')]; return d.length > 0 && d.every((x) => x.open); })()`) {
+		t.Error("x did not open the selected card's toggles")
+	}
+	b.press("#")
+	b.waitJS("# to ask before forgetting", `document.querySelector('dialog[open] [data-confirm]')`, 5*time.Second)
+	b.press("j") // a dialog has the keyboard: no shortcut behind it
+	b.press(kb.Escape)
+	b.waitJS("Esc to cancel the forget", `!document.querySelector('dialog[open]')`, 5*time.Second)
+	if n := eval[float64](b, `document.querySelectorAll('#feed .card').length`); n != 3 {
+		t.Fatalf("after a cancelled forget the feed has %v cards", n)
+	}
+	if got := eval[string](b, `document.querySelector('#feed .card.selected')?.dataset.id || ''`); got != ids["bravoword"] {
+		t.Errorf("j behind the dialog moved the selection to %q", got)
+	}
+
+	b.press("t")
+	b.waitJS("t to open the timeline", fmt.Sprintf(`location.hash === %q && document.querySelector('#timeline .hit')`, "#/record/"+ids["bravoword"]+"/timeline"), 10*time.Second)
+	b.press("j") // the first j lands on the record the timeline is around
+	wantFocus("j to select the timeline's anchor", `document.querySelector('#timeline .hit.anchor')`)
+	b.press("j")
+	wantFocus("j to select the next row", `document.querySelector('#timeline .hit.anchor').nextElementSibling`)
+	b.press(kb.Escape)
+	b.waitJS("Esc back to the feed", `location.hash === '#/feed' && document.querySelector('#feed .card')`, 10*time.Second)
+
+	b.press("?")
+	b.waitJS("? to show the help", `document.querySelector('#keys-help[open]')`, 5*time.Second)
+	if txt := eval[string](b, `document.getElementById('keys-help').textContent`); !strings.Contains(txt, "Next / previous card") {
+		t.Errorf("help says %q", txt)
+	}
+	b.shot("keys-help")
+	b.press(kb.Escape)
+	b.waitJS("Esc to close the help", `!document.querySelector('#keys-help[open]')`, 5*time.Second)
+
+	// / focuses search; letters typed there are text, never shortcuts.
+	b.press("/")
+	b.waitJS("/ to focus the search box", `location.hash === '#/search' && document.activeElement.id === 's-query'`, 10*time.Second)
+	b.press("gdj")
+	b.waitJS("typed text in the box", `document.getElementById('s-query').value === 'gdj'`, 5*time.Second)
+	if h := eval[string](b, `location.hash`); h != "#/search" {
+		t.Fatalf("typing g d in the search box switched to %s", h)
+	}
+	b.do("clear the box", chromedp.Evaluate[chromedp.Void](`document.getElementById('s-query').value = ''`))
+	b.press("bravoword" + kb.Enter)
+	b.waitJS("the hit", `document.querySelector('#results .hit')`, 10*time.Second)
+	b.press(kb.Escape)
+	b.waitJS("Esc to leave the box", `document.activeElement.id !== 's-query'`, 5*time.Second)
+	b.press("j")
+	wantFocus("j to select the hit", `document.querySelector('#results .hit')`)
+	b.press(kb.Enter)
+	b.waitJS("Enter to open the hit's timeline", `document.querySelector('#timeline .hit.anchor')`, 10*time.Second)
+
+	for _, k := range []struct{ keys, page string }{{"gd", "devices"}, {"gc", "settings"}, {"gl", "logs"}, {"gt", "team"}, {"gs", "search"}, {"gf", "feed"}} {
+		if k.page == "feed" {
+			b.press(kb.Escape) // the search page focused its box: leave it first
+		}
+		b.press(k.keys)
+		b.waitJS("g "+k.keys[1:]+" to open "+k.page, fmt.Sprintf(`location.hash === '#/%s' && document.querySelector('nav a[aria-current=page]')?.dataset.page === '%s'`, k.page, k.page), 10*time.Second)
+	}
+}

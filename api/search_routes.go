@@ -121,7 +121,11 @@ func (s *Server) search(c *gin.Context) {
 }
 
 func (s *Server) timeline(c *gin.Context) {
-	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device"), Platform: c.Query("platform")}
+	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device"),
+		Platform: c.Query("platform"), Type: c.Query("type")}
+	if t := c.Query("obs_type"); t != "" {
+		q.ObsTypes = strings.Split(t, ",")
+	}
 	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
 		return
 	}

@@ -280,7 +280,8 @@ func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Res
 // Timeline returns the records around an anchor.
 func (c *Client) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
 	v := url.Values{}
-	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device, "platform": q.Platform} {
+	for k, s := range map[string]string{"anchor": q.Anchor, "query": q.Query, "project": q.Project, "device": q.Device, "platform": q.Platform,
+		"type": q.Type, "obs_type": strings.Join(q.ObsTypes, ",")} {
 		if s != "" {
 			v.Set(k, s)
 		}

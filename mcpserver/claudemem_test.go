@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,6 +80,21 @@ func TestClaudeMemArgumentsGiveTheSameHits(t *testing.T) {
 	if isErr || tlNum != tlID {
 		t.Errorf("timeline anchor=4:\n%s\nwant the same as by ID:\n%s", tlNum, tlID)
 	}
+	// type=<observation type> filters the timeline as it filters search.
+	all, _ := call(t, cs, "timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20})
+	own, isErr := call(t, cs, "timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20, "type": "observations", "obs_type": "bugfix"})
+	alias, isAliasErr := call(t, cs, "timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20, "type": "bugfix"})
+	if isErr || isAliasErr || own != alias {
+		t.Errorf("timeline type=bugfix:\n%s\nwant the same as type=observations obs_type=bugfix:\n%s", alias, own)
+	}
+	checkTimelineTypes(t, own, all, "bugfix")
+	// Several observation types, and memnode's own record kinds.
+	two, _ := call(t, cs, "timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20, "type": "bugfix,decision"})
+	checkTimelineTypes(t, two, all, "bugfix", "decision")
+	if !strings.Contains(two, "decision") {
+		t.Errorf("timeline type=bugfix,decision has no decision:\n%s", two)
+	}
+
 	// S<n> is claude-mem's session-summary anchor.
 	if tl, isErr := call(t, cs, "timeline", map[string]any{"anchor": "S2", "depth_before": 0, "depth_after": 0}); isErr || !strings.Contains(tl, "> ") {
 		t.Errorf("timeline anchor=S2: %s", tl)
@@ -111,5 +127,27 @@ func TestClaudeMemArgumentErrors(t *testing.T) {
 		if !isErr || !strings.Contains(txt, c.want) {
 			t.Errorf("%s %v: want a tool error mentioning %q, got isError=%v %q", c.tool, c.args, c.want, isErr, txt)
 		}
+	}
+}
+
+// checkTimelineTypes asserts that every row of a filtered timeline but the anchor ("> ") is
+// an observation of one of types, that the anchor row is there, and that the unfiltered
+// timeline had rows the filter dropped.
+func checkTimelineTypes(t *testing.T, filtered, all string, types ...string) {
+	t.Helper()
+	rows, anchor := 0, false
+	for _, line := range strings.Split(strings.TrimSpace(filtered), "\n")[1:] {
+		if strings.HasPrefix(line, "> ") {
+			anchor = true
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 5 || !slices.Contains(types, f[3]) {
+			t.Errorf("timeline filtered to %v has the row %q:\n%s", types, line, filtered)
+		}
+		rows++
+	}
+	if !anchor || rows == 0 || strings.Count(all, "\n") <= rows+2 {
+		t.Errorf("timeline filtered to %v: anchor %v, %d rows, from:\n%s\nfiltered:\n%s", types, anchor, rows, all, filtered)
 	}
 }

@@ -176,14 +176,7 @@ func (a SearchArgs) query() (apitype.SearchQuery, error) {
 		}
 		q.Platform = a.PlatformSource
 	}
-	obsTypes := a.ObsType
-	if kinds, ok := observationTypes(a.Type); ok {
-		q.Type = "observations"
-		obsTypes = strings.Trim(obsTypes+","+kinds, ",")
-	}
-	if obsTypes != "" {
-		q.ObsTypes = strings.Split(obsTypes, ",")
-	}
+	q.Type, q.ObsTypes = kindAndTypes(a.Type, a.ObsType)
 	var err error
 	if q.Since, err = timeArg("since", a.Since, "dateStart", a.DateStart); err != nil {
 		return q, err
@@ -202,6 +195,18 @@ func (a SearchArgs) query() (apitype.SearchQuery, error) {
 		q.Order = order
 	}
 	return q, nil
+}
+
+// kindAndTypes maps the type and obs_type arguments onto a record kind and observation
+// types: a type naming only observation types is claude-mem's form of obs_type.
+func kindAndTypes(typ, obsType string) (string, []string) {
+	if kinds, ok := observationTypes(typ); ok {
+		typ, obsType = "observations", strings.Trim(obsType+","+kinds, ",")
+	}
+	if obsType == "" {
+		return typ, nil
+	}
+	return typ, strings.Split(obsType, ",")
 }
 
 // obsTypeNames are the observation types a claude-mem style type argument may name.
@@ -322,6 +327,17 @@ type TimelineArgs struct {
 	Project     string `json:"project,omitempty" jsonschema:"only this project"`
 	Device      string `json:"device,omitempty" jsonschema:"only records from this device"`
 	Platform    string `json:"platform,omitempty" jsonschema:"only records of sessions recorded by this coding agent"`
+	Type        string `json:"type,omitempty" jsonschema:"around the anchor: observations, sessions, prompts or all (default); or observation types as for obs_type"`
+	ObsType     string `json:"obs_type,omitempty" jsonschema:"around the anchor: only observations of these comma-separated types: bugfix,feature,decision,discovery,change,refactor,note"`
+}
+
+// query maps the arguments onto the node's timeline query; a type naming observation
+// types is claude-mem's form of obs_type, as for search.
+func (a TimelineArgs) query(anchor string) apitype.TimelineQuery {
+	q := apitype.TimelineQuery{Anchor: anchor, Query: a.Query, Before: a.DepthBefore, After: a.DepthAfter,
+		Project: a.Project, Device: a.Device, Platform: a.Platform}
+	q.Type, q.ObsTypes = kindAndTypes(a.Type, a.ObsType)
+	return q
 }
 
 func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a TimelineArgs) (*mcp.CallToolResult, any, error) {
@@ -332,8 +348,7 @@ func (s *Server) timeline(ctx context.Context, _ *mcp.CallToolRequest, a Timelin
 	if strings.TrimSpace(anchor) == "" && strings.TrimSpace(a.Query) == "" {
 		return nil, nil, errors.New("give anchor (a record ID from search, S<session id> or an ISO time) or query")
 	}
-	tl, err := s.cfg.Memory.Timeline(ctx, apitype.TimelineQuery{Anchor: anchor, Query: a.Query, Before: a.DepthBefore,
-		After: a.DepthAfter, Project: a.Project, Device: a.Device, Platform: a.Platform})
+	tl, err := s.cfg.Memory.Timeline(ctx, a.query(anchor))
 	if err != nil {
 		return nil, nil, err
 	}

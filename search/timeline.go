@@ -25,13 +25,19 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 		return apitype.Timeline{}, fmt.Errorf("%w: before and after must be 0..%d", ErrInvalid, MaxDepth)
 	}
 	tq.Anchor = strings.TrimSpace(tq.Anchor)
+	// The kind and observation-type filters are search's: one Normalize validates both.
+	q := Query{Project: tq.Project, Device: tq.Device, Platform: tq.Platform, Type: tq.Type, ObsTypes: tq.ObsTypes}
+	if err := q.Normalize(); err != nil {
+		return apitype.Timeline{}, err
+	}
 	var anchor *apitype.Hit
 	var at int64
 	switch {
 	case tq.Anchor == "" && strings.TrimSpace(tq.Query) == "":
 		return apitype.Timeline{}, fmt.Errorf("%w: an anchor or a query is required", ErrInvalid)
 	case tq.Anchor == "":
-		res, err := s.Search(ctx, Query{Text: tq.Query, Project: tq.Project, Device: tq.Device, Platform: tq.Platform, Limit: 1})
+		res, err := s.Search(ctx, Query{Text: tq.Query, Project: tq.Project, Device: tq.Device, Platform: tq.Platform,
+			Type: q.Type, ObsTypes: q.ObsTypes, Limit: 1})
 		if err != nil {
 			return apitype.Timeline{}, err
 		}
@@ -47,7 +53,6 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 		anchor, at = h, t
 	}
 	tl := apitype.Timeline{AnchorTime: at}
-	q := Query{Project: tq.Project, Device: tq.Device, Platform: tq.Platform}
 	if anchor != nil {
 		tl.AnchorID, tl.AnchorTime = anchor.ID, anchor.Time
 		a := *anchor
@@ -55,7 +60,7 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 		tl.Items = append(tl.Items, a)
 	}
 	var before, after []apitype.Hit
-	for _, k := range []string{apitype.KindObservation, apitype.KindSummary, apitype.KindPrompt} {
+	for _, k := range q.kinds() {
 		b, err := s.around(ctx, kinds[k], &q, tl.AnchorTime, tl.AnchorID, true, tq.Before)
 		if err != nil {
 			return apitype.Timeline{}, err

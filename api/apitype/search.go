@@ -75,15 +75,18 @@ type Results struct {
 
 // TimelineQuery is GET /api/timeline: the records around an anchor — a record ID,
 // "S<session id>", an RFC 3339 / ISO date(-time), or, when Anchor is empty, the top hit of
-// Query.
+// Query. Type and ObsTypes filter the records around the anchor (never the anchor
+// itself) as they filter SearchQuery's hits.
 type TimelineQuery struct {
-	Anchor   string `json:"anchor,omitempty"`
-	Query    string `json:"query,omitempty"`
-	Before   int    `json:"before,omitempty"`
-	After    int    `json:"after,omitempty"`
-	Project  string `json:"project,omitempty"`
-	Device   string `json:"device,omitempty"`
-	Platform string `json:"platform,omitempty"`
+	Anchor   string   `json:"anchor,omitempty"`
+	Query    string   `json:"query,omitempty"`
+	Before   int      `json:"before,omitempty"`
+	After    int      `json:"after,omitempty"`
+	Project  string   `json:"project,omitempty"`
+	Device   string   `json:"device,omitempty"`
+	Platform string   `json:"platform,omitempty"`
+	Type     string   `json:"type,omitempty"`     // all (default), observations, sessions, prompts
+	ObsTypes []string `json:"obs_type,omitempty"` // bugfix, decision, …: observations only
 }
 
 // Timeline is the answer of GET /api/timeline: observations, prompts and summaries

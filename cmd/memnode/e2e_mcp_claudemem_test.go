@@ -14,8 +14,9 @@ import (
 
 // TestMCPClaudeMemNamesOverStdio: a real MCP client talks over stdio to a real `memnode
 // mcp` against a real node that imported the claude-mem sample. Calls with claude-mem's
-// tool and argument names (important_workflow, type=<observation type>, dateStart/dateEnd
-// as epoch ms, orderBy, numeric IDs) return the same hits as memnode's own names.
+// tool and argument names (important_workflow, type=<observation type> on search and
+// timeline, dateStart/dateEnd as epoch ms, orderBy, numeric IDs) return the same hits as
+// memnode's own names.
 func TestMCPClaudeMemNamesOverStdio(t *testing.T) {
 	in := newInstance(t)
 	sample, err := filepath.Abs(claudeMemSample)
@@ -77,6 +78,26 @@ func TestMCPClaudeMemNamesOverStdio(t *testing.T) {
 	tlID := callTool("timeline", map[string]any{"anchor": id[1], "depth_before": 2, "depth_after": 2})
 	if tlNum := callTool("timeline", map[string]any{"anchor": 8, "depth_before": 2, "depth_after": 2}); tlNum != tlID {
 		t.Errorf("timeline anchor=8:\n%s\nwant:\n%s", tlNum, tlID)
+	}
+	// claude-mem's type=<observation type> filters the timeline too (around the anchor:
+	// bugfixes 1 and 8 and the Android one, no summaries, prompts or other types).
+	tlOwn := callTool("timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20, "type": "observations", "obs_type": "bugfix"})
+	tlAlias := callTool("timeline", map[string]any{"anchor": 4, "depth_before": 20, "depth_after": 20, "type": "bugfix"})
+	if tlAlias != tlOwn {
+		t.Errorf("timeline type=bugfix:\n%s\nwant:\n%s", tlAlias, tlOwn)
+	}
+	for _, want := range []string{"> ", "VAT applied twice", "Invoice export timed out", "Android build fails"} {
+		if !strings.Contains(tlOwn, want) {
+			t.Errorf("timeline type=bugfix lacks %q:\n%s", want, tlOwn)
+		}
+	}
+	for _, not := range []string{" session ", " prompt ", "discovery", "decision", "Tax rates"} {
+		if strings.Contains(tlOwn, not) {
+			t.Errorf("timeline type=bugfix has %q:\n%s", not, tlOwn)
+		}
+	}
+	if out := in.mustRun(nil, "timeline", "4", "--before", "20", "--after", "20", "--obs-type", "bugfix"); strings.Count(out, "bugfix") != 3 || strings.Contains(out, "session") {
+		t.Errorf("memnode timeline 4 --obs-type bugfix:\n%s", out)
 	}
 	// The CLI resolves the same numbers: the map lives in the node's replica.
 	if out := in.mustRun(nil, "get", "8"); !strings.Contains(out, "Invoice export timed out") {

@@ -192,11 +192,14 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Project, "project", "", "only this project")
 	fs.StringVar(&q.Device, "device", "", "only records from this device")
 	fs.StringVar(&q.Platform, "platform", "", "only records of sessions recorded by this coding agent")
+	fs.StringVar(&q.Type, "type", "all", "around the anchor: observations, sessions, prompts or all")
+	obsTypes := fs.String("obs-type", "", "around the anchor: only observations of these comma-separated types (bugfix,decision,…)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseMixed(fs, args)
 	if err != nil {
 		return 2
 	}
+	q.ObsTypes = splitList(*obsTypes)
 	if len(pos) > 1 || (len(pos) == 0) == (q.Query == "") {
 		fmt.Fprintln(env.Stderr, "memnode: usage: memnode timeline ANCHOR|--query TEXT [--before N --after N] (ANCHOR: record ID, S<session id> or ISO time)")
 		return 2

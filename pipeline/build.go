@@ -21,7 +21,8 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.Pendin
 	if err != nil {
 		return nil, err
 	}
-	b := &replica.Batch{}
+	// Commit checks nothing changed this state (a forget) before it stores what follows.
+	b := &replica.Batch{Claimed: []replica.SessionState{st}}
 	var calls []ai.ToolCall
 	var callEvents []apitype.Event
 	var sessionObs []ai.Observation // observations of this session made in this batch

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,4 +419,117 @@ func TestIngestPrivateTurn(t *testing.T) {
 			t.Fatalf("queued %+v, want one prompt event marked private with no text", queued)
 		}
 	})
+}
+
+// forgetBeforeCommit is the real replica with a forget run between a worker's claim (and
+// Build) and its commit: the first commit that carries observations first forgets the
+// prompt of their turn, as a user's `memnode forget` arriving while the compressor runs.
+type forgetBeforeCommit struct {
+	*replica.Replica
+	mu      sync.Mutex
+	prompts []string // IDs of the prompts committed so far
+	forget  bool     // armed: the next commit with observations forgets the last prompt first
+	forgot  int      // records the forget found
+	settled bool     // a commit returned after the forget
+}
+
+func (f *forgetBeforeCommit) Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error) {
+	f.mu.Lock()
+	if f.forget && len(b.Observations) > 0 {
+		f.forget = false
+		n, err := f.Replica.Forget(ctx, []string{f.prompts[len(f.prompts)-1]})
+		if err != nil {
+			f.mu.Unlock()
+			return replica.CommitResult{}, err
+		}
+		f.forgot = n
+	}
+	f.mu.Unlock()
+	res, err := f.Replica.Commit(ctx, b)
+	f.mu.Lock()
+	f.settled = f.settled || (!f.forget && f.forgot > 0)
+	for _, p := range res.Prompts {
+		f.prompts = append(f.prompts, p.ID)
+	}
+	f.mu.Unlock()
+	return res, err
+}
+
+func (f *forgetBeforeCommit) promptsStored() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.prompts)
+}
+
+// TestForgetBetweenClaimAndCommit: a worker built records of a turn from the session's
+// state, then the turn's prompt was forgotten before its commit. The commit sees the
+// session changed (replica.ErrStaleClaim) and the worker builds the batch again from the
+// state the forget left: the turn's tool calls are dropped like a private turn's, and the
+// next turn is recorded as usual.
+func TestForgetBetweenClaimAndCommit(t *testing.T) {
+	testkit.LeakCheck(t)
+	rep := testkit.OpenReplica(t, "origin-a")
+	st := &forgetBeforeCommit{Replica: rep}
+	p, err := New(Config{Store: st, Compressor: offline.New(), Workers: 1, Linger: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	defer p.Close()
+	ctx := context.Background()
+	ingest := func(ev apitype.Event) {
+		t.Helper()
+		ev.SessionID, ev.Project = "s", "p"
+		if _, err := p.Ingest(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drained := func() bool {
+		c, err := rep.Counts(ctx)
+		return err == nil && c.Pending == 0
+	}
+
+	ingest(apitype.Event{Kind: memory.KindPrompt, Prompt: "rotate the staging keys"})
+	testkit.WaitFor(t, "the first prompt stored", 10*time.Second, func() bool { return st.promptsStored() == 1 })
+	st.mu.Lock()
+	st.forget = true
+	st.mu.Unlock()
+	ingest(bash("vault rotate staging-secret-marker", "rotated"))
+	testkit.WaitFor(t, "the forgotten turn's tool call processed", 10*time.Second, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.settled && drained()
+	})
+	if st.forgot != 1 {
+		t.Fatalf("the forget found %d records, want the prompt", st.forgot)
+	}
+	if c, _ := rep.Counts(ctx); c.Observations != 0 || c.Prompts != 0 {
+		t.Fatalf("after the forget: %d observations, %d prompts stored; want none of the forgotten turn", c.Observations, c.Prompts)
+	}
+	state, _, err := rep.SessionState(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !state.TurnPrivate || state.FirstPrompt != "" || state.LastPrompt != "" {
+		t.Fatalf("session state %+v: the commit undid the forget (want the turn private, no prompt text)", state)
+	}
+
+	ingest(apitype.Event{Kind: memory.KindPrompt, Prompt: "now update the docs"})
+	ingest(bash("make docs", "ok"))
+	testkit.WaitFor(t, "the next turn recorded", 10*time.Second, func() bool {
+		c, err := rep.Counts(ctx)
+		return err == nil && c.Pending == 0 && c.Observations == 1
+	})
+	obs, err := rep.SessionObservations(ctx, "s", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range obs {
+		if strings.Contains(o.Title+o.Subtitle+o.Narrative+strings.Join(o.Facts, " "), "staging-secret-marker") {
+			t.Fatalf("an observation of the forgotten turn was stored: %+v", o)
+		}
+	}
+	if s := p.Stats(); s.Failures != 0 {
+		t.Errorf("stats %+v: a stale claim is rebuilt, not counted as a failure", s)
+	}
 }

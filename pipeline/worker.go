@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/memnode/memnode/internal/prio"
@@ -97,17 +98,31 @@ func (p *Pipeline) settle(ctx context.Context) error {
 	}
 }
 
-// process builds one batch from a claim and commits it.
+// staleRebuilds bounds how often one claim is built again because forgets keep changing
+// its session (replica.ErrStaleClaim); past it the claim is released like any failure.
+const staleRebuilds = 5
+
+// process builds one batch from a claim and commits it. A forget that changed the session
+// after the claim makes the commit refuse the batch (replica.ErrStaleClaim): it is built
+// again from the session's state as the forget left it, so a forgotten turn's tool calls
+// are dropped as a private turn's are.
 func (p *Pipeline) process(ctx context.Context, evs []replica.PendingEvent) error {
-	b, err := p.Build(ctx, p.cfg.Store, evs)
-	if err != nil {
-		return err
-	}
-	// The commit takes the single writer: at normal priority (prio.Unlowered).
 	var res replica.CommitResult
-	prio.Unlowered(func() { res, err = p.cfg.Store.Commit(ctx, b) })
-	if err != nil {
-		return err
+	for try := 0; ; try++ {
+		b, err := p.Build(ctx, p.cfg.Store, evs)
+		if err != nil {
+			return err
+		}
+		// The commit takes the single writer: at normal priority (prio.Unlowered).
+		prio.Unlowered(func() { res, err = p.cfg.Store.Commit(ctx, b) })
+		if errors.Is(err, replica.ErrStaleClaim) && try < staleRebuilds {
+			p.log.Debug("session changed by a forget since the claim; building again", "err", err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	p.processed.Add(int64(len(evs)))
 	p.observations.Add(int64(len(res.Observations)))

@@ -23,7 +23,15 @@ type commitFacts struct {
 	tombstoned map[string]bool
 	// stored holds contentKey of the batch's observations already stored.
 	stored map[string]bool
+	// stale is a session whose state changed since its events were claimed (Batch.Claimed),
+	// or "": the batch was built from what a forget has since removed.
+	stale string
 }
+
+// ErrStaleClaim means a session's state changed between the claim of its events and the
+// commit of the records built from them — a forget ran in between. Nothing was stored; the
+// claimer builds the batch again from the current state (pipeline does, at once).
+var ErrStaleClaim = errors.New("session changed since its events were claimed")
 
 func contentKey(sessionID, hash string) string { return sessionID + "\x00" + hash }
 
@@ -87,6 +95,19 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *Batch) (commitFacts, error
 			return f, err
 		}
 		f.tombstoned[id] = dead
+	}
+	for _, base := range b.Claimed {
+		if f.tombstoned[base.SessionID] {
+			continue // a forgotten session's records are all left out anyway
+		}
+		now, err := sessionStateTx(ctx, tx, base.SessionID)
+		if err != nil {
+			return f, err
+		}
+		if now != base {
+			f.stale = base.SessionID
+			break
+		}
 	}
 	for i := range b.Observations {
 		o := &b.Observations[i]

@@ -376,16 +376,27 @@ func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
 }
 
 // SessionState returns the local processing state of a session; ok is false when the session
-// is unknown.
+// is unknown (its state is then the zero state).
 func (r *Replica) SessionState(ctx context.Context, id string) (st SessionState, ok bool, err error) {
+	return readSessionState(r.w.QueryRowContext(ctx, sessionStateQuery, id), id)
+}
+
+// sessionStateTx is SessionState inside a write transaction (Commit's stale-claim check).
+func sessionStateTx(ctx context.Context, tx *wtx, id string) (SessionState, error) {
+	st, _, err := readSessionState(tx.QueryRowContext(ctx, sessionStateQuery, id), id)
+	return st, err
+}
+
+const sessionStateQuery = "SELECT prompt_count, turn_private, first_prompt, last_prompt FROM sessions WHERE id = ?"
+
+func readSessionState(row *sql.Row, id string) (st SessionState, ok bool, err error) {
 	var priv int
-	err = r.w.QueryRowContext(ctx, "SELECT prompt_count, turn_private, first_prompt, last_prompt FROM sessions WHERE id = ?", id).
-		Scan(&st.PromptCount, &priv, &st.FirstPrompt, &st.LastPrompt)
+	err = row.Scan(&st.PromptCount, &priv, &st.FirstPrompt, &st.LastPrompt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SessionState{SessionID: id}, false, nil
 	}
 	if err != nil {
-		return st, false, fmt.Errorf("session state: %w", err)
+		return SessionState{SessionID: id}, false, fmt.Errorf("session state: %w", err)
 	}
 	st.SessionID, st.TurnPrivate = id, priv == 1
 	return st, true, nil

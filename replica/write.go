@@ -21,6 +21,13 @@ type Batch struct {
 	Prompts      []memory.Prompt
 	Observations []memory.Observation
 	Summaries    []memory.Summary
+	// Claimed is each session's state as read when its events were claimed (Build starts
+	// from it). Commit re-reads it in its own transaction and refuses the whole batch with
+	// ErrStaleClaim when something else changed it since — a forget of the session's
+	// current turn (turn_private) or of the prompt its first/last prompt text came from —
+	// because records built from the old state would store what the forget removed. Nil
+	// checks nothing (imports, tests).
+	Claimed []SessionState
 	// Done are pending-queue row IDs to delete; DoneEvents are their event IDs, remembered so
 	// a replayed spool entry is not stored twice.
 	Done       []int64
@@ -46,6 +53,9 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 		facts, err := readCommitFacts(ctx, tx, b)
 		if err != nil {
 			return err
+		}
+		if facts.stale != "" {
+			return fmt.Errorf("%w: session %s", ErrStaleClaim, facts.stale)
 		}
 		plan := planCommit(b, facts, r.clock.Now, r.cfg.Origin)
 		res.Duplicates = plan.duplicates

@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,6 +56,7 @@ func Run(t *testing.T, open Open) {
 		{"TombstoneWinsAndPurgesContent", testTombstoneWins},
 		{"SessionsAreLWW", testSessionsAreLWW},
 		{"QueueEnqueueClaimRelease", testQueue},
+		{"CommitRefusesAStaleClaim", testStaleClaim},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -350,5 +352,42 @@ func testQueue(t *testing.T, open Open) {
 	}
 	if c, err := s.ClaimSession(ctx, 10); err != nil || c.SessionID != "s2" {
 		t.Fatalf("claim after commit = %+v %v; want only s2 left", c, err)
+	}
+}
+
+// testStaleClaim: a batch built from a session's state (Batch.Claimed) is refused whole
+// when a forget changed that state before the commit — here the forget of the prompt of the
+// session's current turn, which makes the turn private and drops the prompt's text — and a
+// batch built from the state as the forget left it commits.
+func testStaleClaim(t *testing.T, open Open) {
+	ctx := context.Background()
+	s := open(t, "dev-a")
+	const text = "rotate the wombat keys"
+	claimed := replica.SessionState{SessionID: "s1", PromptCount: 1, FirstPrompt: text, LastPrompt: text}
+	res := mustCommit(t, s, &replica.Batch{
+		Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
+		Prompts:  []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: text, CreatedAt: now()}},
+		States:   []replica.SessionState{claimed},
+	})
+	if n, err := s.Forget(ctx, []string{res.Prompts[0].ID}); err != nil || n != 1 {
+		t.Fatalf("forget = %d %v; want the prompt", n, err)
+	}
+	o := obs("s1", "wombat key rotation")
+	o.PromptNumber = 1
+	_, err := s.Commit(ctx, &replica.Batch{Claimed: []replica.SessionState{claimed},
+		Observations: []memory.Observation{o}, States: []replica.SessionState{claimed}})
+	if !errors.Is(err, replica.ErrStaleClaim) {
+		t.Fatalf("commit of a batch built before the forget: %v, want ErrStaleClaim", err)
+	}
+	if d := dump(t, s); strings.Contains(d, "wombat") {
+		t.Fatalf("a refused batch left records:\n%s", d)
+	}
+	after := replica.SessionState{SessionID: "s1", PromptCount: 1, TurnPrivate: true}
+	next := obs("s1", "next turn's finding")
+	next.PromptNumber = 2
+	mustCommit(t, s, &replica.Batch{Claimed: []replica.SessionState{after}, Observations: []memory.Observation{next},
+		States: []replica.SessionState{{SessionID: "s1", PromptCount: 2}}})
+	if d := dump(t, s); !strings.Contains(d, "next turn's finding") {
+		t.Fatalf("a batch built from the current state was not stored:\n%s", d)
 	}
 }

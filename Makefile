@@ -60,7 +60,7 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Embed(Tiny|MiniLMSized|QueryMiniLMSized)$$|Vector|Hybrid|Cosine' -benchtime 20x -cpu 1,2 -timeout 30m ./embed/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Encode1000MiniLMSized$$' -benchtime 1x -cpu 2 -timeout 30m ./embed/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'EmbedMiniLMSizedSpago$$' -benchtime 5x -cpu 2 -timeout 30m ./embed/
-	@echo "== team memory on a real 3-node rqlite cluster: push, A→B latency, late-member catch-up, search --team at 100k"
+	@echo "== team memory on a real 3-node rqlite cluster: push, A→B latency, late-member catch-up (serial vs pipelined), search --team at 100k"
 	$(MAKE) rqlited
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkTeam -benchtime 1x -timeout 20m ./team/
 	@echo "== end to end against the real binary (hooks, ingest, context, memory)"

@@ -47,6 +47,12 @@ func newKey(tb testing.TB) (crypto.PrivKey, string) {
 // newMember opens a device; join joins it to urls as user and shares projects.
 func newMember(tb testing.TB, user, device string, localOnly ...string) *member {
 	tb.Helper()
+	return newTunedMember(tb, user, device, nil, localOnly...)
+}
+
+// newTunedMember is newMember with tune applied to the Team's Config (nil: as is).
+func newTunedMember(tb testing.TB, user, device string, tune func(*Config), localOnly ...string) *member {
+	tb.Helper()
 	key, origin := newKey(tb)
 	r, bus := testkit.OpenReplicaWithFeed(tb, origin)
 	lo := func(p string) bool {
@@ -57,8 +63,12 @@ func newMember(tb testing.TB, user, device string, localOnly ...string) *member 
 		}
 		return false
 	}
-	tm, err := New(context.Background(), Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), Replica: r, Key: key,
-		Device: device, LocalOnly: lo, Feed: bus, Every: 50 * time.Millisecond, Timeout: 3 * time.Second})
+	cfg := Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), Replica: r, Key: key,
+		Device: device, LocalOnly: lo, Feed: bus, Every: 50 * time.Millisecond, Timeout: 3 * time.Second}
+	if tune != nil {
+		tune(&cfg)
+	}
+	tm, err := New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/memnode/memnode/replica"
 )
@@ -58,6 +59,19 @@ func (t *Team) Pull(ctx context.Context, progress func(Progress)) (int, error) {
 	return total, nil
 }
 
+// pulled is one batch of a project's ops as the fetch stage hands it on: sigErr[i] is op i's
+// signature check (nil: verified, or this device's own op, checked against the outbox
+// when applied).
+type pulled struct {
+	ops    []Op
+	sigErr []error
+}
+
+// pullProject runs the pull as a pipeline: one goroutine fetches batches past the cursor
+// and verifies their signatures on every core, up to PullAhead batches ahead, while this
+// one checks rights and applies them in order. The cursor on disk moves only with an
+// applied batch, so stopping anywhere (an error, Close) loses nothing and applies nothing
+// twice: the batches fetched ahead are simply fetched again.
 func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress func(Progress)) (int, error) {
 	var cursor int64
 	if err := t.st.db.QueryRowContext(ctx, `SELECT pos FROM cursors WHERE project = ?`, project).Scan(&cursor); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -70,30 +84,104 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress 
 		}
 	}
 	done, read := 0, 0
-	for {
-		res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
-			FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos LIMIT ?`, project, cursor, t.cfg.PullBatch)})
+	apply := func(b pulled) error {
+		n, err := t.applyPulled(ctx, b)
 		if err != nil {
-			return done, err
-		}
-		if len(res) == 0 || len(res[0].Values) == 0 {
-			return done, nil
-		}
-		ops, err := decodeOps(res[0].Values)
-		if err != nil {
-			return done, err
-		}
-		n, err := t.applyPulled(ctx, ops)
-		if err != nil {
-			return done, err
+			return err
 		}
 		done += n
-		read += len(ops)
-		cursor = ops[len(ops)-1].Pos
+		read += len(b.ops)
 		if progress != nil {
 			progress(Progress{Project: project, Done: read, Left: max(left-read, 0)})
 		}
+		return nil
 	}
+	if t.cfg.PullAhead < 0 { // one batch at a time
+		for {
+			b, err := t.fetch(ctx, c, project, cursor)
+			if err != nil || len(b.ops) == 0 {
+				return done, err
+			}
+			if err := apply(b); err != nil {
+				return done, err
+			}
+			cursor = b.ops[len(b.ops)-1].Pos
+		}
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	batches := make(chan pulled, t.cfg.PullAhead)
+	var fetchErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(batches)
+		for after := cursor; ; {
+			b, err := t.fetch(fctx, c, project, after)
+			if err != nil || len(b.ops) == 0 {
+				fetchErr = err
+				return
+			}
+			select {
+			case batches <- b:
+			case <-fctx.Done():
+				return
+			}
+			after = b.ops[len(b.ops)-1].Pos
+		}
+	})
+	defer func() {
+		cancel()
+		for range batches { // let the fetcher end, drop what it read ahead
+		}
+		wg.Wait()
+	}()
+	for b := range batches {
+		if err := apply(b); err != nil {
+			return done, err
+		}
+	}
+	wg.Wait()
+	return done, fetchErr
+}
+
+// fetch reads the next batch of project's ops past after and verifies their signatures.
+func (t *Team) fetch(ctx context.Context, c *rq, project string, after int64) (pulled, error) {
+	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
+		FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos LIMIT ?`, project, after, t.cfg.PullBatch)})
+	if err != nil || len(res) == 0 || len(res[0].Values) == 0 {
+		return pulled{}, err
+	}
+	ops, err := decodeOps(res[0].Values)
+	if err != nil {
+		return pulled{}, err
+	}
+	return pulled{ops: ops, sigErr: verifyAll(ops, t.origin, t.cfg.VerifyWorkers)}, nil
+}
+
+// verifyAll checks the signatures of ops on up to workers goroutines (Ed25519 verification
+// is most of a pull's CPU); this device's own ops (origin own) are left to the apply, which
+// recognises them by the outbox's copy without a verify.
+func verifyAll(ops []Op, own string, workers int) []error {
+	errs := make([]error, len(ops))
+	one := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if ops[i].Origin != own {
+				errs[i] = verify(ops[i])
+			}
+		}
+	}
+	const least = 64 // below this a goroutine costs more than it saves
+	workers = min(workers, (len(ops)+least-1)/least)
+	if workers <= 1 {
+		one(0, len(ops))
+		return errs
+	}
+	var wg sync.WaitGroup
+	per := (len(ops) + workers - 1) / workers
+	for lo := 0; lo < len(ops); lo += per {
+		wg.Go(func() { one(lo, min(lo+per, len(ops))) })
+	}
+	wg.Wait()
+	return errs
 }
 
 func decodeOps(rows [][]any) ([]Op, error) {
@@ -124,52 +212,65 @@ func decodeOps(rows [][]any) ([]Op, error) {
 	return ops, nil
 }
 
-// applyPulled verifies ops and applies them in one replica transaction; then it records
-// the authors, the rejections and the cursor. A crash in between pulls the batch again,
-// which the replica drops as duplicates.
-func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
+// applyPulled checks the rights of a verified batch and applies it in one replica
+// transaction; then it records the authors, the rejections and the cursor in one
+// transaction of the team state. A crash in between pulls the batch again, which the
+// replica drops as duplicates.
+func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
+	ops := b.ops
 	admins := t.admins(ctx)
 	tx, err := t.st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
+	q, err := prepareBatch(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	defer q.close()
 	var apply []replica.Op
 	named := map[string]string{} // authors first seen in this batch
-	for _, op := range ops {
+	for i, op := range ops {
 		if op.Origin == t.origin {
 			// Own op: the replica has it. A row under this device's name that this device
 			// did not sign is a forgery all the same (Ed25519 signatures are deterministic:
 			// the outbox holds the very bytes).
 			var mine int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE project = ? AND tseq = ? AND sig = ?`, op.Project, op.TSeq, op.Sig).Scan(&mine); err != nil {
+			if err := q.mine.QueryRowContext(ctx, op.Project, op.TSeq, op.Sig).Scan(&mine); err != nil {
 				return 0, err
 			}
 			if mine > 0 {
 				continue
 			}
 			if err := verify(op); err != nil {
-				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`,
-					op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, err.Error()); err != nil {
+				if _, err := q.reject.ExecContext(ctx, op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, err.Error()); err != nil {
 					return 0, err
 				}
 			}
 			continue
 		}
 		lop := replica.Op{Origin: LocalOrigin(op.Origin, op.Project), Seq: op.TSeq, HLC: op.HLC, Kind: op.Kind, RecordID: op.RecordID, Payload: op.Payload}
-		forged, reason := t.check(ctx, tx, op, admins, named)
+		// The server is not trusted: a member with write access can insert any row, so every
+		// op proves its origin by signature (verified when fetched); a forged op is not the
+		// origin's, whose real op with this tseq is another row.
+		forged, reason := b.sigErr[i] != nil, ""
+		if forged {
+			reason = b.sigErr[i].Error()
+		} else {
+			reason = t.checkRights(ctx, q, op, admins, named)
+		}
 		if reason != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`,
-				op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, reason); err != nil {
+			if _, err := q.reject.ExecContext(ctx, op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, reason); err != nil {
 				return 0, err
 			}
 			t.cfg.Logger.Warn("team op rejected", "origin", op.Origin, "tseq", op.TSeq, "kind", op.Kind, "record", op.RecordID, "reason", reason)
 			if forged {
-				continue // not the origin's op: its real op with this tseq is another row
+				continue
 			}
 			lop.Kind, lop.Payload = kindRejected, nil // the origin's own op, refused: keep its place
 		} else if op.Kind != replica.OpForget {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`, op.RecordID, op.Origin, op.Project); err != nil {
+			if _, err := q.record.ExecContext(ctx, op.RecordID, op.Origin, op.Project); err != nil {
 				return 0, err
 			}
 		}
@@ -204,24 +305,52 @@ func (t *Team) applyPulled(ctx context.Context, ops []Op) (int, error) {
 	return applied, nil
 }
 
-// check returns why op must be refused, or "", and whether it is forged (its signature does
-// not verify: the origin never wrote it). The server is not trusted: a member with write
-// access can insert any row, so every op proves its origin by signature, keeps the author
-// name its origin first used, and a tombstone counts only from the record's author device or
-// a pinned admin.
-func (t *Team) check(ctx context.Context, tx *sql.Tx, op Op, admins []string, named map[string]string) (forged bool, reason string) {
-	if err := verify(op); err != nil {
-		return true, err.Error()
-	}
-	return false, t.checkRights(ctx, tx, op, admins, named)
+// batchStmts are the team state statements a pulled batch runs per op, prepared once per
+// batch.
+type batchStmts struct {
+	mine, author, pin, owner, record, reject *sql.Stmt
 }
 
-func (t *Team) checkRights(ctx context.Context, tx *sql.Tx, op Op, admins []string, named map[string]string) string {
+func prepareBatch(ctx context.Context, tx *sql.Tx) (*batchStmts, error) {
+	q := &batchStmts{}
+	for _, p := range []struct {
+		s   **sql.Stmt
+		sql string
+	}{
+		{&q.mine, `SELECT COUNT(*) FROM outbox WHERE project = ? AND tseq = ? AND sig = ?`},
+		{&q.author, `SELECT author FROM authors WHERE origin = ?`},
+		{&q.pin, `INSERT INTO authors(origin, author) VALUES (?, ?)`},
+		{&q.owner, `SELECT origin FROM records WHERE id = ?`},
+		{&q.record, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`},
+		{&q.reject, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`},
+	} {
+		s, err := tx.PrepareContext(ctx, p.sql)
+		if err != nil {
+			q.close()
+			return nil, fmt.Errorf("team pull: %w", err)
+		}
+		*p.s = s
+	}
+	return q, nil
+}
+
+func (q *batchStmts) close() {
+	for _, s := range []*sql.Stmt{q.mine, q.author, q.pin, q.owner, q.record, q.reject} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// checkRights returns why a verified op must be refused, or "": it keeps the author name
+// its origin first used, does not claim a record another device created, and, as a
+// tombstone, comes from the record's author device or a pinned admin.
+func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins []string, named map[string]string) string {
 	var pinned string
-	err := tx.QueryRowContext(ctx, `SELECT author FROM authors WHERE origin = ?`, op.Origin).Scan(&pinned)
+	err := q.author.QueryRowContext(ctx, op.Origin).Scan(&pinned)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO authors(origin, author) VALUES (?, ?)`, op.Origin, op.Author); err != nil {
+		if _, err := q.pin.ExecContext(ctx, op.Origin, op.Author); err != nil {
 			return "store author: " + err.Error()
 		}
 		named[op.Origin] = op.Author
@@ -230,19 +359,17 @@ func (t *Team) checkRights(ctx context.Context, tx *sql.Tx, op Op, admins []stri
 	case pinned != op.Author:
 		return fmt.Sprintf("device %s signs as %q, known as %q", op.Origin, op.Author, pinned)
 	}
-	if op.Kind != replica.OpForget && op.Kind != replica.OpSession {
-		var owner string
-		err := tx.QueryRowContext(ctx, `SELECT origin FROM records WHERE id = ?`, op.RecordID).Scan(&owner)
+	if op.Kind == replica.OpSession {
+		return ""
+	}
+	var owner string
+	err = q.owner.QueryRowContext(ctx, op.RecordID).Scan(&owner)
+	if op.Kind != replica.OpForget {
 		if err == nil && owner != op.Origin {
 			return fmt.Sprintf("record %s belongs to %s", op.RecordID, owner)
 		}
 		return ""
 	}
-	if op.Kind == replica.OpSession {
-		return ""
-	}
-	var owner string
-	err = tx.QueryRowContext(ctx, `SELECT origin FROM records WHERE id = ?`, op.RecordID).Scan(&owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Sprintf("tombstone for unknown record %s", op.RecordID)
 	}

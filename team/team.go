@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,12 @@ type Config struct {
 	// Batch is the most ops one push carries (one atomic batch on the cluster); default 1000.
 	// PullBatch is the most ops one pull query returns; default 2000.
 	Batch, PullBatch int
+	// PullAhead is how many batches a pull fetches and verifies ahead of the one it applies;
+	// default 2, negative: none (each batch is fetched after the previous one is applied).
+	PullAhead int
+	// VerifyWorkers is how many goroutines verify a pulled batch's signatures; default
+	// GOMAXPROCS.
+	VerifyWorkers int
 	// Timeout bounds one request to the cluster; default 10s.
 	Timeout time.Duration
 }
@@ -61,6 +68,12 @@ func (c *Config) defaults() {
 	}
 	if c.PullBatch <= 0 {
 		c.PullBatch = 2000
+	}
+	if c.PullAhead == 0 {
+		c.PullAhead = 2
+	}
+	if c.VerifyWorkers <= 0 {
+		c.VerifyWorkers = runtime.GOMAXPROCS(0)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

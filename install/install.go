@@ -120,6 +120,9 @@ type Target struct {
 	// Flat, when set, says the hooks object maps events straight to command entries
 	// (Cursor, Windsurf) instead of Claude-style matcher groups.
 	Flat *FlatHooks
+	// Named, when set, says the file maps hook names to their events and memnode's hooks
+	// are one named entry (Antigravity).
+	Named *NamedHooks
 	// NewMode is the mode of files created (0600 for files in the home directory).
 	NewMode fs.FileMode
 }
@@ -329,8 +332,11 @@ func Install(t Target, opts Options) ([]Change, error) {
 		return nil, err
 	}
 	install := installHooks
-	if t.Flat != nil {
+	switch {
+	case t.Flat != nil:
 		install = installFlatHooks
+	case t.Named != nil:
+		install = installNamedHooks
 	}
 	if settings != nil {
 		if err := install(settings.doc, t, opts.hookBinary()); err != nil {
@@ -358,7 +364,9 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 		return nil, err
 	}
 	n := 0
-	if settings != nil && t.Flat != nil {
+	if settings != nil && t.Named != nil {
+		n = uninstallNamedHooks(settings.doc, t)
+	} else if settings != nil && t.Flat != nil {
 		if n, err = uninstallFlatHooks(settings.doc, t, opts.hookBinary()); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, settings.path, err)
 		}

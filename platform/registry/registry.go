@@ -4,6 +4,7 @@ package registry
 
 import (
 	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/antigravity"
 	"github.com/memnode/memnode/platform/claudecode"
 	"github.com/memnode/memnode/platform/codex"
 	"github.com/memnode/memnode/platform/copilot"
@@ -29,5 +30,6 @@ func Builtin() *platform.Registry {
 		mcponly.WarpPlatform(),
 		qwencode.Platform(),
 		opencode.Platform(),
+		antigravity.Platform(),
 	)
 }

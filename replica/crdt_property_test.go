@@ -28,6 +28,8 @@ type world struct {
 	forgottenAt []map[string]bool
 	texts       map[string]string // record ID → its unique text
 	seq         int
+	// compact adds an action to run: an origin compacts its op-log (oplog_compact_test.go).
+	compact func(i int)
 }
 
 func newWorld(t *rapid.T, tb testing.TB, n int) *world {
@@ -264,13 +266,19 @@ func (w *world) run() {
 	steps := rapid.IntRange(1, 14).Draw(w.t, "steps")
 	for range steps {
 		i := rapid.IntRange(0, len(w.origins)-1).Draw(w.t, "at")
-		switch rapid.IntRange(0, 9).Draw(w.t, "action") {
+		actions := 9
+		if w.compact != nil {
+			actions = 11
+		}
+		switch rapid.IntRange(0, actions).Draw(w.t, "action") {
 		case 0, 1, 2, 3:
 			w.commit(i)
 		case 4, 5:
 			w.forget(i)
 		case 6:
 			w.rename(i)
+		case 10, 11:
+			w.compact(i)
 		default: // a partial exchange: some of another origin's ops reach i
 			j := rapid.IntRange(0, len(w.origins)-1).Draw(w.t, "from")
 			ops := w.held(w.origins[j]) // relay: j passes on what it holds of every origin

@@ -19,6 +19,10 @@ const (
 	OpSummary     = "summary"
 	OpForget      = "forget"
 	OpDevice      = "device"
+	// OpCompacted is the placeholder OpsSince serves for a seq whose op Compact removed: it
+	// carries no record and no payload, applies nothing and is not stored (an older build
+	// stores it as an op of a kind it does not know, which also applies nothing).
+	OpCompacted = "compacted"
 )
 
 // Op is one replicated change. (Origin, Seq) identifies it; seqs of an origin are
@@ -103,15 +107,39 @@ func (r *Replica) VersionVector(ctx context.Context) (VersionVector, error) {
 	return vv, rows.Err()
 }
 
-// OpsSince returns up to limit ops of origin with seq > after, in seq order.
+// OpsSince returns up to limit ops of origin with seq > after, in seq order, contiguous up
+// to this replica's version-vector entry: a seq whose op was compacted away (Compact) comes
+// back as a placeholder of kind OpCompacted, with no record and no payload, so a receiver's
+// strictly-in-order delivery rule moves past it (see DESIGN.md, "Compaction").
 func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]Op, error) {
-	rows, err := r.r.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
-		WHERE origin = ? AND seq > ? ORDER BY seq LIMIT ?`, origin, after, limit)
+	// One read transaction: the vector entry and the rows are of the same snapshot, so a
+	// hole is always a compacted op, never one written (or cut) in between.
+	tx, err := r.r.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("ops since: %w", err)
+	}
+	defer tx.Rollback()
+	var top sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT seq FROM version_vector WHERE origin = ?", origin).Scan(&top); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("ops since: %w", err)
+	}
+	last := uint64(top.Int64)
+	if last <= after || limit <= 0 {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
+		WHERE origin = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, origin, after, last, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ops since: %w", err)
 	}
 	defer rows.Close()
 	var out []Op
+	next := after + 1
+	fill := func(to uint64) { // placeholders for the compacted seqs before to
+		for ; next < to && len(out) < limit; next++ {
+			out = append(out, Op{Origin: origin, Seq: next, Kind: OpCompacted})
+		}
+	}
 	for rows.Next() {
 		var op Op
 		var seq, hlc int64
@@ -119,9 +147,18 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 			return nil, fmt.Errorf("ops since: %w", err)
 		}
 		op.Seq, op.HLC = uint64(seq), uint64(hlc)
+		fill(op.Seq)
+		if len(out) >= limit {
+			break
+		}
 		out = append(out, op)
+		next = op.Seq + 1
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ops since: %w", err)
+	}
+	fill(last + 1)
+	return out, nil
 }
 
 // ApplyResult counts what ApplyOps did.
@@ -272,6 +309,9 @@ func selectOps(ops []Op, known VersionVector) (next []Op, after VersionVector, r
 var ErrBadOp = errors.New("malformed op")
 
 func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
+	if op.Kind == OpCompacted {
+		return nil // the seq moves the version vector on; there is nothing to hold
+	}
 	var peek struct {
 		SessionID string `json:"session_id"`
 	}

@@ -48,6 +48,8 @@ type Store interface {
 	SetDeviceName(ctx context.Context, origin, name string) error
 	// CutOrigin drops origin's ops past seq, held now or arriving later (a removal).
 	CutOrigin(ctx context.Context, origin string, seq uint64) (int, error)
+	// Compact drops the ops at or below floor that no longer change any state (compact.go).
+	Compact(ctx context.Context, floor replica.VersionVector) (replica.CompactResult, error)
 }
 
 var _ Store = (*replica.Replica)(nil)
@@ -55,6 +57,7 @@ var _ Store = (*replica.Replica)(nil)
 // Defaults.
 const (
 	DefaultAntiEntropyInterval = 30 * time.Second
+	DefaultCompactInterval     = 5 * time.Minute
 	DefaultDebounce            = 250 * time.Millisecond
 	DefaultBatchSize           = 500
 	DefaultJoinRetry           = 2 * time.Second
@@ -89,6 +92,9 @@ type Config struct {
 	AntiEntropyInterval time.Duration
 	// Debounce groups local writes before they are pushed.
 	Debounce time.Duration
+	// CompactInterval is how often the node compacts the op-log up to what every member
+	// holds (compact.go); negative turns the background compaction off (Compact still works).
+	CompactInterval time.Duration
 	// BatchSize is the number of ops per Ops message and per ApplyOps transaction.
 	BatchSize int
 	// JoinRetry is how often a node that misses members tries to (re)join their gossip.
@@ -126,6 +132,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Debounce <= 0 {
 		c.Debounce = DefaultDebounce
+	}
+	if c.CompactInterval == 0 {
+		c.CompactInterval = DefaultCompactInterval
 	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = DefaultBatchSize
@@ -187,6 +196,7 @@ type Node struct {
 	closed     bool
 	cancel     context.CancelFunc
 	wg         stdsync.WaitGroup
+	compacting atomic.Bool // a compaction runs (compact.go)
 
 	stats Stats
 }
@@ -469,6 +479,12 @@ func (n *Node) loop(ctx context.Context, sub *feed.Subscription) {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.AntiEntropyInterval)
 	defer tick.Stop()
+	var compactC <-chan time.Time
+	if n.cfg.CompactInterval > 0 {
+		compact := time.NewTicker(n.cfg.CompactInterval)
+		defer compact.Stop()
+		compactC = compact.C
+	}
 	var changed <-chan struct{}
 	if sub != nil {
 		changed = sub.Ready()
@@ -493,6 +509,8 @@ func (n *Node) loop(ctx context.Context, sub *feed.Subscription) {
 			return
 		case <-tick.C:
 			n.syncAll(ctx, true)
+		case <-compactC:
+			n.compactSoon(ctx)
 		case <-n.writeKick:
 			push()
 		case _, ok := <-changed:

@@ -28,15 +28,6 @@ func scanObservation(sc interface{ Scan(...any) error }) (memory.Observation, er
 	return o, nil
 }
 
-// ScanObservation scans a row selected with ObservationColumns (for query builders such as
-// search).
-func ScanObservation(sc interface{ Scan(...any) error }) (memory.Observation, error) {
-	return scanObservation(sc)
-}
-
-// ObservationColumns lists the observation columns in ScanObservation's order, unqualified.
-const ObservationColumns = obsColumns
-
 func parseList(s string) []string {
 	if s == "" || s == "[]" {
 		return nil
@@ -133,8 +124,8 @@ func (r *Replica) GetObservations(ctx context.Context, ids []string) ([]memory.O
 const sumColumns = `id, session_id, project, request, investigated, learned, completed, next_steps, notes,
 	discovery_tokens, model, created_at, origin, hlc`
 
-// ScanSummary scans a row selected with SummaryColumns.
-func ScanSummary(sc interface{ Scan(...any) error }) (memory.Summary, error) {
+// scanSummary scans a row selected with sumColumns.
+func scanSummary(sc interface{ Scan(...any) error }) (memory.Summary, error) {
 	var s memory.Summary
 	var hlc int64
 	err := sc.Scan(&s.ID, &s.SessionID, &s.Project, &s.Request, &s.Investigated, &s.Learned, &s.Completed,
@@ -142,9 +133,6 @@ func ScanSummary(sc interface{ Scan(...any) error }) (memory.Summary, error) {
 	s.HLC = uint64(hlc)
 	return s, err
 }
-
-// SummaryColumns lists the summary columns in ScanSummary's order.
-const SummaryColumns = sumColumns
 
 // RecentSummaries returns a project's newest session summaries, newest first.
 func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int) ([]memory.Summary, error) {
@@ -155,7 +143,7 @@ func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int
 	defer rows.Close()
 	var out []memory.Summary
 	for rows.Next() {
-		s, err := ScanSummary(rows)
+		s, err := scanSummary(rows)
 		if err != nil {
 			return nil, fmt.Errorf("recent summaries: %w", err)
 		}
@@ -274,7 +262,7 @@ func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
 			return v.Observation(o)
 		}},
 		{"summaries", v.Summary != nil, "SELECT " + sumColumns + " FROM summaries" + where + " ORDER BY created_at, id", args, func(rows *sql.Rows) error {
-			s, err := ScanSummary(rows)
+			s, err := scanSummary(rows)
 			if err != nil {
 				return err
 			}
@@ -344,7 +332,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 	}
 	if rec.Kind == "" {
-		s, err := ScanSummary(r.r.QueryRowContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
+		s, err := scanSummary(r.r.QueryRowContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
 		switch {
 		case err == nil:
 			rec = Record{Kind: OpSummary, Summary: &s}

@@ -87,6 +87,8 @@ type Replica struct {
 	closed   bool
 	done     chan struct{}
 	wg       sync.WaitGroup
+
+	reads *readStmts // the index reads' statements on the read pool (readindex.go)
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.
@@ -154,7 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	// An idle reader gives its page cache back: a node between sessions stays small.
 	r.SetConnMaxIdleTime(5 * time.Minute)
 
-	rep := &Replica{cfg: cfg, w: w, r: r, log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
+	rep := &Replica{cfg: cfg, w: w, r: r, reads: newReadStmts(r), log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
 		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
 	rep.clock.now = cfg.Now
 	rep.clock.max = rep.maxStamp
@@ -214,6 +216,7 @@ func (r *Replica) Close() error {
 	r.mu.Unlock()
 	r.wg.Wait()
 	r.stmts.Range(func(_, s any) bool { s.(*sql.Stmt).Close(); return true })
+	r.reads.close()
 	r.stmtSeen.Close()
 	r.stmtEnqueue.Close()
 	// Leave a small WAL behind: checkpoint what we can.
@@ -363,8 +366,9 @@ func (r *Replica) loadClock(ctx context.Context) error {
 	return nil
 }
 
-// ReadDB exposes the read-only pool to packages that build queries over the schema
-// (search). Writes through it fail.
+// ReadDB exposes the read-only pool, for tests and diagnostics that inspect the schema
+// directly; consumers read through the typed methods (the index reads are in
+// readindex.go). Writes through it fail.
 func (r *Replica) ReadDB() *sql.DB { return r.r }
 
 // privateFile takes group and other bits off path; with create it first creates it empty

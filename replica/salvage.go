@@ -67,7 +67,7 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 			return err
 		}},
 		{"summaries", sumColumns, func(b *ImportBatch, rows scanner) error {
-			s, err := ScanSummary(rows)
+			s, err := scanSummary(rows)
 			if err == nil {
 				b.Summaries = append(b.Summaries, s)
 			}

@@ -156,7 +156,7 @@ var benchQueries = []string{
 
 func benchSearch(b *testing.B, n int) {
 	r := benchReplica(b, n)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	ctx := context.Background()
 	// A rare term: the title of one generated observation.
 	rare, err := s.Search(ctx, search.Query{Limit: 1, Order: "oldest"})
@@ -211,7 +211,7 @@ func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000) }
 // BenchmarkSearchPerQuery reports the latency of each query class on its own (10k).
 func BenchmarkSearchPerQuery(b *testing.B) {
 	r := benchReplica(b, 10_000)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	for _, q := range benchQueries {
 		b.Run(strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

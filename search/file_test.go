@@ -41,7 +41,7 @@ func fileFixture(t *testing.T) (*search.Searcher, map[string]string) {
 	for i, o := range obs {
 		ids[o.key] = res.Observations[i].ID
 	}
-	return search.New(r.ReadDB(), search.Config{}), ids
+	return search.New(r, search.Config{}), ids
 }
 
 func hitKeys(t *testing.T, s *search.Searcher, q search.Query, ids map[string]string) []string {

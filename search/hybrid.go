@@ -207,28 +207,17 @@ func (s *Searcher) vectorHits(ctx context.Context, q *Query, v Vectors, n int, m
 // hydrate looks observations up by ID with q's filters applied. IDs that name nothing
 // (forgotten since they were indexed) or fail a filter are absent from the result.
 func (s *Searcher) hydrate(ctx context.Context, q *Query, ids []embed.Scored) (map[string]apitype.Hit, error) {
-	k := kinds[apitype.KindObservation]
-	where, fargs := filters(k, q)
-	args := make([]any, 0, hydrateChunk+len(fargs))
-	for _, c := range ids {
-		args = append(args, c.ID)
+	list := make([]string, len(ids))
+	for i, c := range ids {
+		list[i] = c.ID
 	}
-	for len(args) < hydrateChunk {
-		args = append(args, "") // no record has an empty ID
-	}
-	args = append(args, fargs...)
-	// CROSS JOIN fixes the loop order: look the IDs up by the unique index first, then
-	// filter. Left to itself SQLite may walk a filter's index (a whole project) instead.
-	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
-		" LEFT JOIN devices d ON d.origin = t.origin WHERE c.id IN (" +
-		strings.TrimSuffix(strings.Repeat("?,", hydrateChunk), ",") + ")" + where
-	hits, err := s.scanHits(ctx, k, query, args)
+	found, err := s.idx.HitsByID(ctx, apitype.KindObservation, list, filter(q))
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	out := make(map[string]apitype.Hit, len(hits))
-	for _, h := range hits {
-		out[h.ID] = h
+	out := make(map[string]apitype.Hit, len(found))
+	for _, h := range found {
+		out[h.ID] = hit(apitype.KindObservation, h)
 	}
 	return out, nil
 }

@@ -59,7 +59,7 @@ func benchIndex(b *testing.B, r *replica.Replica, n int) *embed.Index {
 func benchModeSearch(b *testing.B, n int, mode string, emb embed.Embedder) {
 	r := benchReplica(b, n)
 	idx := benchIndex(b, r, n)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	// memVectors (hybrid_test.go) has no query cache, unlike the node's: every query pays
 	// its embedding.
 	s.SetVectors(&memVectors{emb: emb, idx: idx})

@@ -41,7 +41,7 @@ func TestParse(t *testing.T) {
 func TestHostileQueries(t *testing.T) {
 	r := testkit.OpenReplica(t, "a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	for _, q := range []string{`"`, `""`, `"""`, `*`, `a*b*`, `-`, `--verbose`, `AND`, `OR`, `NOT`, `a OR`, `OR a`, `OR OR`,
 		`NEAR(a b, 3)`, `col:value`, `title:idempotency`, `^start`, `(a`, `a)`, `{a b}`, `a + b`, `'single'`, `\"`, "a\x00b",
 		"😀 emoji 🚀", "日本語のテキスト", "Ünïcödé", "e-mail", "x*", `"a" "b`, "\u200b", "ǅ", "٣٤٥", "\xff\xfe"} {
@@ -57,7 +57,7 @@ func FuzzSearch(f *testing.F) {
 	}
 	r := testkit.OpenReplica(f, "a")
 	importSample(f, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	f.Fuzz(func(t *testing.T, q string) {
 		if _, err := s.Search(context.Background(), search.Query{Text: q}); err != nil {
 			t.Fatalf("query %q: %v", q, err)

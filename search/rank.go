@@ -49,9 +49,9 @@ func ranked(e Expr, counts map[string]int) *ftsQuery {
 func (s *Searcher) collectRanked(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
 	var all []apitype.Hit
 	for _, k := range q.kinds() {
-		hits, err := s.rankKind(ctx, kinds[k], q, fq, n)
+		hits, err := s.rankKind(ctx, k, q, fq, n)
 		if err != nil {
-			return nil, fmt.Errorf("search %s: %w", kinds[k].table, err)
+			return nil, fmt.Errorf("search %s: %w", k, err)
 		}
 		all = append(all, hits...)
 	}
@@ -63,9 +63,8 @@ func (s *Searcher) collectRanked(ctx context.Context, q *Query, fq *ftsQuery, n 
 }
 
 // rankKind returns the n most relevant records of one kind.
-func (s *Searcher) rankKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
-	where, args := filters(k, q)
-	terms, _, err := s.typedTerms(ctx, k, fq)
+func (s *Searcher) rankKind(ctx context.Context, kind string, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
+	terms, _, err := s.typedTerms(ctx, kind, fq)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func (s *Searcher) rankKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQu
 	// when a rarer term is there, and alone it only selects the newest matches.
 	var found, rare []string
 	for _, t := range terms {
-		c, err := s.count(ctx, k, fq, t)
+		c, err := s.count(ctx, kind, fq, t)
 		if err != nil {
 			return nil, err
 		}
@@ -93,33 +92,20 @@ func (s *Searcher) rankKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQu
 		return nil, nil
 	}
 	if len(rare) == 0 {
-		return s.recent(ctx, k, q, strings.Join(found, " OR "), fq.words, where, args, "DESC", max(s.window, n), n)
+		return s.recent(ctx, kind, q, strings.Join(found, " OR "), fq.words, max(s.window, n), n)
 	}
-	depth := max(n, rankDepth)
-	query := "SELECT " + k.hitCols() + ", c.score, c.rid FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights +
-		") AS score FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where +
-		" ORDER BY score LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
-	rows, err := s.query(ctx, query, append(append([]any{strings.Join(rare, " OR ")}, args...), depth)...)
+	best, err := s.idx.BestMatches(ctx, kind, strings.Join(rare, " OR "), filter(q), max(n, rankDepth))
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []apitype.Hit
 	var rids []int64
-	rel := map[int64]float64{} // rowid → relevance (bm25 negated: higher is better)
+	rel := map[int64]float64{} // arrival position → relevance (bm25 negated: higher is better)
 	session := map[int64]string{}
-	for rows.Next() {
-		h := apitype.Hit{Kind: k.kind}
-		var rid int64
-		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score, &rid); err != nil {
-			return nil, err
-		}
-		h.Title = oneLine(h.Title)
-		rel[rid], session[rid] = -h.Score, h.SessionID
-		out, rids = append(out, h), append(rids, rid)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	for _, b := range best {
+		h := hit(kind, b)
+		rel[b.Pos], session[b.Pos] = -h.Score, h.SessionID
+		out, rids = append(out, h), append(rids, b.Pos)
 	}
 	// Session context among the candidates: the neighbours are the records stored just
 	// before and after (rowid ± 1) in the same session — a session's records arrive in

@@ -68,7 +68,7 @@ func TestRareWordOutranksQuestionWords(t *testing.T) {
 		"Evan: what kind of person does that",
 		"Sam: what does Evan think about it",
 	)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	res, err := s.Search(context.Background(), search.Query{Text: "What kind of car does Evan drive?", Limit: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestSessionNeighbourLiftsAnAnswer(t *testing.T) {
 		"agencies in town were few", // the same match, newer: without the lift it comes first
 		"more unrelated chatter",
 	)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	res, err := s.Search(context.Background(), search.Query{Text: "adoption agencies research", Limit: 5})
 	if err != nil {
 		t.Fatal(err)

@@ -2,15 +2,11 @@ package search
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/replica"
@@ -115,106 +111,82 @@ type Config struct {
 	RareLimit int
 }
 
-// Searcher runs queries over a replica's read pool. Safe for concurrent use.
+// Index is what a Searcher reads: the full-text indexes and the record rows behind them
+// (the replica's read side, which alone knows the schema). The Searcher decides what to ask
+// — which terms rank, which only filter, how deep to look — and ranks the answers. Kinds
+// are apitype.KindObservation, KindSummary and KindPrompt.
+type Index interface {
+	CountMatches(ctx context.Context, kind, match string, max int) (int, error)
+	ListRecords(ctx context.Context, kind string, f replica.SearchFilter, oldest bool, limit int) ([]replica.IndexHit, error)
+	WindowMatches(ctx context.Context, kind string, q replica.WindowQuery) ([]replica.IndexHit, error)
+	WindowTitles(ctx context.Context, kind string, q replica.WindowQuery, words []string, bonus float64) ([]replica.IndexHit, error)
+	BestMatches(ctx context.Context, kind, match string, f replica.SearchFilter, limit int) ([]replica.IndexHit, error)
+	HitsByID(ctx context.Context, kind string, ids []string, f replica.SearchFilter) ([]replica.IndexHit, error)
+	RecordsAround(ctx context.Context, kind string, f replica.SearchFilter, at int64, id string, before bool, n int) ([]replica.IndexHit, error)
+	HitByID(ctx context.Context, kind, id string) (replica.IndexHit, bool, error)
+	LatestSummaryHit(ctx context.Context, sessionID string) (replica.IndexHit, bool, error)
+	SessionStart(ctx context.Context, id string) (int64, bool, error)
+}
+
+var _ Index = (*replica.Replica)(nil)
+
+// Searcher runs queries over an Index. Safe for concurrent use.
 type Searcher struct {
-	db        *sql.DB
+	idx       Index
 	window    int
 	rareLimit int
-
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // prepared once: parsing the FTS queries costs more than running them
 
 	vec atomic.Pointer[vectorsBox] // the optional vector side (hybrid.go)
 }
 
-// maxStmts bounds the statement cache; the query shapes are few (filters × kinds).
-const maxStmts = 512
+// Close releases nothing today (the Index owns its prepared statements) and is idempotent;
+// the Searcher stays usable.
+func (s *Searcher) Close() error { return nil }
 
-// query runs q through a cached prepared statement.
-func (s *Searcher) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
-		return s.db.QueryContext(ctx, q, args...)
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-func (s *Searcher) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	st, err := s.stmt(ctx, q)
-	if err != nil || st == nil {
-		return s.db.QueryRowContext(ctx, q, args...) // on error: reports the same error on Scan
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-// stmt returns the cached statement for q, preparing it on first use, or nil once the
-// cache is full: the rare shapes beyond it run unprepared. Nothing is evicted, since
-// another goroutine may be about to run a statement taken from the cache.
-func (s *Searcher) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st, nil
-	}
-	if len(s.stmts) >= maxStmts {
-		return nil, nil
-	}
-	st, err := s.db.PrepareContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	s.stmts[q] = st
-	return st, nil
-}
-
-// Close releases the prepared statements. It is idempotent; the Searcher stays usable.
-func (s *Searcher) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	for k, st := range s.stmts {
-		errs = append(errs, st.Close())
-		delete(s.stmts, k)
-	}
-	return errors.Join(errs...)
-}
-
-// New returns a Searcher over db (replica.ReadDB()).
-func New(db *sql.DB, cfg Config) *Searcher {
+// New returns a Searcher over idx (a *replica.Replica).
+func New(idx Index, cfg Config) *Searcher {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultWindow
 	}
 	if cfg.RareLimit <= 0 {
 		cfg.RareLimit = DefaultRareLimit
 	}
-	return &Searcher{db: db, window: cfg.Window, rareLimit: cfg.RareLimit, stmts: map[string]*sql.Stmt{}}
+	return &Searcher{idx: idx, window: cfg.Window, rareLimit: cfg.RareLimit}
 }
 
-// kindSpec describes how to search one table.
-type kindSpec struct {
-	kind, table, fts, weights string
-	typeExpr, titleExpr       string
+// filter is q's filters as the Index takes them.
+func filter(q *Query) replica.SearchFilter {
+	return replica.SearchFilter{Project: q.Project, Since: q.Since, Until: q.Until, Device: q.Device,
+		Platform: q.Platform, Types: q.ObsTypes, File: q.File}
 }
 
-// hitCols is the select list scanHits reads (before the score), with t the kind's table
-// and d its LEFT JOINed devices row.
-func (k kindSpec) hitCols() string {
-	return "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
+// indexOrder is q's order as a window read takes it.
+func indexOrder(order string) replica.Order {
+	switch order {
+	case OrderNewest:
+		return replica.Newest
+	case OrderOldest:
+		return replica.Oldest
+	}
+	return replica.ByScore
 }
 
-var kinds = map[string]kindSpec{
-	apitype.KindObservation: {apitype.KindObservation, "observations", "observations_fts",
-		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
-		// does not decide (at 10 a title word outweighed a rare word of the narrative)
-		"2.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"},
-	apitype.KindSummary: {apitype.KindSummary, "summaries", "summaries_fts",
-		// request, investigated, learned, completed, next_steps, notes
-		"5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
-		"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"},
-	apitype.KindPrompt: {apitype.KindPrompt, "prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"},
+// hit is what the index shows of h, on one line.
+func hit(kind string, h replica.IndexHit) apitype.Hit {
+	return apitype.Hit{Kind: kind, ID: h.ID, Time: h.Time, Type: h.Type, Title: oneLine(h.Title), Project: h.Project,
+		SessionID: h.SessionID, Origin: h.Origin, Device: h.Device, Score: h.Score}
+}
+
+// toHits converts an index read's answer (nil stays nil).
+func toHits(kind string, in []replica.IndexHit) []apitype.Hit {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]apitype.Hit, len(in))
+	for i, h := range in {
+		out[i] = hit(kind, h)
+	}
+	return out
 }
 
 func (q *Query) kinds() []string {
@@ -314,9 +286,9 @@ func page(hits []apitype.Hit, offset, limit int) []apitype.Hit {
 func (s *Searcher) collect(ctx context.Context, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
 	var all []apitype.Hit
 	for _, k := range q.kinds() {
-		hits, err := s.searchKind(ctx, kinds[k], q, fq, n)
+		hits, err := s.searchKind(ctx, k, q, fq, n)
 		if err != nil {
-			return nil, fmt.Errorf("search %s: %w", kinds[k].table, err)
+			return nil, fmt.Errorf("search %s: %w", k, err)
 		}
 		all = append(all, hits...)
 	}
@@ -346,54 +318,6 @@ func sortHits(h []apitype.Hit, order string, scored bool) {
 	})
 }
 
-// filters renders q's filters over table alias t.
-func filters(k kindSpec, q *Query) (string, []any) {
-	var where []string
-	var args []any
-	if q.Project != "" {
-		where = append(where, "t.project = ?")
-		args = append(args, q.Project)
-	}
-	if q.Since != 0 {
-		where = append(where, "t.created_at >= ?")
-		args = append(args, q.Since)
-	}
-	if q.Until != 0 {
-		where = append(where, "t.created_at < ?")
-		args = append(args, q.Until)
-	}
-	if q.Device != "" {
-		where = append(where, "(t.origin = ? OR t.origin IN (SELECT origin FROM devices WHERE name = ?))")
-		args = append(args, q.Device, q.Device)
-	}
-	if q.Platform != "" {
-		where = append(where, "t.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
-		args = append(args, q.Platform)
-	}
-	if k.kind == apitype.KindObservation && len(q.ObsTypes) > 0 {
-		where = append(where, "t.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(q.ObsTypes)), ",")+")")
-		for _, t := range q.ObsTypes {
-			args = append(args, t)
-		}
-	}
-	if q.File != "" {
-		if k.kind != apitype.KindObservation {
-			where = append(where, "0") // only observations read or modify files
-		} else {
-			// The path as stored (absolute or relative to the project), or any path it is
-			// the end of at a '/': a project-relative path or a basename.
-			file := strings.TrimPrefix(q.File, "./")
-			suffix := "/" + file
-			where = append(where, "t.rowid IN (SELECT obs_rowid FROM observation_files WHERE name = ? AND (path = ? OR substr(path, ?) = ?))")
-			args = append(args, replica.FileName(file), file, -utf8.RuneCountInString(suffix), suffix)
-		}
-	}
-	if len(where) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(where, " AND "), args
-}
-
 // ftsQuery is a parsed query prepared for one pass (all terms, or the any-term fallback).
 type ftsQuery struct {
 	match string
@@ -419,43 +343,35 @@ func anyTerm(e Expr, counts map[string]int) *ftsQuery {
 	return &ftsQuery{match: e.Any(), terms: e.terms, words: e.words, any: true, lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts}
 }
 
-// count returns how many rows of k match term, counting no further than rareLimit+1.
-func (s *Searcher) count(ctx context.Context, k kindSpec, fq *ftsQuery, term string) (int, error) {
-	key := k.table + "\x00" + term
+// count returns how many records of kind match term, counting no further than rareLimit+1.
+func (s *Searcher) count(ctx context.Context, kind string, fq *ftsQuery, term string) (int, error) {
+	key := kind + "\x00" + term
 	if c, ok := fq.counts[key]; ok {
 		return c, nil
 	}
-	var c int
-	err := s.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", term, s.rareLimit+1).Scan(&c)
+	c, err := s.idx.CountMatches(ctx, kind, term, s.rareLimit+1)
 	if err == nil && fq.counts != nil {
 		fq.counts[key] = c
 	}
 	return c, err
 }
 
-func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
-	where, args := filters(k, q)
-	cols := k.hitCols()
-	dir := "DESC"
-	if q.Order == OrderOldest {
-		dir = "ASC"
-	}
+func (s *Searcher) searchKind(ctx context.Context, kind string, q *Query, fq *ftsQuery, n int) ([]apitype.Hit, error) {
 	if fq == nil {
-		query := "SELECT " + cols + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE 1" + where +
-			" ORDER BY t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
-		return s.scanHits(ctx, k, query, append(args, n))
+		found, err := s.idx.ListRecords(ctx, kind, filter(q), q.Order == OrderOldest, n)
+		return toHits(kind, found), err
 	}
 	window := max(s.window, n)
 	// Selective terms are ranked by bm25; a term found in more than rareLimit rows carries
 	// almost no information (bm25's IDF goes to zero) yet costs a scan of its whole
 	// doclist to weigh, so it only filters.
-	terms, match, err := s.typedTerms(ctx, k, fq)
+	terms, match, err := s.typedTerms(ctx, kind, fq)
 	if err != nil {
 		return nil, err
 	}
 	var rare []string
 	for _, t := range terms {
-		c, err := s.count(ctx, k, fq, t) // the last word's count is cached from above
+		c, err := s.count(ctx, kind, fq, t) // the last word's count is cached from above
 		if err != nil {
 			return nil, err
 		}
@@ -466,37 +382,19 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 			rare = append(rare, t)
 		}
 	}
-	rank, filter := match, ""
+	rank, also := match, ""
 	switch {
 	case len(rare) == len(terms) || (!fq.and && !fq.any):
 	case len(rare) == 0:
-		return s.recent(ctx, k, q, match, fq.words, where, args, dir, window, n)
+		return s.recent(ctx, kind, q, match, fq.words, window, n)
 	case fq.any:
 		rank = strings.Join(rare, " OR ")
 	default:
-		rank, filter = strings.Join(rare, " OR "), match
+		rank, also = strings.Join(rare, " OR "), match
 	}
-	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
-		k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?"
-	iargs := []any{rank}
-	if filter != "" {
-		// The unary + keeps SQLite from turning the IN into one FTS lookup per rowid.
-		inner += " AND +" + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
-		iargs = append(iargs, filter)
-	}
-	order := "c.score, t.created_at DESC, t.id DESC"
-	switch q.Order {
-	case OrderNewest:
-		order = "t.created_at DESC, t.id DESC"
-	case OrderOldest:
-		order = "t.created_at ASC, t.id ASC"
-	}
-	// The inner query walks the doclist in rowid order with the filters applied and stops
-	// after the window; bm25 is computed only for those rows.
-	query := "SELECT " + cols + ", c.score FROM (" + inner + where + " ORDER BY " + k.fts + ".rowid " + dir +
-		" LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " + order + " LIMIT ?"
-	all := append(append(iargs, args...), window, n)
-	return s.scanHits(ctx, k, query, all)
+	found, err := s.idx.WindowMatches(ctx, kind, replica.WindowQuery{Match: rank, Also: also, Filter: filter(q),
+		Window: window, Order: indexOrder(q.Order), Limit: n})
+	return toHits(kind, found), err
 }
 
 // typedTerms returns fq's terms and match expression, with the as-you-type prefix form
@@ -504,11 +402,11 @@ func (s *Searcher) searchKind(ctx context.Context, k kindSpec, q *Query, fq *fts
 // typed in full, its matches fill the first pages anyway, and the prefix expansion is
 // costly (a prefix query reads the whole doclist of every expansion, and bm25 weighs it
 // twice).
-func (s *Searcher) typedTerms(ctx context.Context, k kindSpec, fq *ftsQuery) ([]string, string, error) {
+func (s *Searcher) typedTerms(ctx context.Context, kind string, fq *ftsQuery) ([]string, string, error) {
 	if fq.lastBoth == "" {
 		return fq.terms, fq.match, nil
 	}
-	c, err := s.count(ctx, k, fq, fq.lastPlain)
+	c, err := s.count(ctx, kind, fq, fq.lastPlain)
 	if err != nil || c < expandBelow {
 		return fq.terms, fq.match, err
 	}
@@ -524,48 +422,19 @@ func (s *Searcher) typedTerms(ctx context.Context, k kindSpec, fq *ftsQuery) ([]
 
 // recent answers a query made only of frequent terms: among the newest matches (the
 // window), those with the query's words in their title come first, then by time.
-func (s *Searcher) recent(ctx context.Context, k kindSpec, q *Query, match string, words []string, where string, args []any, dir string, window, n int) ([]apitype.Hit, error) {
-	bonus, bargs := "0", []any{}
-	if q.Order == OrderRelevance && k.kind == apitype.KindObservation {
-		var parts []string
-		for _, w := range words {
-			if w != "" {
-				parts = append(parts, "(instr(lower(t.title), ?) > 0)")
-				bargs = append(bargs, w)
-			}
-		}
-		if len(parts) > 0 {
-			bonus = "-" + strconv.FormatFloat(titleBonus, 'g', -1, 64) + " * (" + strings.Join(parts, " + ") + ")"
-		}
+func (s *Searcher) recent(ctx context.Context, kind string, q *Query, match string, words []string, window, n int) ([]apitype.Hit, error) {
+	var title []string
+	if q.Order == OrderRelevance && kind == apitype.KindObservation {
+		title = words
 	}
-	query := "SELECT " + k.hitCols() + ", " + bonus + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
-		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
-		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY score, t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
-	all := append(append(append(bargs, match), args...), window, n)
-	return s.scanHits(ctx, k, query, all)
+	found, err := s.idx.WindowTitles(ctx, kind, replica.WindowQuery{Match: match, Filter: filter(q), Window: window,
+		Order: indexOrder(q.Order), Limit: n}, title, titleBonus)
+	return toHits(kind, found), err
 }
 
 // titleBonus scores each query word found in a title when every term is frequent: small
 // next to any bm25 score of a selective term, so such hits rank after real matches.
 const titleBonus = 1e-3
-
-func (s *Searcher) scanHits(ctx context.Context, k kindSpec, query string, args []any) ([]apitype.Hit, error) {
-	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []apitype.Hit
-	for rows.Next() {
-		h := apitype.Hit{Kind: k.kind}
-		if err := rows.Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score); err != nil {
-			return nil, err
-		}
-		h.Title = oneLine(h.Title)
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
 
 // oneLine keeps an index row on one line.
 func oneLine(s string) string {

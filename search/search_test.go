@@ -40,7 +40,7 @@ func TestSearchSampleIdempotency(t *testing.T) {
 	ctx := context.Background()
 	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	res, err := s.Search(ctx, search.Query{Text: "idempotency"})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestSearchFiltersAndOrders(t *testing.T) {
 	ctx := context.Background()
 	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	cases := []struct {
 		name  string
 		q     search.Query
@@ -152,7 +152,7 @@ func TestSearchFiltersAndOrders(t *testing.T) {
 }
 
 func TestSearchRejectsBadRequests(t *testing.T) {
-	s := search.New(testkit.OpenReplica(t, "a").ReadDB(), search.Config{})
+	s := search.New(testkit.OpenReplica(t, "a"), search.Config{})
 	for _, q := range []search.Query{{Type: "files"}, {Order: "random"}, {Limit: 100000}, {Offset: -1}, {Since: 10, Until: 5}} {
 		if _, err := s.Search(context.Background(), q); err == nil {
 			t.Errorf("%+v accepted", q)
@@ -164,7 +164,7 @@ func TestTimelineAndGet(t *testing.T) {
 	ctx := context.Background()
 	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	res, err := s.Search(ctx, search.Query{Text: "SETNX"})
 	if err != nil || len(res.Hits) == 0 {
 		t.Fatalf("search: %v %+v", err, res.Hits)
@@ -220,7 +220,7 @@ func TestForgetRemovesFromSearch(t *testing.T) {
 	ctx := context.Background()
 	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	res, _ := s.Search(ctx, search.Query{Text: "SETNX"})
 	if len(res.Hits) == 0 {
 		t.Fatal("no hit")
@@ -244,7 +244,7 @@ func TestDeviceNamesAndFilter(t *testing.T) {
 	if err := r.SetDeviceName(ctx, importer.ClaudeMemOrigin, "old-laptop"); err != nil {
 		t.Fatal(err)
 	}
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	for _, dev := range []string{"old-laptop", importer.ClaudeMemOrigin} {
 		res, err := s.Search(ctx, search.Query{Text: "invoice", Device: dev})
 		if err != nil || len(res.Hits) == 0 {
@@ -267,7 +267,7 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 	ctx := context.Background()
 	r := testkit.OpenReplica(t, "dev-a")
 	importSample(t, r)
-	s := search.New(r.ReadDB(), search.Config{})
+	s := search.New(r, search.Config{})
 	defer s.Close()
 	errc := make(chan error, 5)
 	for g := 0; g < 4; g++ {

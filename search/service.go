@@ -43,7 +43,7 @@ type Service struct {
 
 // NewService returns a Service over rep.
 func NewService(rep *replica.Replica, cfg Config) *Service {
-	return &Service{store: rep, s: New(rep.ReadDB(), cfg), now: time.Now}
+	return &Service{store: rep, s: New(rep, cfg), now: time.Now}
 }
 
 // Searcher returns the underlying Searcher.

@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,11 +60,11 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 	}
 	var before, after []apitype.Hit
 	for _, k := range q.kinds() {
-		b, err := s.around(ctx, kinds[k], &q, tl.AnchorTime, tl.AnchorID, true, tq.Before)
+		b, err := s.around(ctx, k, &q, tl.AnchorTime, tl.AnchorID, true, tq.Before)
 		if err != nil {
 			return apitype.Timeline{}, err
 		}
-		a, err := s.around(ctx, kinds[k], &q, tl.AnchorTime, tl.AnchorID, false, tq.After)
+		a, err := s.around(ctx, k, &q, tl.AnchorTime, tl.AnchorID, false, tq.After)
 		if err != nil {
 			return apitype.Timeline{}, err
 		}
@@ -87,74 +86,49 @@ func (s *Searcher) Timeline(ctx context.Context, tq apitype.TimelineQuery) (apit
 // around returns up to n records of one kind strictly before (or after) the point
 // (at, id): records order by (time, id), and a time anchor (id "") sits before every
 // record of its millisecond.
-func (s *Searcher) around(ctx context.Context, k kindSpec, q *Query, at int64, id string, before bool, n int) ([]apitype.Hit, error) {
+func (s *Searcher) around(ctx context.Context, kind string, q *Query, at int64, id string, before bool, n int) ([]apitype.Hit, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	where, args := filters(k, q)
-	var cond, order string
-	if before {
-		cond, order = "(t.created_at < ? OR (t.created_at = ? AND t.id < ?))", "DESC"
-	} else {
-		cond, order = "(t.created_at > ? OR (t.created_at = ? AND t.id > ?))", "ASC"
-	}
-	args = append([]any{at, at, id}, args...)
-	args = append(args, n)
-	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
-		" ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
-	hits, err := s.scanHits(ctx, k, query, args)
+	found, err := s.idx.RecordsAround(ctx, kind, filter(q), at, id, before, n)
 	if err != nil {
-		return nil, fmt.Errorf("timeline %s: %w", k.table, err)
+		return nil, fmt.Errorf("timeline %s: %w", kind, err)
 	}
-	return hits, nil
+	return toHits(kind, found), nil
 }
 
 // resolveAnchor finds the record (or the time) an anchor names.
 func (s *Searcher) resolveAnchor(ctx context.Context, a string) (*apitype.Hit, int64, error) {
 	for _, k := range []string{apitype.KindObservation, apitype.KindSummary, apitype.KindPrompt} {
-		h, err := s.hitByID(ctx, kinds[k], "t.id = ?", a)
+		h, ok, err := s.idx.HitByID(ctx, k, a)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("timeline anchor: %w", err)
 		}
-		if h != nil {
-			return h, h.Time, nil
+		if ok {
+			anchor := hit(k, h)
+			return &anchor, anchor.Time, nil
 		}
 	}
 	if sid, ok := strings.CutPrefix(a, "S"); ok && sid != "" {
 		// A session: its newest summary is the anchor, else the moment it started.
-		h, err := s.hitByID(ctx, kinds[apitype.KindSummary], "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sid)
+		h, ok, err := s.idx.LatestSummaryHit(ctx, sid)
 		if err != nil {
-			return nil, 0, err
-		}
-		if h != nil {
-			return h, h.Time, nil
-		}
-		var started int64
-		err = s.db.QueryRowContext(ctx, "SELECT started_at FROM sessions WHERE id = ?", sid).Scan(&started)
-		if err == nil {
-			return nil, started, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
 			return nil, 0, fmt.Errorf("timeline anchor: %w", err)
+		}
+		if ok {
+			anchor := hit(apitype.KindSummary, h)
+			return &anchor, anchor.Time, nil
+		}
+		started, ok, err := s.idx.SessionStart(ctx, sid)
+		if err != nil {
+			return nil, 0, fmt.Errorf("timeline anchor: %w", err)
+		}
+		if ok {
+			return nil, started, nil
 		}
 	}
 	if t, ok := apitype.ParseTime(a); ok {
 		return nil, t, nil
 	}
 	return nil, 0, fmt.Errorf("timeline anchor %q (want a record ID, S<session id> or an ISO time): %w", a, ErrNotFound)
-}
-
-func (s *Searcher) hitByID(ctx context.Context, k kindSpec, cond string, arg any) (*apitype.Hit, error) {
-	h := apitype.Hit{Kind: k.kind}
-	err := s.queryRow(ctx, "SELECT "+k.hitCols()+" FROM "+
-		k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
-		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("timeline anchor: %w", err)
-	}
-	h.Title = oneLine(h.Title)
-	return &h, nil
 }

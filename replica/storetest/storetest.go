@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 )
 
 // Store is what the contract exercises: local commits, the op-log, remote ops, forget, the
-// durable event queue, and the convergence oracle.
+// durable event queue, the convergence oracle, and the index reads search ranks over.
 type Store interface {
 	Origin() string
 	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
@@ -38,6 +39,19 @@ type Store interface {
 	Release(ctx context.Context, ids []int64) error
 	Unclaim(sessionID string)
 	QueueDepth(ctx context.Context) (int, error)
+
+	SetDeviceName(ctx context.Context, origin, name string) error
+	// The index reads search ranks over (search.Index).
+	CountMatches(ctx context.Context, kind, match string, max int) (int, error)
+	ListRecords(ctx context.Context, kind string, f replica.SearchFilter, oldest bool, limit int) ([]replica.IndexHit, error)
+	WindowMatches(ctx context.Context, kind string, q replica.WindowQuery) ([]replica.IndexHit, error)
+	WindowTitles(ctx context.Context, kind string, q replica.WindowQuery, words []string, bonus float64) ([]replica.IndexHit, error)
+	BestMatches(ctx context.Context, kind, match string, f replica.SearchFilter, limit int) ([]replica.IndexHit, error)
+	HitsByID(ctx context.Context, kind string, ids []string, f replica.SearchFilter) ([]replica.IndexHit, error)
+	RecordsAround(ctx context.Context, kind string, f replica.SearchFilter, at int64, id string, before bool, n int) ([]replica.IndexHit, error)
+	HitByID(ctx context.Context, kind, id string) (replica.IndexHit, bool, error)
+	LatestSummaryHit(ctx context.Context, sessionID string) (replica.IndexHit, bool, error)
+	SessionStart(ctx context.Context, id string) (int64, bool, error)
 }
 
 // Open opens a fresh, empty store whose op-log origin is origin, on storage of its own, and
@@ -57,6 +71,7 @@ func Run(t *testing.T, open Open) {
 		{"SessionsAreLWW", testSessionsAreLWW},
 		{"QueueEnqueueClaimRelease", testQueue},
 		{"CommitRefusesAStaleClaim", testStaleClaim},
+		{"IndexReads", testIndexReads},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open) })
@@ -390,4 +405,332 @@ func testStaleClaim(t *testing.T, open Open) {
 	if d := dump(t, s); !strings.Contains(d, "next turn's finding") {
 		t.Fatalf("a batch built from the current state was not stored:\n%s", d)
 	}
+}
+
+// indexFixture is the state testIndexReads reads: three observations committed on dev-a in
+// one batch (so stored one after another), a fourth from dev-b, two summaries and a prompt.
+type indexFixture struct {
+	base           int64
+	o1, o2, o3, o4 memory.Observation
+	sum1, sum2     memory.Summary
+	p1             memory.Prompt
+}
+
+func byTitle(tb testing.TB, obs []memory.Observation, title string) memory.Observation {
+	tb.Helper()
+	for _, o := range obs {
+		if o.Title == title {
+			return o
+		}
+	}
+	tb.Fatalf("no stored observation titled %q", title)
+	return memory.Observation{}
+}
+
+func indexSetup(t *testing.T, open Open) (Store, indexFixture) {
+	t.Helper()
+	ctx := context.Background()
+	a, b := open(t, "dev-a"), open(t, "dev-b")
+	f := indexFixture{base: now() - 100_000}
+	at := func(ms int64) int64 { return f.base + ms }
+	if err := a.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
+		t.Fatal(err)
+	}
+	res := mustCommit(t, a, &replica.Batch{
+		Sessions: []memory.Session{
+			{ID: "s1", Project: "demo", Platform: "claude-code", StartedAt: at(0), Status: "active"},
+			{ID: "s2", Project: "other", Platform: "codex", StartedAt: at(10), Status: "active"},
+			{ID: "s3", Project: "demo", StartedAt: at(20), Status: "active"},
+		},
+		Prompts: []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "why does the webhook storm", CreatedAt: at(500)}},
+		Observations: []memory.Observation{
+			{SessionID: "s1", Project: "demo", Type: "discovery", Title: "webhook retry storm", Narrative: "the uploader retries",
+				FilesRead: []string{"src/api/main.go"}, CreatedAt: at(1000)},
+			{SessionID: "s1", Project: "demo", Type: "change", Title: "fixed the uploader backoff", Narrative: "webhook backoff doubled",
+				FilesModified: []string{"cmd/tool/main.go"}, CreatedAt: at(2000)},
+			{SessionID: "s2", Project: "other", Type: "discovery", Title: "webhook signature check", Narrative: "hmac of the body",
+				CreatedAt: at(3000)},
+		},
+		Summaries: []memory.Summary{
+			{SessionID: "s1", Project: "demo", Request: "tame the webhook storm", CreatedAt: at(4000)},
+			{SessionID: "s1", Project: "demo", Request: "second pass", Completed: "backoff tuned", CreatedAt: at(5000)},
+		},
+	})
+	if len(res.Observations) != 3 || len(res.Summaries) != 2 || len(res.Prompts) != 1 {
+		t.Fatalf("fixture commit = %+v", res)
+	}
+	f.o1 = byTitle(t, res.Observations, "webhook retry storm")
+	f.o2 = byTitle(t, res.Observations, "fixed the uploader backoff")
+	f.o3 = byTitle(t, res.Observations, "webhook signature check")
+	f.sum1, f.sum2, f.p1 = res.Summaries[0], res.Summaries[1], res.Prompts[0]
+	if f.sum1.Request != "tame the webhook storm" {
+		f.sum1, f.sum2 = f.sum2, f.sum1
+	}
+	resB := mustCommit(t, b, &replica.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "demo", Type: "discovery",
+		Title: "webhook from the desktop", Narrative: "seen on the other device", CreatedAt: at(6000)}}})
+	f.o4 = resB.Observations[0]
+	apply(t, a, allOps(t, b, "dev-b"))
+	return a, f
+}
+
+// ids lists the hits' IDs in order.
+func ids(hits []replica.IndexHit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+func idsOf(obs ...memory.Observation) []string {
+	out := make([]string, len(obs))
+	for i, o := range obs {
+		out[i] = o.ID
+	}
+	return out
+}
+
+func testIndexReads(t *testing.T, open Open) {
+	ctx := context.Background()
+	s, f := indexSetup(t, open)
+	const webhook = `"webhook"`
+	obsKind := replica.OpObservation
+
+	t.Run("CountMatches", func(t *testing.T) {
+		for _, c := range []struct {
+			kind, match string
+			max, want   int
+		}{
+			{obsKind, webhook, 10, 4}, {obsKind, webhook, 2, 2}, {obsKind, `"zzqxv"`, 10, 0},
+			{replica.OpSummary, webhook, 10, 1}, {replica.OpPrompt, webhook, 10, 1},
+		} {
+			if n, err := s.CountMatches(ctx, c.kind, c.match, c.max); err != nil || n != c.want {
+				t.Errorf("count %s %s max %d = %d %v; want %d", c.kind, c.match, c.max, n, err, c.want)
+			}
+		}
+		if _, err := s.CountMatches(ctx, "nope", webhook, 10); err == nil {
+			t.Error("an unknown kind was counted")
+		}
+	})
+
+	t.Run("ListRecordsAndFilters", func(t *testing.T) {
+		list := func(kind string, flt replica.SearchFilter, oldest bool, limit int) []string {
+			t.Helper()
+			hits, err := s.ListRecords(ctx, kind, flt, oldest, limit)
+			if err != nil {
+				t.Fatalf("list %s %+v: %v", kind, flt, err)
+			}
+			return ids(hits)
+		}
+		for _, c := range []struct {
+			name   string
+			flt    replica.SearchFilter
+			oldest bool
+			limit  int
+			want   []string
+		}{
+			{"newest", replica.SearchFilter{}, false, 10, idsOf(f.o4, f.o3, f.o2, f.o1)},
+			{"oldest", replica.SearchFilter{}, true, 2, idsOf(f.o1, f.o2)},
+			{"project", replica.SearchFilter{Project: "other"}, false, 10, idsOf(f.o3)},
+			{"types", replica.SearchFilter{Types: []string{"change", "bugfix"}}, false, 10, idsOf(f.o2)},
+			{"basename", replica.SearchFilter{File: "main.go"}, false, 10, idsOf(f.o2, f.o1)},
+			{"relative path", replica.SearchFilter{File: "api/main.go"}, false, 10, idsOf(f.o1)},
+			{"dot path", replica.SearchFilter{File: "./src/api/main.go"}, false, 10, idsOf(f.o1)},
+			{"part of a name", replica.SearchFilter{File: "ain.go"}, false, 10, idsOf()},
+			{"platform", replica.SearchFilter{Platform: "codex"}, false, 10, idsOf(f.o3)},
+			{"time range", replica.SearchFilter{Since: f.o2.CreatedAt, Until: f.o3.CreatedAt + 1}, false, 10, idsOf(f.o3, f.o2)},
+			{"device by origin", replica.SearchFilter{Device: "dev-b"}, false, 10, idsOf(f.o4)},
+			{"device by name", replica.SearchFilter{Device: "laptop", Project: "demo"}, false, 10, idsOf(f.o2, f.o1)},
+		} {
+			if got := list(obsKind, c.flt, c.oldest, c.limit); !slices.Equal(got, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			}
+		}
+		if got := list(replica.OpSummary, replica.SearchFilter{File: "main.go"}, false, 10); len(got) != 0 {
+			t.Errorf("a file filter on summaries kept %v: only observations touch files", got)
+		}
+		if got := list(replica.OpSummary, replica.SearchFilter{Types: []string{"change"}}, false, 10); len(got) != 2 {
+			t.Errorf("observation types filtered summaries: %v", got)
+		}
+		hits, err := s.ListRecords(ctx, obsKind, replica.SearchFilter{}, true, 1)
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("oldest observation: %+v %v", hits, err)
+		}
+		want := replica.IndexHit{ID: f.o1.ID, Time: f.o1.CreatedAt, Type: "discovery", Title: f.o1.Title, Project: "demo",
+			SessionID: "s1", Origin: "dev-a", Device: "laptop"}
+		if hits[0] != want {
+			t.Errorf("hit = %+v, want %+v", hits[0], want)
+		}
+		sums, err := s.ListRecords(ctx, replica.OpSummary, replica.SearchFilter{}, false, 10)
+		if err != nil || len(sums) != 2 || sums[0].ID != f.sum2.ID || sums[0].Type != "session" || sums[0].Title != "second pass" {
+			t.Errorf("summaries = %+v %v; want the newest first, typed session, titled by the request", sums, err)
+		}
+		prompts, err := s.ListRecords(ctx, replica.OpPrompt, replica.SearchFilter{Project: "demo"}, false, 10)
+		if err != nil || len(prompts) != 1 || prompts[0].Type != "prompt" || prompts[0].Title != f.p1.Text {
+			t.Errorf("prompts = %+v %v; want the prompt, typed prompt, titled by its text", prompts, err)
+		}
+	})
+
+	t.Run("WindowMatches", func(t *testing.T) {
+		win := func(q replica.WindowQuery) []replica.IndexHit {
+			t.Helper()
+			hits, err := s.WindowMatches(ctx, obsKind, q)
+			if err != nil {
+				t.Fatalf("window %+v: %v", q, err)
+			}
+			return hits
+		}
+		ranked := win(replica.WindowQuery{Match: webhook, Window: 10, Limit: 10})
+		if len(ranked) != 4 {
+			t.Fatalf("ranked = %+v; want the 4 matches", ranked)
+		}
+		for i, h := range ranked {
+			if h.Score >= 0 || (i > 0 && h.Score < ranked[i-1].Score) {
+				t.Fatalf("ranked hits not ordered by a negative bm25: %+v", ranked)
+			}
+		}
+		for _, c := range []struct {
+			name string
+			q    replica.WindowQuery
+			want []string
+		}{
+			{"newest", replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Newest, Limit: 10}, idsOf(f.o4, f.o3, f.o2, f.o1)},
+			{"window of the newest", replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Newest, Limit: 10}, idsOf(f.o4, f.o3)},
+			{"window of the oldest", replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Oldest, Limit: 10}, idsOf(f.o1, f.o2)},
+			{"limit", replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Oldest, Limit: 3}, idsOf(f.o1, f.o2, f.o3)},
+			{"also", replica.WindowQuery{Match: webhook, Also: `"uploader"`, Window: 10, Order: replica.Newest, Limit: 10}, idsOf(f.o2, f.o1)},
+			{"filter", replica.WindowQuery{Match: webhook, Filter: replica.SearchFilter{Project: "other"}, Window: 10, Limit: 10}, idsOf(f.o3)},
+		} {
+			if got := ids(win(c.q)); !slices.Equal(got, c.want) {
+				t.Errorf("%s: %v, want %v", c.name, got, c.want)
+			}
+		}
+	})
+
+	t.Run("WindowTitles", func(t *testing.T) {
+		const bonus = 1e-3
+		hits, err := s.WindowTitles(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 10, Limit: 10}, []string{"webhook"}, bonus)
+		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4, f.o3, f.o1, f.o2)) {
+			t.Fatalf("titles = %v %v; want the title matches newest first, then the rest", ids(hits), err)
+		}
+		if hits[0].Score != -bonus || hits[3].Score != 0 {
+			t.Errorf("scores %v and %v; want %v for a title word, 0 without", hits[0].Score, hits[3].Score, -bonus)
+		}
+		plain, err := s.WindowTitles(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Oldest, Limit: 10}, nil, bonus)
+		if err != nil || !slices.Equal(ids(plain), idsOf(f.o1, f.o2)) {
+			t.Errorf("no title words, oldest window of 2 = %v %v", ids(plain), err)
+		}
+	})
+
+	t.Run("BestMatches", func(t *testing.T) {
+		hits, err := s.BestMatches(ctx, obsKind, webhook, replica.SearchFilter{Project: "demo"}, 10)
+		if err != nil || len(hits) != 3 {
+			t.Fatalf("best = %+v %v; want o1, o2, o4", hits, err)
+		}
+		pos := map[string]int64{}
+		for _, h := range hits {
+			if h.Score >= 0 {
+				t.Errorf("%s scored %v, want a negative bm25", h.ID, h.Score)
+			}
+			pos[h.ID] = h.Pos
+		}
+		got := slices.Sorted(maps.Keys(pos))
+		if want := slices.Sorted(slices.Values(idsOf(f.o1, f.o2, f.o4))); !slices.Equal(got, want) {
+			t.Fatalf("best = %v, want %v", got, want)
+		}
+		if pos[f.o2.ID] != pos[f.o1.ID]+1 {
+			t.Errorf("positions %v: o1 and o2 were stored one after another", pos)
+		}
+		if one, err := s.BestMatches(ctx, obsKind, webhook, replica.SearchFilter{}, 1); err != nil || len(one) != 1 {
+			t.Errorf("limit 1 = %+v %v", one, err)
+		}
+	})
+
+	t.Run("HitsByID", func(t *testing.T) {
+		var asked []string
+		for i := range 140 { // more than one statement's worth
+			asked = append(asked, fmt.Sprintf("no-such-%d", i))
+		}
+		asked = append(asked, f.o3.ID, f.sum1.ID, f.o1.ID)
+		hits, err := s.HitsByID(ctx, obsKind, asked, replica.SearchFilter{})
+		if got := slices.Sorted(slices.Values(ids(hits))); err != nil || !slices.Equal(got, slices.Sorted(slices.Values(idsOf(f.o1, f.o3)))) {
+			t.Errorf("hits by id = %v %v; want o1 and o3 only", got, err)
+		}
+		hits, err = s.HitsByID(ctx, obsKind, asked, replica.SearchFilter{Project: "demo"})
+		if err != nil || !slices.Equal(ids(hits), idsOf(f.o1)) {
+			t.Errorf("hits by id in demo = %v %v; want o1", ids(hits), err)
+		}
+		if none, err := s.HitsByID(ctx, obsKind, nil, replica.SearchFilter{}); err != nil || len(none) != 0 {
+			t.Errorf("no IDs = %v %v", none, err)
+		}
+	})
+
+	t.Run("RecordsAround", func(t *testing.T) {
+		for _, c := range []struct {
+			name   string
+			at     int64
+			id     string
+			before bool
+			n      int
+			want   []string
+		}{
+			{"before a record", f.o2.CreatedAt, f.o2.ID, true, 10, idsOf(f.o1)},
+			{"after a record", f.o2.CreatedAt, f.o2.ID, false, 10, idsOf(f.o3, f.o4)},
+			{"after, nearest first", f.o2.CreatedAt, f.o2.ID, false, 1, idsOf(f.o3)},
+			{"before a time", f.o2.CreatedAt, "", true, 10, idsOf(f.o1)},
+			{"after a time", f.o2.CreatedAt, "", false, 10, idsOf(f.o2, f.o3, f.o4)},
+		} {
+			hits, err := s.RecordsAround(ctx, obsKind, replica.SearchFilter{}, c.at, c.id, c.before, c.n)
+			if err != nil || !slices.Equal(ids(hits), c.want) {
+				t.Errorf("%s: %v %v, want %v", c.name, ids(hits), err, c.want)
+			}
+		}
+		hits, err := s.RecordsAround(ctx, obsKind, replica.SearchFilter{Project: "demo"}, f.o2.CreatedAt, f.o2.ID, false, 10)
+		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4)) {
+			t.Errorf("after o2 in demo: %v %v, want o4", ids(hits), err)
+		}
+	})
+
+	t.Run("HitByIDAndSessions", func(t *testing.T) {
+		if h, ok, err := s.HitByID(ctx, obsKind, f.o3.ID); err != nil || !ok || h.Title != f.o3.Title || h.SessionID != "s2" || h.Time != f.o3.CreatedAt {
+			t.Errorf("hit o3 = %+v %v %v", h, ok, err)
+		}
+		if h, ok, err := s.HitByID(ctx, replica.OpSummary, f.sum1.ID); err != nil || !ok || h.Type != "session" || h.Title != f.sum1.Request {
+			t.Errorf("hit sum1 = %+v %v %v", h, ok, err)
+		}
+		if h, ok, err := s.HitByID(ctx, replica.OpPrompt, f.p1.ID); err != nil || !ok || h.Type != "prompt" || h.Title != f.p1.Text {
+			t.Errorf("hit p1 = %+v %v %v", h, ok, err)
+		}
+		if _, ok, err := s.HitByID(ctx, obsKind, f.sum1.ID); err != nil || ok {
+			t.Errorf("a summary's ID found as an observation (%v, %v)", ok, err)
+		}
+		if h, ok, err := s.LatestSummaryHit(ctx, "s1"); err != nil || !ok || h.ID != f.sum2.ID {
+			t.Errorf("latest summary of s1 = %+v %v %v; want sum2", h, ok, err)
+		}
+		if _, ok, err := s.LatestSummaryHit(ctx, "s2"); err != nil || ok {
+			t.Errorf("s2 has no summary, got one (%v)", err)
+		}
+		if at, ok, err := s.SessionStart(ctx, "s3"); err != nil || !ok || at != f.base+20 {
+			t.Errorf("start of s3 = %d %v %v; want %d", at, ok, err, f.base+20)
+		}
+		if _, ok, err := s.SessionStart(ctx, "no-such-session"); err != nil || ok {
+			t.Errorf("an unknown session started (%v)", err)
+		}
+	})
+
+	t.Run("ForgottenLeavesTheIndex", func(t *testing.T) {
+		if _, err := s.Forget(ctx, []string{f.o3.ID}); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.CountMatches(ctx, obsKind, `"hmac"`, 10); err != nil || n != 0 {
+			t.Errorf("the forgotten text still matches %d rows (%v)", n, err)
+		}
+		if _, ok, err := s.HitByID(ctx, obsKind, f.o3.ID); err != nil || ok {
+			t.Errorf("the forgotten record is still found (%v)", err)
+		}
+		hits, err := s.WindowMatches(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Newest, Limit: 10})
+		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4, f.o2, f.o1)) {
+			t.Errorf("matches after forget = %v %v", ids(hits), err)
+		}
+	})
 }

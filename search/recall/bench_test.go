@@ -89,7 +89,7 @@ func runSet(tb testing.TB, set *recall.Set) []recall.Report {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := search.New(rep.ReadDB(), search.Config{})
+	s := search.New(rep, search.Config{})
 	defer s.Close()
 	fts5, err := recall.NewFTS5(ctx, filepath.Join(tb.TempDir(), "fts5.db"), set)
 	if err != nil {

@@ -161,7 +161,7 @@ func TestCodingMemorySet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := search.New(rep.ReadDB(), search.Config{})
+	s := search.New(rep, search.Config{})
 	defer s.Close()
 	e := recall.NewMemnode(s, search.ModeFTS, ids)
 	r, err := recall.Evaluate(ctx, "memnode fts", set, e)

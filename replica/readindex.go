@@ -1,0 +1,444 @@
+package replica
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The index reads: what search asks of the full-text indexes and the record rows behind
+// them. The caller decides what to ask (which terms rank, which only filter, how deep to
+// look); these methods know how the answer is stored. Kinds are OpObservation, OpSummary
+// and OpPrompt.
+
+// SearchFilter restricts an index read to the records that pass every field set.
+type SearchFilter struct {
+	Project string
+	// Since and Until bound the creation time, in epoch ms: Since ≤ t < Until (0: unbounded).
+	Since, Until int64
+	// Device is an origin or a device name.
+	Device string
+	// Platform is the coding agent whose session recorded the record.
+	Platform string
+	// Types are observation types (ignored for other kinds).
+	Types []string
+	// File keeps the observations that read or modified it: the path as stored (absolute or
+	// relative to the project), or any path it is the end of at a '/' (a project-relative
+	// path or a basename). Only observations touch files: another kind matches nothing.
+	File string
+}
+
+// IndexHit is what a search result shows of one record.
+type IndexHit struct {
+	ID        string
+	Time      int64 // created_at, epoch ms
+	Type      string
+	Title     string // as stored: may span lines
+	Project   string
+	SessionID string
+	Origin    string
+	Device    string // the origin's device name, "" when unknown
+	// Score: lower is better (bm25, or a read's own scoring); 0 where a read does not score.
+	Score float64
+	// Pos is the record's local arrival position (BestMatches only): the records of a
+	// session stored one after another have consecutive positions.
+	Pos int64
+}
+
+// Order is the order of a window read's answer.
+type Order int
+
+// Orders of a window read.
+const (
+	ByScore Order = iota // best score first, then newest
+	Newest
+	Oldest
+)
+
+// WindowQuery is a full-text read over a window of the matches: the Window newest matches
+// by local arrival (the oldest with Order Oldest) that pass Filter are scored, ordered, and
+// the first Limit returned. The window keeps a very frequent term as cheap as a rare one.
+type WindowQuery struct {
+	Match  string // FTS5 expression: selects and, in WindowMatches, ranks
+	Also   string // optional FTS5 expression every hit must match too, without ranking (WindowMatches only)
+	Filter SearchFilter
+	Window int
+	Order  Order
+	Limit  int
+}
+
+// indexKind is how one record kind is stored and indexed.
+type indexKind struct {
+	table, fts, weights string
+	typeExpr, titleExpr string
+}
+
+func indexKindOf(kind string) (indexKind, error) {
+	switch kind {
+	case OpObservation:
+		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
+		// does not decide (at 10 a title word outweighed a rare word of the narrative)
+		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"}, nil
+	case OpSummary:
+		// request, investigated, learned, completed, next_steps, notes
+		return indexKind{"summaries", "summaries_fts", "5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
+			"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"}, nil
+	case OpPrompt:
+		return indexKind{"prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"}, nil
+	}
+	return indexKind{}, fmt.Errorf("index read: unknown record kind %q", kind)
+}
+
+// hitCols is the select list scanHits reads (before the score), with t the kind's table
+// and d its LEFT JOINed devices row.
+func (k indexKind) hitCols() string {
+	return "t.id, t.created_at, " + k.typeExpr + ", " + k.titleExpr + ", t.project, t.session_id, t.origin, COALESCE(d.name, '')"
+}
+
+// where renders f over table alias t, for kind.
+func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
+	var where []string
+	var args []any
+	if f.Project != "" {
+		where = append(where, "t.project = ?")
+		args = append(args, f.Project)
+	}
+	if f.Since != 0 {
+		where = append(where, "t.created_at >= ?")
+		args = append(args, f.Since)
+	}
+	if f.Until != 0 {
+		where = append(where, "t.created_at < ?")
+		args = append(args, f.Until)
+	}
+	if f.Device != "" {
+		where = append(where, "(t.origin = ? OR t.origin IN (SELECT origin FROM devices WHERE name = ?))")
+		args = append(args, f.Device, f.Device)
+	}
+	if f.Platform != "" {
+		where = append(where, "t.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
+		args = append(args, f.Platform)
+	}
+	if kind == OpObservation && len(f.Types) > 0 {
+		where = append(where, "t.type IN ("+placeholders(len(f.Types))+")")
+		for _, t := range f.Types {
+			args = append(args, t)
+		}
+	}
+	if f.File != "" {
+		if kind != OpObservation {
+			where = append(where, "0")
+		} else {
+			file := strings.TrimPrefix(f.File, "./")
+			suffix := "/" + file
+			where = append(where, "t.rowid IN (SELECT obs_rowid FROM observation_files WHERE name = ? AND (path = ? OR substr(path, ?) = ?))")
+			args = append(args, FileName(file), file, -utf8.RuneCountInString(suffix), suffix)
+		}
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " AND " + strings.Join(where, " AND "), args
+}
+
+// CountMatches returns how many records of kind match the FTS5 expression match, counting
+// no further than max.
+func (r *Replica) CountMatches(ctx context.Context, kind, match string, max int) (int, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return 0, err
+	}
+	var c int
+	err = r.reads.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", match, max).Scan(&c)
+	return c, err
+}
+
+// ListRecords returns the newest records of kind that pass f (the oldest with oldest set).
+func (r *Replica) ListRecords(ctx context.Context, kind string, f SearchFilter, oldest bool, limit int) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, args := k.where(kind, f)
+	dir := direction(oldest)
+	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE 1" + where +
+		" ORDER BY t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
+	return r.scanHits(ctx, query, append(args, limit))
+}
+
+func direction(oldest bool) string {
+	if oldest {
+		return "ASC"
+	}
+	return "DESC"
+}
+
+// WindowMatches scores the window of q by bm25 (with the kind's column weights).
+func (r *Replica) WindowMatches(ctx context.Context, kind string, q WindowQuery) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, args := k.where(kind, q.Filter)
+	dir := direction(q.Order == Oldest)
+	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
+		k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?"
+	iargs := []any{q.Match}
+	if q.Also != "" {
+		// The unary + keeps SQLite from turning the IN into one FTS lookup per rowid.
+		inner += " AND +" + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
+		iargs = append(iargs, q.Also)
+	}
+	order := "c.score, t.created_at DESC, t.id DESC"
+	switch q.Order {
+	case Newest:
+		order = "t.created_at DESC, t.id DESC"
+	case Oldest:
+		order = "t.created_at ASC, t.id ASC"
+	}
+	// The inner query walks the doclist in rowid order with the filters applied and stops
+	// after the window; bm25 is computed only for those rows.
+	query := "SELECT " + k.hitCols() + ", c.score FROM (" + inner + where + " ORDER BY " + k.fts + ".rowid " + dir +
+		" LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY " + order + " LIMIT ?"
+	return r.scanHits(ctx, query, append(append(iargs, args...), q.Window, q.Limit))
+}
+
+// WindowTitles orders the window of q without bm25: each of words (lower case) found in a
+// record's title scores -bonus, then time breaks ties in the window's direction. It answers
+// a query made only of frequent terms, whose bm25 weighs nothing yet would read every
+// doclist. q.Also is not used.
+func (r *Replica) WindowTitles(ctx context.Context, kind string, q WindowQuery, words []string, bonus float64) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, args := k.where(kind, q.Filter)
+	dir := direction(q.Order == Oldest)
+	score, bargs := "0", []any{}
+	var parts []string
+	for _, w := range words {
+		if w != "" {
+			parts = append(parts, "(instr(lower(t.title), ?) > 0)")
+			bargs = append(bargs, w)
+		}
+	}
+	if len(parts) > 0 {
+		score = "-" + strconv.FormatFloat(bonus, 'g', -1, 64) + " * (" + strings.Join(parts, " + ") + ")"
+	}
+	query := "SELECT " + k.hitCols() + ", " + score + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " +
+		k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
+		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY score, t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
+	return r.scanHits(ctx, query, append(append(append(bargs, q.Match), args...), q.Window, q.Limit))
+}
+
+// BestMatches returns the limit records of kind that pass f with the best bm25 score for
+// match, each with its Pos, in no particular order.
+func (r *Replica) BestMatches(ctx context.Context, kind, match string, f SearchFilter, limit int) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, args := k.where(kind, f)
+	query := "SELECT " + k.hitCols() + ", c.score, c.rid FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights +
+		") AS score FROM " + k.fts + " JOIN " + k.table + " t ON t.rowid = " + k.fts + ".rowid WHERE " + k.fts + " MATCH ?" + where +
+		" ORDER BY score LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
+	return r.scanHitsPos(ctx, query, append(append([]any{match}, args...), limit), true)
+}
+
+// idChunk is how many IDs one HitsByID statement asks for: a shorter list is padded, so
+// every call runs the same prepared statement.
+const idChunk = 100
+
+// HitsByID returns the records of kind among ids that pass f, in no particular order; IDs
+// that name nothing (never stored, or forgotten) are left out.
+func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f SearchFilter) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, fargs := k.where(kind, f)
+	// CROSS JOIN fixes the loop order: look the IDs up by the unique index first, then
+	// filter. Left to itself SQLite may walk a filter's index (a whole project) instead.
+	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
+		" LEFT JOIN devices d ON d.origin = t.origin WHERE c.id IN (" + placeholders(idChunk) + ")" + where
+	var out []IndexHit
+	for len(ids) > 0 {
+		chunk := ids[:min(idChunk, len(ids))]
+		ids = ids[len(chunk):]
+		args := make([]any, 0, idChunk+len(fargs))
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		for len(args) < idChunk {
+			args = append(args, "") // no record has an empty ID
+		}
+		hits, err := r.scanHits(ctx, query, append(args, fargs...))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hits...)
+	}
+	return out, nil
+}
+
+// RecordsAround returns up to n records of kind that pass f, strictly before (or after)
+// the point (at, id), nearest first: records order by (time, id), and a time point (id "")
+// sits before every record of its millisecond.
+func (r *Replica) RecordsAround(ctx context.Context, kind string, f SearchFilter, at int64, id string, before bool, n int) ([]IndexHit, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	where, args := k.where(kind, f)
+	var cond, order string
+	if before {
+		cond, order = "(t.created_at < ? OR (t.created_at = ? AND t.id < ?))", "DESC"
+	} else {
+		cond, order = "(t.created_at > ? OR (t.created_at = ? AND t.id > ?))", "ASC"
+	}
+	args = append([]any{at, at, id}, args...)
+	args = append(args, n)
+	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
+		" ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
+	return r.scanHits(ctx, query, args)
+}
+
+// HitByID returns the record of kind whose ID is id; ok is false when none has it.
+func (r *Replica) HitByID(ctx context.Context, kind, id string) (IndexHit, bool, error) {
+	return r.hitWhere(ctx, kind, "t.id = ?", id)
+}
+
+// LatestSummaryHit returns the newest summary of a session; ok is false when it has none.
+func (r *Replica) LatestSummaryHit(ctx context.Context, sessionID string) (IndexHit, bool, error) {
+	return r.hitWhere(ctx, OpSummary, "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sessionID)
+}
+
+func (r *Replica) hitWhere(ctx context.Context, kind, cond string, arg any) (IndexHit, bool, error) {
+	k, err := indexKindOf(kind)
+	if err != nil {
+		return IndexHit{}, false, err
+	}
+	var h IndexHit
+	err = r.reads.queryRow(ctx, "SELECT "+k.hitCols()+" FROM "+k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
+		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
+	if errors.Is(err, sql.ErrNoRows) {
+		return IndexHit{}, false, nil
+	}
+	if err != nil {
+		return IndexHit{}, false, err
+	}
+	return h, true, nil
+}
+
+// SessionStart returns when the session id started; ok is false when it is not stored.
+func (r *Replica) SessionStart(ctx context.Context, id string) (int64, bool, error) {
+	var started int64
+	err := r.reads.queryRow(ctx, "SELECT started_at FROM sessions WHERE id = ?", id).Scan(&started)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("session start: %w", err)
+	}
+	return started, true, nil
+}
+
+// scanHits runs a read whose rows are hitCols and a score.
+func (r *Replica) scanHits(ctx context.Context, query string, args []any) ([]IndexHit, error) {
+	return r.scanHitsPos(ctx, query, args, false)
+}
+
+// scanHitsPos runs a read whose rows are hitCols, a score and, with pos, the rowid.
+func (r *Replica) scanHitsPos(ctx context.Context, query string, args []any, pos bool) ([]IndexHit, error) {
+	rows, err := r.reads.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []IndexHit
+	var h IndexHit // every row overwrites every field dest names
+	dest := []any{&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score}
+	if pos {
+		dest = append(dest, &h.Pos)
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// maxReadStmts bounds the read statement cache; the index read shapes are few (filters ×
+// kinds × reads).
+const maxReadStmts = 512
+
+// readStmts caches the index reads' prepared statements on the read pool: parsing the FTS
+// queries costs more than running them.
+type readStmts struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+func newReadStmts(db *sql.DB) *readStmts {
+	return &readStmts{db: db, stmts: map[string]*sql.Stmt{}}
+}
+
+// query runs q through a cached prepared statement.
+func (c *readStmts) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return c.db.QueryContext(ctx, q, args...)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (c *readStmts) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := c.stmt(ctx, q)
+	if err != nil || st == nil {
+		return c.db.QueryRowContext(ctx, q, args...) // on error: reports the same error on Scan
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// stmt returns the cached statement for q, preparing it on first use, or nil once the
+// cache is full: the rare shapes beyond it run unprepared. Nothing is evicted, since
+// another goroutine may be about to run a statement taken from the cache.
+func (c *readStmts) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[q]; ok {
+		return st, nil
+	}
+	if len(c.stmts) >= maxReadStmts {
+		return nil, nil
+	}
+	st, err := c.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[q] = st
+	return st, nil
+}
+
+// close releases the statements; it is idempotent.
+func (c *readStmts) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for k, st := range c.stmts {
+		errs = append(errs, st.Close())
+		delete(c.stmts, k)
+	}
+	return errors.Join(errs...)
+}

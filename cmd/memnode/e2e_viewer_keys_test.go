@@ -12,6 +12,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // press types keys as real key events (keyDown, char, keyUp) to whatever has the focus.
@@ -142,7 +143,10 @@ func TestViewerKeyboard(t *testing.T) {
 	b.press("/")
 	b.waitJS("/ to focus the search box", `location.hash === '#/search' && document.activeElement.id === 's-query'`, 10*time.Second)
 	b.press("gdj")
-	b.waitJS("typed text in the box", `document.getElementById('s-query').value === 'gdj'`, 5*time.Second)
+	testkit.WaitForState(t, "the typed text in the search box", 5*time.Second, func() (bool, string) {
+		v := eval[string](b, `document.getElementById('s-query').value + ' (focus: ' + document.activeElement.id + ')'`)
+		return v == "gdj (focus: s-query)", v
+	})
 	if h := eval[string](b, `location.hash`); h != "#/search" {
 		t.Fatalf("typing g d in the search box switched to %s", h)
 	}

@@ -7,10 +7,18 @@ import { live } from './main.js';
 import { reselect } from './keys.js';
 
 const PAGE = 50;
+const LIVE_CAP = 200; // cards kept while records stream in at the top
+
+// newestFirst orders records as the feed shows them (IDs sort by time within a millisecond).
+function newestFirst(a, b) {
+  const x = view(a), y = view(b);
+  return y.time - x.time || (y.id > x.id ? 1 : y.id < x.id ? -1 : 0);
+}
 const OBS_TYPES = ['bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision', 'note'];
 
 export function feedPage(main) {
-  const state = { offset: 0, done: false, loading: false, ids: new Set() };
+  // ids are the cards on screen; gen counts reloads (an answer for old filters is dropped).
+  const state = { done: false, loading: false, ids: new Set(), gen: 0 };
   const f = {
     project: el('input', { id: 'f-project', name: 'project', list: 'projects', placeholder: 'any project', autocomplete: 'off' }),
     device: el('input', { id: 'f-device', name: 'device', placeholder: 'any device', autocomplete: 'off' }),
@@ -36,8 +44,8 @@ export function feedPage(main) {
   for (const input of Object.values(f)) input.addEventListener('change', reload);
   main.append(el('h1', { class: 'sr-only', text: 'Live feed' }), filters, empty, list, sentinel);
 
-  function params() {
-    const p = { order: 'newest', limit: PAGE, offset: state.offset, project: f.project.value.trim(), device: f.device.value.trim(), platform: f.platform.value.trim() };
+  function params(offset) {
+    const p = { order: 'newest', limit: PAGE, offset, project: f.project.value.trim(), device: f.device.value.trim(), platform: f.platform.value.trim() };
     const t = f.type.value;
     if (t.startsWith('obs:')) { p.type = 'observations'; p.obs_type = t.slice(4); } else if (t) p.type = t;
     if (f.since.value) p.since = new Date(f.since.value).getTime();
@@ -65,28 +73,36 @@ export function feedPage(main) {
     list.querySelector(`[data-id="${CSS.escape(id)}"]`)?.remove();
   }
 
+  // add draws items (newest first) above or below the cards shown and returns how many
+  // were new.
   function add(items, atTop) {
     const frag = document.createDocumentFragment();
+    let n = 0;
     for (const it of items) {
       const v = view(it);
       if (!v.id || state.ids.has(v.id)) continue;
       state.ids.add(v.id);
       frag.append(card(it, remove));
+      n++;
       if (v.project && !projects.querySelector(`option[value="${CSS.escape(v.project)}"]`)) projects.append(el('option', { value: v.project }));
     }
     if (atTop) list.prepend(frag); else list.append(frag);
     empty.hidden = list.childElementCount > 0;
+    return n;
   }
 
   async function more() {
     if (state.loading || state.done) return;
     state.loading = true;
+    const gen = state.gen;
     list.setAttribute('aria-busy', 'true');
+    let added = 0;
     try {
-      const res = await get('/api/viewer/feed', params());
-      state.offset += res.hits;
+      // Records waiting to be drawn at the top are already in the node's list: skip them.
+      const res = await get('/api/viewer/feed', params(state.ids.size + ready.length));
+      if (gen !== state.gen) return; // the filters changed meanwhile
       if (res.hits < PAGE) state.done = true;
-      add(res.items, false);
+      added = add(res.items, false);
       reselect();
       if (!performance.getEntriesByName('memnode:feed-painted').length) requestAnimationFrame(() => performance.mark('memnode:feed-painted'));
     } catch (err) {
@@ -96,38 +112,80 @@ export function feedPage(main) {
       state.loading = false;
       list.setAttribute('aria-busy', 'false');
     }
-    if (!state.done && sentinel.getBoundingClientRect().top < innerHeight + 400) more();
+    if (gen === state.gen && added && !state.done && sentinel.getBoundingClientRect().top < innerHeight + 400) more();
   }
 
   function reload() {
-    Object.assign(state, { offset: 0, done: false, ids: new Set() });
+    Object.assign(state, { done: false, loading: false, ids: new Set(), gen: state.gen + 1 });
+    ready = [];
+    fresh.hidden = true;
     clear(list);
     more();
   }
 
-  // Live records arrive in bursts (50/s and more): IDs are gathered and fetched and drawn
-  // once per animation frame, never one DOM update per record.
-  let pending = [], scheduled = false;
-  async function flush() {
-    scheduled = false;
+  // Live records arrive in bursts (50/s and more). One fetch of their records is in flight
+  // at a time (IDs that arrive meanwhile go in the next), and what came back is drawn once
+  // per animation frame: never a request or a DOM update per record. At the top of the
+  // page new cards are drawn and the list is trimmed to LIVE_CAP (scrolling down loads the
+  // older ones again); while the person reads further down the page does not move: new
+  // records wait behind the "N new" button.
+  let pending = [], fetching = false, ready = [], framed = false;
+  async function pump() {
+    if (fetching) return;
     const ids = pending.filter((id) => !state.ids.has(id));
     pending = [];
     if (!ids.length) return;
+    fetching = true;
+    const gen = state.gen;
     try {
       const items = (await records(ids)).filter((it) => matches(view(it)));
-      items.sort((a, b) => view(a).time - view(b).time);
-      add(items, true);
-    } catch (err) { toast(err.message, true); }
+      if (gen === state.gen && items.length) {
+        ready.push(...items);
+        frame();
+      }
+    } catch (err) { toast(err.message, true); } finally { fetching = false; }
+    pump();
   }
+  function frame() {
+    if (!framed) { framed = true; requestAnimationFrame(draw); }
+  }
+  const reading = () => list.getBoundingClientRect().top < 60;
+  function draw() {
+    framed = false;
+    ready.sort(newestFirst);
+    // Only the newest LIVE_CAP can stay on screen: drawing them trims every older card.
+    if (ready.length > LIVE_CAP) ready.length = LIVE_CAP;
+    if (reading()) {
+      fresh.textContent = `↑ ${ready.length}${ready.length === LIVE_CAP ? '+' : ''} new`;
+      fresh.hidden = !ready.length;
+      return;
+    }
+    const items = ready;
+    ready = [];
+    fresh.hidden = true;
+    const n = add(items, true);
+    list.dataset.live = String(Number(list.dataset.live || 0) + n);
+    let extra = state.ids.size - LIVE_CAP;
+    for (let c = list.lastElementChild; extra > 0 && c; extra--) {
+      const prev = c.previousElementSibling;
+      if (c.dataset.id) { state.ids.delete(c.dataset.id); c.remove(); state.done = false; }
+      c = prev;
+    }
+  }
+  const fresh = el('button', { type: 'button', class: 'fresh', hidden: true, onclick: () => { scrollTo({ top: 0 }); frame(); } });
+  const onScroll = () => { if (ready.length && !reading()) frame(); };
+  addEventListener('scroll', onScroll, { passive: true });
+  list.before(fresh);
   const onChange = (e) => {
     const ch = e.detail;
     for (const id of ch.forgotten || []) {
       remove(id);
       if (id.startsWith('S')) for (const c of list.querySelectorAll(`[data-session="${CSS.escape(id.slice(1))}"]`)) remove(c.dataset.id);
       for (const c of list.querySelectorAll(`[data-session="${CSS.escape(id)}"]`)) remove(c.dataset.id);
+      ready = ready.filter((it) => { const v = view(it); return v.id !== id && 'S' + v.session !== id && v.session !== id; });
     }
     pending.push(...(ch.observations || []), ...(ch.summaries || []), ...(ch.prompts || []));
-    if (pending.length && !scheduled) { scheduled = true; requestAnimationFrame(flush); }
+    pump();
   };
   live.addEventListener('change', onChange);
   live.addEventListener('resync', reload);
@@ -137,6 +195,7 @@ export function feedPage(main) {
   return () => {
     live.removeEventListener('change', onChange);
     live.removeEventListener('resync', reload);
+    removeEventListener('scroll', onScroll);
     io.disconnect();
   };
 }

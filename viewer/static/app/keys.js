@@ -22,7 +22,9 @@ const GO = { f: 'feed', s: 'search', d: 'devices', t: 'team', c: 'settings', l: 
 const ITEMS = '#main .card[data-id], #main .hit[data-id]';
 const PREFIX_MS = 1500;
 
-const state = { g: 0, index: -1, wanted: '', previous: '' };
+// swallow is the key of the shortcut just handled: its keypress is dropped too, or a page
+// that moved the focus into a field (/ and g s focus the search box) gets the character.
+const state = { g: 0, index: -1, wanted: '', previous: '', swallow: '' };
 
 function typing(t) {
   return t instanceof Element && (t.isContentEditable || !!t.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"]'));
@@ -118,7 +120,7 @@ function onKey(e) {
   const k = e.key;
   if (state.g && Date.now() - state.g < PREFIX_MS) {
     state.g = 0;
-    if (GO[k]) { e.preventDefault(); location.hash = '#/' + GO[k]; }
+    if (GO[k]) { handled(e); location.hash = '#/' + GO[k]; }
     return;
   }
   state.g = 0;
@@ -147,12 +149,19 @@ function onKey(e) {
       break;
     default: return;
   }
+  handled(e);
+}
+
+function handled(e) {
   e.preventDefault();
+  state.swallow = e.key;
 }
 
 // install wires the shortcuts once for the page's life.
 export function install() {
   addEventListener('keydown', onKey);
+  addEventListener('keypress', (e) => { if (state.swallow && e.key === state.swallow) e.preventDefault(); }, true);
+  addEventListener('keyup', () => { state.swallow = ''; });
   addEventListener('hashchange', (e) => { state.previous = new URL(e.oldURL).hash; state.index = -1; });
   document.getElementById('help')?.addEventListener('click', helpDialog);
 }

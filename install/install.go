@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -125,6 +126,11 @@ type Target struct {
 	Named *NamedHooks
 	// NewMode is the mode of files created (0600 for files in the home directory).
 	NewMode fs.FileMode
+	// AgentKeys are top-level keys the agent itself adds when it rewrites the file (Qwen
+	// Code's "$version", written by its settings migration on every start): a difference in
+	// them alone does not stop uninstall from giving back the original bytes, since the
+	// agent writes them again.
+	AgentKeys []string
 }
 
 // Field is one key of an MCP server entry, in the order written. Value is a string, bool,
@@ -179,6 +185,8 @@ type file struct {
 	doc     *object
 	style   style
 	newMode fs.FileMode
+	// agentKeys are Target.AgentKeys.
+	agentKeys []string
 }
 
 func readFile(path string, newMode fs.FileMode) (*file, error) {
@@ -241,6 +249,30 @@ func withoutEmpty(o *object) *object {
 	return out
 }
 
+// sameContent reports whether two documents hold the same content once the agent's own
+// keys and top-level empty containers are left out: key order and formatting aside (an
+// agent that rewrites the file may reorder it), what restoring one in place of the other
+// would change is nothing.
+func sameContent(a, b *object, agentKeys []string) bool {
+	value := func(o *object) (any, bool) {
+		o = withoutEmpty(o)
+		for _, k := range agentKeys {
+			o.del(k)
+		}
+		raw, err := o.MarshalJSON()
+		if err != nil {
+			return nil, false
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		return v, dec.Decode(&v) == nil
+	}
+	x, okX := value(a)
+	y, okY := value(b)
+	return okX && okY && reflect.DeepEqual(x, y)
+}
+
 // commit writes the document if it changed semantically and reports what it did. Install
 // (create) keeps the file's bytes from before memnode's first change in a backup; uninstall
 // puts exactly those bytes back when nothing else changed since, else writes the document
@@ -272,7 +304,7 @@ func (f *file) commit(detail string, create bool) (Change, error) {
 	}
 	if !create {
 		if bak, err := os.ReadFile(backup); err == nil {
-			if before, err := parseObject(bak); err == nil && same(withoutEmpty(before), withoutEmpty(f.doc)) {
+			if before, err := parseObject(bak); err == nil && sameContent(before, f.doc, f.agentKeys) {
 				if err := writeAtomic(f.path, bak, mode); err != nil {
 					return ch, err
 				}
@@ -394,6 +426,16 @@ func Uninstall(t Target, opts Options) ([]Change, error) {
 // readBoth reads the hooks file and the MCP file (each nil when the target has none); when
 // they are the same file both are one document.
 func readBoth(t Target) (*file, *file, error) {
+	settings, mcp, err := readBothFiles(t)
+	for _, f := range []*file{settings, mcp} {
+		if f != nil {
+			f.agentKeys = t.AgentKeys
+		}
+	}
+	return settings, mcp, err
+}
+
+func readBothFiles(t Target) (*file, *file, error) {
 	newMode := t.NewMode
 	if newMode == 0 {
 		newMode = 0o600

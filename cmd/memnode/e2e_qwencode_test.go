@@ -28,25 +28,14 @@ func TestRealQwenCode(t *testing.T) {
 	app := filepath.Join(proj, agentFile)
 
 	settings := filepath.Join(home, ".qwen", "settings.json")
-	// As Qwen Code writes it (it migrates any other file to its "$version" first, which is
-	// Qwen's change, not memnode's).
+	// In the user's own layout and without Qwen's "$version": Qwen Code migrates and re-writes
+	// the file on its first start, and uninstall still gives back these bytes (Qwen's own
+	// key and layout are all that changed).
 	orig := []byte(`{
-  "security": {
-    "auth": {
-      "selectedType": "openai"
-    }
-  },
-  "memory": {
-    "enableManagedAutoMemory": false,
-    "enableManagedAutoDream": false
-  },
-  "privacy": {
-    "usageStatisticsEnabled": false
-  },
-  "telemetry": {
-    "enabled": false
-  },
-  "$version": 4
+  "security": {"auth": {"selectedType": "openai"}},
+  "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false}
 }
 `)
 	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
@@ -115,6 +104,9 @@ func TestRealQwenCode(t *testing.T) {
 	}
 	in.assertNoSecret(t)
 
+	if b, err := os.ReadFile(settings); err != nil || !strings.Contains(string(b), `"$version"`) {
+		t.Fatalf("Qwen Code did not migrate settings.json (the case uninstall must still restore): %s %v", b, err)
+	}
 	in.mustRun(nil, "uninstall", "qwen-code")
 	assertRestored(t, settings, orig)
 }

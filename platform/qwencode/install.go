@@ -33,7 +33,11 @@ func HookSpecs() []install.HookSpec {
 
 func target(opts install.Options) install.Target {
 	// mcpServers has Gemini CLI's stdio shape.
-	t := install.Target{Platform: Name, Hooks: HookSpecs(), MCPEntry: geminicli.MCPEntry, NewMode: 0o600}
+	t := install.Target{Platform: Name, Hooks: HookSpecs(), MCPEntry: geminicli.MCPEntry, NewMode: 0o600,
+		// Qwen Code migrates settings.json on every start, writing "$version" (and re-indenting
+		// what it touched): uninstall still gives back the user's bytes when that is all that
+		// changed since.
+		AgentKeys: []string{"$version"}}
 	dir := filepath.Join(opts.HomeDir, ".qwen")
 	if opts.Scope == install.ScopeProject {
 		dir = filepath.Join(opts.ProjectDir, ".qwen")

@@ -59,3 +59,83 @@ func TestQwenCodeInstallRoundTrip(t *testing.T) {
 		t.Fatalf("not restored:\n%s", b)
 	}
 }
+
+// qwenRewrite does to settings.json what Qwen Code's start does (seen with qwen 0.24.4): it
+// adds "$version": 4 and writes the file again in its own layout.
+func qwenRewrite(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["$version"] = 4
+	out, err := json.MarshalIndent(m, "", "    ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQwenCodeUninstallAfterQwenRewroteTheFile: Qwen Code migrated and re-wrote
+// settings.json after install; uninstall still gives back the user's original bytes, since
+// nothing but Qwen's own "$version" and layout changed. A change the user made is kept:
+// then only memnode's entries go.
+func TestQwenCodeUninstallAfterQwenRewroteTheFile(t *testing.T) {
+	o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: bin}
+	settings := filepath.Join(o.HomeDir, ".qwen", "settings.json")
+	orig := "{\"model\": {\"name\": \"qwen3-coder\"}, \"security\": {\"auth\": {\"selectedType\": \"openai\"}}}"
+	if err := os.MkdirAll(filepath.Dir(settings), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	qwenRewrite(t, settings)
+	cs, err := Installer{}.Uninstall(o)
+	if err != nil || cs[0].Action != "restored" {
+		t.Fatalf("uninstall: %v %v", cs, err)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != orig {
+		t.Fatalf("not restored:\n%s\nwant\n%s", b, orig)
+	}
+
+	// Now the user changes the model while memnode is installed: that change stays.
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	qwenRewrite(t, settings)
+	b, _ := os.ReadFile(settings)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["model"] = map[string]any{"name": "qwen3-max"}
+	b, _ = json.MarshalIndent(m, "", "    ")
+	if err := os.WriteFile(settings, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err = Installer{}.Uninstall(o)
+	if err != nil || cs[0].Action != "updated" {
+		t.Fatalf("uninstall after a user change: %v %v", cs, err)
+	}
+	var after map[string]any
+	b, _ = os.ReadFile(settings)
+	if err := json.Unmarshal(b, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after["hooks"] != nil || after["mcpServers"] != nil || after["model"].(map[string]any)["name"] != "qwen3-max" || after["$version"] != float64(4) {
+		t.Errorf("after uninstall: %s", b)
+	}
+	if _, err := os.Stat(settings + ".memnode-backup"); !os.IsNotExist(err) {
+		t.Error("backup left behind")
+	}
+}

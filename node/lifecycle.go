@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,20 +79,63 @@ func LockHolder(dataDir string) (pid int, known bool) {
 // lockHolder finds the FLOCK on inode ino in /proc/locks text ("1: FLOCK  ADVISORY  WRITE
 // 1234 00:2f:5678 0 EOF"); 0 when nobody holds it. Waiters ("1: -> FLOCK …") are skipped.
 func lockHolder(locks string, ino uint64) int {
+	if pids := lockHolders(locks, ino, "FLOCK"); len(pids) > 0 {
+		return pids[0]
+	}
+	return 0
+}
+
+// lockHolders returns, in order of first appearance and once each, the pids holding a lock
+// of one of kinds (FLOCK, POSIX, OFDLCK) on inode ino in /proc/locks text; waiters and
+// locks the kernel shows without a pid (-1: OFD locks) are skipped.
+func lockHolders(locks string, ino uint64, kinds ...string) []int {
+	var pids []int
 	for _, line := range strings.Split(locks, "\n") {
 		f := strings.Fields(line)
-		if len(f) < 6 || f[1] != "FLOCK" {
+		if len(f) < 6 || !slices.Contains(kinds, f[1]) {
 			continue
 		}
 		dev := strings.Split(f[5], ":")
 		if len(dev) != 3 || dev[2] != strconv.FormatUint(ino, 10) {
 			continue
 		}
-		if pid, err := strconv.Atoi(f[4]); err == nil {
-			return pid
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 && !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
 		}
 	}
-	return 0
+	return pids
+}
+
+// sqliteUsers names the other processes that hold SQLite's locks on the database at path
+// (POSIX record locks on the file or its -shm, Linux /proc/locks): "pid 1234 (sqlite3)".
+// Empty where the kernel does not tell.
+func sqliteUsers(path string) string {
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return ""
+	}
+	var pids []int
+	for _, p := range []string{path, path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			for _, pid := range lockHolders(string(b), st.Ino, "POSIX", "OFDLCK") {
+				if pid != os.Getpid() && !slices.Contains(pids, pid) {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	names := make([]string, len(pids))
+	for i, pid := range pids {
+		names[i] = "pid " + strconv.Itoa(pid)
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil {
+			names[i] += " (" + strings.TrimSpace(string(comm)) + ")"
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // ReadPIDFile returns the pid file's content.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -26,5 +27,19 @@ func TestLockHolderOfRunningNode(t *testing.T) {
 	}
 	if want := os.Getpid(); pid != want {
 		t.Fatalf("lock holder %d, want this process %d", pid, want)
+	}
+}
+
+func TestLockHolders(t *testing.T) {
+	locks := "1: POSIX  ADVISORY  READ 300 fe:00:42 128 128\n" +
+		"1: -> POSIX  ADVISORY  WRITE 301 fe:00:42 120 120\n" +
+		"2: POSIX  ADVISORY  WRITE 300 fe:00:42 120 120\n" +
+		"3: OFDLCK ADVISORY  READ -1 fe:00:42 0 EOF\n" +
+		"4: OFDLCK ADVISORY  WRITE 302 fe:00:42 0 0\n" +
+		"5: FLOCK  ADVISORY  WRITE 303 fe:00:42 0 EOF\n" +
+		"6: POSIX  ADVISORY  WRITE 304 fe:00:7 0 EOF\n"
+	got := lockHolders(locks, 42, "POSIX", "OFDLCK")
+	if want := []int{300, 302}; !slices.Equal(got, want) {
+		t.Fatalf("holders %v, want %v (waiters, OFD locks without a pid, other kinds and inodes left out; each pid once)", got, want)
 	}
 }

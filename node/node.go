@@ -304,6 +304,13 @@ func (n *Node) openDatabase(ctx context.Context) error {
 		if errors.Is(err, replica.ErrCorrupt) {
 			return fmt.Errorf("open database %s: %w; 'memnode repair' recovers what is readable (README: Troubleshooting)", path, err)
 		}
+		if errors.Is(err, replica.ErrLocked) {
+			who := sqliteUsers(path)
+			if who == "" {
+				who = "another program"
+			}
+			return fmt.Errorf("open database %s: %w; it is held open by %s: end its transaction or stop it, then start memnode again", path, err, who)
+		}
 		return fmt.Errorf("open database %s: %w", path, err)
 	}
 	n.rep.Store(rep)

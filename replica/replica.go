@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
+	"github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
 
 	"github.com/memnode/memnode/feed"
 )
@@ -31,6 +32,14 @@ var (
 	ErrClosed   = errors.New("replica closed")
 	ErrNotFound = errors.New("not found")
 	ErrNoFTS5   = errors.New("sqlite was built without FTS5 (build with -tags sqlite_fts5)")
+	// ErrLocked is returned by Open when another process held the database's write lock
+	// for longer than Config.OpenLockWait while the schema was checked or migrated: the node
+	// is memnode.db's only writer, so the holder is some other program (a sqlite3 shell in
+	// a transaction, a backup tool). Open names it instead of waiting without end.
+	ErrLocked = errors.New("the database is locked by another process")
+	// ErrSchemaNewer is returned by Open for a database migrated by a newer memnode: this
+	// build does not know its schema and must not write to it.
+	ErrSchemaNewer = errors.New("the database was written by a newer memnode")
 )
 
 // Config configures a Replica.
@@ -59,7 +68,14 @@ type Config struct {
 	// QueueIdle is how long the queue must have received no event, with none waiting,
 	// before its WAL file is truncated (default DefaultQueueIdle).
 	QueueIdle time.Duration
+	// OpenLockWait is how long Open waits for a write lock another process holds before it
+	// fails with ErrLocked (default DefaultOpenLockWait); after Open, writes wait up to 10 s.
+	OpenLockWait time.Duration
 }
+
+// DefaultOpenLockWait keeps `memnode start` on a database another program holds locked
+// well inside its 10 s bound for naming why the node did not come up.
+const DefaultOpenLockWait = 3 * time.Second
 
 // DefaultQueueIdle: after heavy traffic the queue's WAL keeps its peak size (up to the
 // journal_size_limit, 64 MiB) until the next burst; a few quiet seconds give it back.
@@ -111,6 +127,9 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	if cfg.MaxClockSkew <= 0 {
 		cfg.MaxClockSkew = DefaultMaxClockSkew
 	}
+	if cfg.OpenLockWait <= 0 {
+		cfg.OpenLockWait = DefaultOpenLockWait
+	}
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	// FULL: every commit of records and ops is fsynced, so an op a peer may have seen is
@@ -160,17 +179,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
 	rep.clock.now = cfg.Now
 	rep.clock.max = rep.maxStamp
-	if err := rep.checkIntegrity(ctx); err != nil {
-		w.Close()
-		r.Close()
-		return nil, err
-	}
-	if err := rep.migrate(ctx); err != nil {
-		w.Close()
-		r.Close()
-		return nil, err
-	}
-	if err := rep.loadClock(ctx); err != nil {
+	if err := rep.openSchema(ctx); err != nil {
 		w.Close()
 		r.Close()
 		return nil, err
@@ -224,6 +233,35 @@ func (r *Replica) Close() error {
 	return errors.Join(r.r.Close(), r.w.Close(), r.q.Close())
 }
 
+// openSchema checks the file, migrates its schema and loads the clock, waiting at most
+// OpenLockWait for a write lock another process holds (ErrLocked). The writer connection
+// is the pool's only one, so the pragmas set here stay on it.
+func (r *Replica) openSchema(ctx context.Context) error {
+	if _, err := r.w.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(r.cfg.OpenLockWait.Milliseconds(), 10)); err != nil {
+		return corruptOr(fmt.Errorf("open replica: %w", err))
+	}
+	err := r.checkIntegrity(ctx)
+	if err == nil {
+		err = r.migrate(ctx)
+	}
+	if err == nil {
+		err = r.loadClock(ctx)
+	}
+	if err == nil {
+		_, err = r.w.ExecContext(ctx, "PRAGMA busy_timeout = 10000")
+	}
+	if isBusy(err) {
+		return fmt.Errorf("%w (waited %s): %w", ErrLocked, r.cfg.OpenLockWait, err)
+	}
+	return err
+}
+
+// isBusy reports whether err is, or wraps, SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+}
+
 func (r *Replica) migrate(ctx context.Context) error {
 	var fts int
 	if err := r.w.QueryRowContext(ctx, "SELECT sqlite_compileoption_used('ENABLE_FTS5')").Scan(&fts); err != nil {
@@ -246,7 +284,8 @@ func (r *Replica) migrate(ctx context.Context) error {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	seen := map[int]string{}
-	for _, e := range entries {
+	versions := make([]int, len(entries))
+	for i, e := range entries {
 		num, _, ok := strings.Cut(e.Name(), "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
@@ -256,6 +295,13 @@ func (r *Replica) migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate: %s and %s have the same number", prev, e.Name())
 		}
 		seen[v] = e.Name()
+		versions[i] = v
+	}
+	if known := slices.Max(versions); cur > known {
+		return fmt.Errorf("%w (schema version %d; this build knows up to %d): run the newer memnode", ErrSchemaNewer, cur, known)
+	}
+	for i, e := range entries {
+		v := versions[i]
 		if v <= cur {
 			continue
 		}

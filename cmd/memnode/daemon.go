@@ -141,6 +141,12 @@ func startNode(ctx context.Context, env *cliEnv) error {
 		}
 		return err
 	}
+	// A listener that accepts but never answers (not HTTP, or hung) fails the probe by
+	// timeout, not by a wrong proof: a node started now would serve only its socket, which
+	// this TCP client never reaches, and start would wait for nothing.
+	if env.Settings.UseTCP() && portTaken(ctx, env) {
+		return errPortTaken(env)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find memnode binary: %w", err)

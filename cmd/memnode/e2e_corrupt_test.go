@@ -33,26 +33,7 @@ func corruptInstance(t *testing.T) *instance {
 // names the corruption and the repair command.
 func checkCorruptLine(t *testing.T, cmd string, r result) {
 	t.Helper()
-	if r.code == 0 {
-		t.Fatalf("%s on a corrupt database exited 0\nstderr: %s", cmd, r.stderr)
-	}
-	if r.took > startDeadline {
-		t.Errorf("%s took %s to fail; want under %s", cmd, r.took, startDeadline)
-	}
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		if strings.HasPrefix(l, "memnode: ") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) != 1 {
-		t.Fatalf("%s: want one memnode: line, got %d\nstderr: %s", cmd, len(lines), r.stderr)
-	}
-	for _, want := range []string{"corrupt", "memnode.db", "memnode repair"} {
-		if !strings.Contains(lines[0], want) {
-			t.Errorf("%s: line %q does not name %q", cmd, lines[0], want)
-		}
-	}
+	checkFailLine(t, cmd, r, "corrupt", "memnode.db", "memnode repair")
 }
 
 // startDeadline is how long `memnode start`/`run` may take to give up on a corrupt

@@ -10,7 +10,8 @@
 //   - [Pull], which downloads and converts a Hugging Face model into the models dir
 //     atomically: either a complete, loadable model directory appears, or nothing does.
 //   - Vector helpers: [Cosine], [EncodeVector]/[DecodeVector] for SQLite blobs, and an
-//     exact in-memory kNN [Index].
+//     in-memory kNN [Index] that returns the exact top k: an int8 scan of every vector
+//     (scan.c), then an exact float32 re-rank of the candidates within rounding reach.
 //   - [FuseRRF], reciprocal rank fusion of ranked ID lists (FTS5 bm25 + vector kNN).
 //
 // Without a model, callers should fall back to FTS alone: [OpenCybertron] returns an

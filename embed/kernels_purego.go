@@ -47,3 +47,25 @@ func gelu(x []float32) {
 		x[i] = float32(0.5 * float64(v) * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(float64(v)+0.044715*math.Pow(float64(v), 3)))))
 	}
 }
+
+func dotI8(q []int8, rows []int8, dim int, out []int32) {
+	for i := range out {
+		r := rows[i*dim : (i+1)*dim]
+		var s int32
+		for p, x := range q {
+			s += int32(x) * int32(r[p])
+		}
+		out[i] = s
+	}
+}
+
+func dotRows(q, rows []float32, dim int, idx []int32, out []float32) {
+	for j, i := range idx {
+		r := rows[int(i)*dim : (int(i)+1)*dim]
+		var s float32
+		for p, x := range q {
+			s += x * r[p]
+		}
+		out[j] = s
+	}
+}

@@ -110,11 +110,19 @@ func FuzzDecodeVector(f *testing.F) {
 	})
 }
 
+// bruteForce scores every vector with the index's exact kernel (dotRows: another order of
+// summation than Cosine, so near-ties would otherwise order differently) and checks that
+// kernel against Cosine.
 func bruteForce(ids []string, vecs map[string][]float32, q []float32, k int) []Scored {
 	var all []Scored
+	exact := make([]float32, 1)
 	for _, id := range ids {
 		if v, ok := vecs[id]; ok {
-			all = append(all, Scored{ID: id, Score: Cosine(q, v)})
+			dotRows(q, v, len(v), []int32{0}, exact)
+			if d := math.Abs(float64(exact[0] - Cosine(q, v))); d > 1e-5 {
+				panic(fmt.Sprintf("dotRows %v, Cosine %v", exact[0], Cosine(q, v)))
+			}
+			all = append(all, Scored{ID: id, Score: exact[0]})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return better(all[i], all[j]) })
@@ -161,16 +169,8 @@ func testIndexMatchesBruteForce(t *testing.T, perWorker int) {
 	}
 	for trial := 0; trial < 20; trial++ {
 		q := randomUnit(rng, dim)
-		for _, k := range []int{1, 10, 1000} {
-			got, want := idx.Search(q, k), bruteForce(ids, vecs, q, k)
-			if len(got) != len(want) {
-				t.Fatalf("k=%d: %d results, want %d", k, len(got), len(want))
-			}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("k=%d rank %d: %+v, want %+v", k, i, got[i], want[i])
-				}
-			}
+		for _, k := range []int{1, 10, 1000} { // int8 candidates then re-rank; every row re-ranked
+			sameRanking(t, fmt.Sprint("k=", k), idx.Search(q, k), bruteForce(ids, vecs, q, k))
 		}
 	}
 	if idx.Search(randomUnit(rng, dim), 0) != nil || idx.Search(randomUnit(rng, dim-1), 5) != nil {
@@ -178,6 +178,78 @@ func testIndexMatchesBruteForce(t *testing.T, perWorker int) {
 	}
 	if err := idx.Add("bad", make([]float32, dim+1)); !errors.Is(err, ErrBadVector) {
 		t.Fatalf("wrong dim add: %v", err)
+	}
+}
+
+// sameRanking fails unless got is want: the same IDs, order and scores.
+func sameRanking(t *testing.T, what string, got, want []Scored) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d results, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s rank %d: %+v, want %+v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// TestIndexMatchesBruteForceOnClusteredVectors: MiniLM's dimension, vectors in tight
+// clusters (many neighbours within int8 rounding of one another, as near-duplicate
+// records give), exact duplicates (ties broken by ID), more rows than one scan block and
+// than the re-rank depth, serial and parallel: the int8 scan plus exact re-rank returns
+// exactly the brute-force ranking.
+func TestIndexMatchesBruteForceOnClusteredVectors(t *testing.T) {
+	const dim, n = 384, 3000
+	rng := rand.New(rand.NewPCG(5, 6))
+	centres := make([][]float32, 8)
+	for i := range centres {
+		centres[i] = randomUnit(rng, dim)
+	}
+	vecs := map[string][]float32{}
+	var ids []string
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("id-%04d", i)
+		v := make([]float32, dim)
+		c := centres[i%len(centres)]
+		spread := float32(0.02)
+		if i%10 == 0 {
+			spread = 0 // a duplicate of its centre
+		}
+		for p := range v {
+			v[p] = c[p] + spread*float32(rng.NormFloat64())/float32(math.Sqrt(dim))
+		}
+		Normalize(v)
+		ids, vecs[id] = append(ids, id), v
+	}
+	for _, perWorker := range []int{parallelScanMin, 700} {
+		idx := NewIndex(dim)
+		idx.perWorker = perWorker
+		for _, id := range ids {
+			if err := idx.Add(id, vecs[id]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for trial := 0; trial < 10; trial++ {
+			q := append([]float32(nil), centres[trial%len(centres)]...)
+			for p := range q {
+				q[p] += 0.01 * float32(rng.NormFloat64()) / float32(math.Sqrt(dim))
+			}
+			Normalize(q)
+			for _, k := range []int{1, 50, 400} {
+				sameRanking(t, fmt.Sprintf("perWorker=%d trial %d k=%d", perWorker, trial, k), idx.Search(q, k), bruteForce(ids, vecs, q, k))
+			}
+		}
+	}
+}
+
+func TestQuantize(t *testing.T) {
+	codes := make([]int8, 4)
+	if s := quantize([]float32{0.5, -0.25, 0, -1}, codes); s != 1.0/127 || codes[0] != 64 || codes[1] != -32 || codes[2] != 0 || codes[3] != -127 {
+		t.Fatalf("quantize: scale %v codes %v", s, codes)
+	}
+	if s := quantize([]float32{0, 0, 0, 0}, codes); s != 0 || codes[3] != 0 {
+		t.Fatalf("zero vector: scale %v codes %v", s, codes)
 	}
 }
 

@@ -3,6 +3,7 @@ package search_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -108,6 +109,14 @@ func genObservations(n int, seed uint64) []memory.Observation {
 	return out
 }
 
+// benchGenVersion names the generator's output in the cache: bump it when genObservations
+// changes what it writes.
+const benchGenVersion = 1
+
+// benchReplica returns a replica of n generated observations. Building 100k takes minutes,
+// so a built database is kept in the test cache ($XDG_CACHE_HOME or ~/.cache, then
+// memnode-test/search-bench), keyed by n, the generator's version and the schema version,
+// and each run works on a copy of it.
 func benchReplica(b *testing.B, n int) *replica.Replica {
 	b.Helper()
 	benchDBs.Lock()
@@ -122,20 +131,82 @@ func benchReplica(b *testing.B, n int) *replica.Replica {
 		}
 		benchDBs.dir = d
 	}
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(benchDBs.dir, fmt.Sprintf("%d.db", n)), Origin: "bench"})
+	ctx := context.Background()
+	path := filepath.Join(benchDBs.dir, fmt.Sprintf("%d.db", n))
+	cached := benchCachePath(b, n)
+	if err := copyFile(cached, path); err == nil {
+		r, err := replica.Open(ctx, replica.Config{Path: path, Origin: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d observations from the cache %s", n, cached)
+		benchDBs.reps[n] = r
+		return r
+	}
+	r, err := replica.Open(ctx, replica.Config{Path: path, Origin: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	obs := genObservations(n, uint64(n))
 	start := time.Now()
 	for i := 0; i < len(obs); i += 2000 {
-		if _, err := r.Import(context.Background(), &replica.ImportBatch{Observations: obs[i:min(i+2000, len(obs))]}); err != nil {
+		if _, err := r.Import(ctx, &replica.ImportBatch{Observations: obs[i:min(i+2000, len(obs))]}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.Logf("built %d observations in %v (%.0f obs/s)", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
+	if err := r.Close(); err != nil { // checkpoints the WAL into the file
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err == nil {
+		tmp := cached + ".tmp"
+		if err := copyFile(path, tmp); err == nil {
+			_ = os.Rename(tmp, cached)
+		}
+	}
+	if r, err = replica.Open(ctx, replica.Config{Path: path, Origin: "bench"}); err != nil {
+		b.Fatal(err)
+	}
 	benchDBs.reps[n] = r
 	return r
+}
+
+// benchCachePath is where the built database of n observations is cached.
+func benchCachePath(b *testing.B, n int) string {
+	b.Helper()
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	// The schema version of a fresh replica: a migration that changes what is stored
+	// makes the old cache entry unused.
+	empty, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(b.TempDir(), "schema.db"), Origin: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer empty.Close()
+	v, err := empty.SchemaVersion(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "memnode-test", "search-bench", fmt.Sprintf("obs-%d-g%d-s%d.db", n, benchGenVersion, v))
+}
+
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // benchQueries mixes rare, frequent, prefix and multi-term queries.

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/agentcli"
+)
+
+// openCodeVersion is the pinned opencode-ai the fixtures were captured from.
+const openCodeVersion = "1.18.33"
+
+// openCodeEnv keeps OpenCode offline and quiet (fixtures README).
+var openCodeEnv = []string{"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1",
+	"OPENCODE_DISABLE_DEFAULT_PLUGINS=1", "OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1"}
+
+// seedOpenCodeDeps makes OpenCode's config dir look as if its plugin SDK were installed: on
+// every start OpenCode npm-installs @opencode-ai/plugin into that dir unless node_modules
+// exists and package-lock.json lists it (a minute per fresh HOME on a loaded machine).
+// memnode's plugin imports nothing from it.
+func seedOpenCodeDeps(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock := `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "` + openCodeVersion + `"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRealOpenCode runs the real OpenCode from npm, headless (`opencode run`), against a
+// fake OpenAI-compatible provider on 127.0.0.1, with memnode's plugin installed: session 1
+// reads, fails to read, edits, runs a failing and a passing command, and is recorded;
+// session 2's requests carry memnode's context in the system prompt and its MCP search
+// result; the private secret never reaches the data dir; uninstall restores opencode.json
+// byte for byte and removes the plugin.
+func TestRealOpenCode(t *testing.T) {
+	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
+	var next agentcli.Script
+	rig := newAgentRig(t, agentFiles(t), &agentcli.OpenAIChat{},
+		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
+	// OpenCode takes its project directory from $PWD, not from its working directory.
+	rig.agentEnv = append(append(rig.agentEnv, openCodeEnv...), "PWD="+rig.project)
+	app := filepath.Join(rig.project, agentFile)
+	next = agentcli.Sequence(
+		agentcli.Turn{Text: "Let me look at the code.", Calls: []agentcli.Call{{Name: "read", Args: map[string]any{"filePath": app}}}},
+		// A tool that fails reaches plugins only on the bus (message.part.updated, status error).
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "read", Args: map[string]any{"filePath": filepath.Join(rig.project, "NOTES.md")}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "edit", Args: map[string]any{"filePath": app, "oldString": agentOld, "newString": agentNew}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "bash", Args: map[string]any{"command": agentFailCmd, "description": "Run the greeting tests"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "bash", Args: map[string]any{"command": agentPassCmd, "description": "Run the tests"}}}},
+		agentcli.Turn{Text: agentAnswer1},
+		// session 2
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "memnode_search", Args: map[string]any{"query": "greeting"}}}},
+		agentcli.Turn{Text: agentAnswer2},
+	)
+	configDir := filepath.Join(rig.home, ".config", "opencode")
+	config := filepath.Join(configDir, "opencode.json")
+	orig := []byte(`{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "local": {
+      "npm": "@ai-sdk/openai-compatible",
+      "options": {"baseURL": "` + rig.model.URL + `/v1", "apiKey": "fake-openai-key"},
+      "models": {"local-model": {"tool_call": true, "limit": {"context": 128000, "output": 8192}}}
+    }
+  },
+  "model": "local/local-model",
+  "small_model": "local/local-model",
+  "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+  "autoupdate": false,
+  "share": "disabled"
+}
+`)
+	if err := os.MkdirAll(configDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seedOpenCodeDeps(t, configDir)
+	rig.mustRun(nil, "install", "opencode")
+	rig.start()
+	t.Cleanup(func() { rig.run(nil, "stop") })
+
+	run := func(prompt string) {
+		t.Helper()
+		cmd := exec.Command(opencode, "run", "--format", "json", prompt)
+		cmd.Dir = rig.project
+		cmd.Env = rig.env()
+		start := time.Now()
+		out := agentcli.Run(t, 3*time.Minute, cmd) // ~20 s on a quiet machine, minutes on a loaded 2-core one
+		t.Logf("opencode run: %s", time.Since(start).Round(time.Second))
+		if out.Code != 0 {
+			t.Fatalf("opencode exited %d\nstdout: %.4000s\nstderr: %.4000s", out.Code, out.Stdout, out.Stderr)
+		}
+	}
+	run(agentPrompt1)
+	if b := readFile(t, app); !strings.Contains(string(b), agentNew) {
+		t.Fatalf("session 1 did not really edit %s:\n%s", agentFile, b)
+	}
+	titles := rig.recordedSession1(t, filepath.Base(rig.project))
+	if all := strings.Join(rig.observationTexts(), "\n"); !strings.Contains(all, "NOTES.md") {
+		t.Errorf("the failed read of NOTES.md was not recorded:\n%s", all)
+	}
+	before := len(rig.model.ModelRequests())
+
+	run(agentPrompt2)
+	var reqs []agentcli.Request
+	for _, r := range rig.model.ModelRequests()[before:] {
+		if r.HasTool("memnode_search") {
+			reqs = append(reqs, r)
+		}
+	}
+	if len(reqs) < 2 {
+		t.Fatalf("session 2: %d model requests offered memnode_search", len(reqs))
+	}
+	first := requestText(reqs[0])
+	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, "memnode_search") {
+		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
+	}
+	edit := ""
+	for _, title := range titles {
+		if strings.HasPrefix(title, "Edit "+agentFile) {
+			edit, _, _ = strings.Cut(title, ":")
+		}
+	}
+	if edit == "" || !strings.Contains(first, edit) {
+		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
+	}
+	if last := requestText(reqs[len(reqs)-1]); strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
+		t.Errorf("memnode's search result did not reach the model:\n%.4000s", last)
+	}
+	rig.assertNoSecret(t)
+
+	rig.mustRun(nil, "uninstall", "opencode")
+	assertRestored(t, config, orig)
+	if _, err := os.Stat(filepath.Join(configDir, "plugin", "memnode.js")); !os.IsNotExist(err) {
+		t.Errorf("plugin left after uninstall: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,11 @@ const statusEvery = 2 * time.Second
 func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	assets := viewer.Assets()
 	files := http.FileServerFS(assets)
-	e.GET("/", func(c *gin.Context) { c.FileFromFS("/", http.FS(assets)) })
+	index, err := fs.ReadFile(assets, "index.html")
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	e.GET("/", s.index(index))
 	e.GET("/app/*file", func(c *gin.Context) {
 		c.Header("Cache-Control", "no-cache")
 		files.ServeHTTP(c.Writer, c.Request)
@@ -220,10 +225,18 @@ func (s *Server) viewerFeed(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.cfg.Search.Search(c.Request.Context(), q)
+	page, err := s.feedPage(c.Request.Context(), q)
 	if err != nil {
 		s.searchError(c, err)
 		return
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+func (s *Server) feedPage(ctx context.Context, q apitype.SearchQuery) (apitype.ViewerFeed, error) {
+	res, err := s.cfg.Search.Search(ctx, q)
+	if err != nil {
+		return apitype.ViewerFeed{}, err
 	}
 	ids := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {
@@ -232,15 +245,50 @@ func (s *Server) viewerFeed(c *gin.Context) {
 	page := apitype.ViewerFeed{Hits: len(res.Hits), Items: []apitype.Item{}}
 	for len(ids) > 0 {
 		n := min(len(ids), apitype.MaxGet)
-		recs, err := s.cfg.Search.Get(c.Request.Context(), ids[:n])
+		recs, err := s.cfg.Search.Get(ctx, ids[:n])
 		if err != nil {
-			s.searchError(c, err)
-			return
+			return apitype.ViewerFeed{}, err
 		}
 		page.Items = append(page.Items, recs.Items...)
 		ids = ids[n:]
 	}
-	c.JSON(http.StatusOK, page)
+	return page, nil
+}
+
+// firstFeedPage is the query of the feed's first page as feed.js asks for it (no filter).
+var firstFeedPage = apitype.SearchQuery{Order: "newest", Limit: viewer.FeedPage}
+
+// index serves the viewer's page. A logged-in browser gets the feed's first page in it, as
+// a JSON data block (type application/json: never run, and the CSP allows no inline
+// script anyway), so the first cards need no request after the scripts load. Without a
+// session, or when the page cannot be read, the page is the plain file and the script asks.
+func (s *Server) index(page []byte) gin.HandlerFunc {
+	head, body, _ := bytes.Cut(page, []byte("</head>"))
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		if s.cfg.Search == nil || !s.viewerAuth.Check(s.sessionOf(c), "", false) {
+			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
+			return
+		}
+		first, err := s.feedPage(c.Request.Context(), firstFeedPage)
+		if err != nil {
+			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
+			return
+		}
+		// json.Marshal escapes <, > and &: no record can close the block.
+		data, err := json.Marshal(first)
+		if err != nil {
+			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
+			return
+		}
+		out := make([]byte, 0, len(page)+len(data)+80)
+		out = append(out, head...)
+		out = append(out, `<script type="application/json" id="feed-first">`...)
+		out = append(out, data...)
+		out = append(out, "</script>\n</head>"...)
+		out = append(out, body...)
+		c.Data(http.StatusOK, "text/html; charset=utf-8", out)
+	}
 }
 
 func viewerChange(ch feed.Change) apitype.ViewerChange {

@@ -18,6 +18,7 @@ import (
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/search"
 	"github.com/memnode/memnode/viewer"
 )
 
@@ -78,12 +79,16 @@ type viewerEnv struct {
 
 // startViewer runs a real server on 127.0.0.1 (the viewer's cookies and Origin check name
 // its real port).
-func startViewer(t *testing.T) *viewerEnv {
+func startViewer(t *testing.T, opts ...func(*Config)) *viewerEnv {
 	t.Helper()
 	testkit.LeakCheck(t)
 	bus := feed.New()
 	fv := &fakeViewer{}
-	s, err := New(Config{Addr: "127.0.0.1:0", Token: viewerToken, Backend: readyBackend{}, Feed: bus, Viewer: fv})
+	cfg := Config{Addr: "127.0.0.1:0", Token: viewerToken, Backend: readyBackend{}, Feed: bus, Viewer: fv}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,5 +420,51 @@ func TestViewerKeyNeverAnsweredBack(t *testing.T) {
 	defer v.fv.mu.Unlock()
 	if len(v.fv.keys) != 1 || v.fv.keys[0] != "openai="+key {
 		t.Fatalf("key store got %v", v.fv.keys)
+	}
+}
+
+// TestViewerPageCarriesTheFirstFeedPage: a logged-in page load holds the feed's first page
+// (newest first, viewer.FeedPage records) in a JSON data block that no record can close;
+// without a session the page holds no record.
+func TestViewerPageCarriesTheFirstFeedPage(t *testing.T) {
+	svc := search.NewService(testkit.OpenReplica(t, "viewer-test-origin"), search.Config{})
+	ctx := context.Background()
+	var ids []string
+	for i := range viewer.FeedPage + 5 {
+		res, err := svc.SaveNote(ctx, apitype.Note{Project: "p", Title: fmt.Sprintf("note %d </script><script>alert(1)</script>", i), Text: fmt.Sprintf("text %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.ID)
+	}
+	v := startViewer(t, func(c *Config) { c.Search = svc })
+	session, _ := v.login()
+
+	res, page := v.do("GET", "/", "", map[string]string{"Cookie": v.cookie(session)})
+	if res.StatusCode != 200 || res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("GET /: %d, Cache-Control %q", res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	if strings.Contains(page, "</script><script>alert") {
+		t.Fatal("a record's text closed the data block")
+	}
+	_, block, ok := strings.Cut(page, `<script type="application/json" id="feed-first">`)
+	block, _, closed := strings.Cut(block, "</script>")
+	if !ok || !closed {
+		t.Fatalf("no data block in the page:\n%s", page)
+	}
+	var first apitype.ViewerFeed
+	if err := json.Unmarshal([]byte(block), &first); err != nil {
+		t.Fatalf("data block: %v", err)
+	}
+	if first.Hits != viewer.FeedPage || len(first.Items) != viewer.FeedPage || first.Items[0].Observation == nil ||
+		first.Items[0].Observation.ID != ids[len(ids)-1] {
+		t.Fatalf("first page: %d hits, %d items, first %+v (want the newest %s)", first.Hits, len(first.Items), first.Items[0], ids[len(ids)-1])
+	}
+	if !strings.Contains(first.Items[0].Observation.Title, "</script>") {
+		t.Fatalf("title not kept: %q", first.Items[0].Observation.Title)
+	}
+	// The same page without a session carries no record.
+	if _, anon := v.do("GET", "/", "", nil); strings.Contains(anon, "feed-first") || strings.Contains(anon, "note 1") {
+		t.Fatal("a page without a session holds records")
 	}
 }

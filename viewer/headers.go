@@ -21,6 +21,10 @@ func SetSecurityHeaders(h http.Header) {
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
 
+// FeedPage is how many cards the feed draws per page (feed.js's PAGE); the node puts the
+// first page into the viewer's HTML.
+const FeedPage = 50
+
 //go:embed static
 var static embed.FS
 

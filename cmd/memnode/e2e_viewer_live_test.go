@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -61,6 +63,26 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// mainThread is the page's main-thread work so far (CDP Performance metrics in thread
+// time: CPU the renderer spent, which a busy machine does not inflate), in ms by metric.
+func (b *browser) mainThread() map[string]float64 {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
+		b.t.Fatalf("performance metrics: %v", err)
+	}
+	res, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		b.t.Fatalf("performance metrics: %v", err)
+	}
+	m := map[string]float64{}
+	for _, x := range res.Metrics {
+		m[x.Name] = x.Value * 1000
+	}
+	return m
+}
+
 // TestViewerLiveBurst streams 50 records/s for 10 s into a real node (notes, as MCP
 // save_memory writes them, over its HTTP API) while a real Chromium shows the feed, and
 // measures in the page: long tasks and the gaps between animation frames. It asserts what
@@ -80,6 +102,7 @@ func TestViewerLiveBurst(t *testing.T) {
 	loginViewer(t, b, in, 0)
 	b.waitJS("the live stream", `document.getElementById('live').classList.contains('on') && document.getElementById('feed').getAttribute('aria-busy') === 'false'`, 10*time.Second)
 	eval[bool](b, measureFrames)
+	before := b.mainThread()
 
 	const rate, n = 50, 500
 	ids := make([]string, 0, n)
@@ -97,6 +120,10 @@ func TestViewerLiveBurst(t *testing.T) {
 	}
 	sent := time.Since(start)
 	b.waitJS("every record drawn live", fmt.Sprintf(`document.getElementById('feed').dataset.live === '%d'`, n), 30*time.Second)
+	after := b.mainThread()
+	per := func(k string) float64 { return (after[k] - before[k]) / n }
+	t.Logf("renderer main thread (CPU time) per record: %.2f ms in tasks (script %.2f, style %.2f, layout %.2f)",
+		per("TaskDuration"), per("ScriptDuration"), per("RecalcStyleDuration"), per("LayoutDuration"))
 	var fig frameFigures
 	if err := json.Unmarshal([]byte(eval[string](b, frameStats)), &fig); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,17 @@ import { card, view } from './cards.js';
 import { live } from './main.js';
 import { reselect } from './keys.js';
 
-const PAGE = 50;
+const PAGE = 50; // viewer.FeedPage
+
+// inlined is the feed's first page as the node put it into the page (for a logged-in
+// load): the first draw needs no request. It is good for the page's first route only.
+let inlined = (() => {
+  const block = document.getElementById('feed-first');
+  if (!block) return null;
+  block.remove();
+  try { return JSON.parse(block.textContent); } catch { return null; }
+})();
+addEventListener('hashchange', () => { inlined = null; }, { once: true });
 const LIVE_CAP = 200; // cards kept while records stream in at the top
 
 // newestFirst orders records as the feed shows them (IDs sort by time within a millisecond).
@@ -98,13 +108,18 @@ export function feedPage(main) {
     list.setAttribute('aria-busy', 'true');
     let added = 0;
     try {
+      const first = inlined;
+      inlined = null;
       // Records waiting to be drawn at the top are already in the node's list: skip them.
-      const res = await get('/api/viewer/feed', params(state.ids.size + ready.length));
+      const res = first || await get('/api/viewer/feed', params(state.ids.size + ready.length));
       if (gen !== state.gen) return; // the filters changed meanwhile
       if (res.hits < PAGE) state.done = true;
       added = add(res.items, false);
+      if (!performance.getEntriesByName('memnode:first-card').length && added) {
+        performance.mark('memnode:first-card');
+        requestAnimationFrame(() => performance.mark('memnode:feed-painted'));
+      }
       reselect();
-      if (!performance.getEntriesByName('memnode:feed-painted').length) requestAnimationFrame(() => performance.mark('memnode:feed-painted'));
     } catch (err) {
       list.append(errorBox(err));
       state.done = true;
@@ -187,12 +202,26 @@ export function feedPage(main) {
     pending.push(...(ch.observations || []), ...(ch.summaries || []), ...(ch.prompts || []));
     pump();
   };
+  // The stream tells only what happens while it is open: when it (re)connects, what came
+  // meanwhile (since the page's first page was read, or while the node restarted) is
+  // fetched once and drawn like any live record.
+  const onOpen = async () => {
+    if (state.loading) return;
+    const gen = state.gen;
+    try {
+      const res = await get('/api/viewer/feed', params(0));
+      const missed = res.items.filter((it) => !state.ids.has(view(it).id) && matches(view(it)));
+      if (gen === state.gen && missed.length) { ready.push(...missed); frame(); }
+    } catch { /* the stream's own error shows in the header */ }
+  };
+  live.addEventListener('open', onOpen);
   live.addEventListener('change', onChange);
   live.addEventListener('resync', reload);
   const io = new IntersectionObserver((entries) => { if (entries.some((x) => x.isIntersecting)) more(); }, { rootMargin: '400px' });
   io.observe(sentinel);
   more();
   return () => {
+    live.removeEventListener('open', onOpen);
     live.removeEventListener('change', onChange);
     live.removeEventListener('resync', reload);
     removeEventListener('scroll', onScroll);

@@ -2,13 +2,16 @@
 import { get, APIError } from './api.js';
 import { el, clear } from './ui.js';
 import { feedPage } from './feed.js';
-import { searchPage, recordPage } from './search.js';
-import { devicesPage, teamPage } from './devices.js';
-import { settingsPage } from './settings.js';
-import { logsPage } from './logs.js';
 import { install as installKeys } from './keys.js';
 
-const pages = { feed: feedPage, search: searchPage, record: recordPage, devices: devicesPage, team: teamPage, settings: settingsPage, logs: logsPage };
+// Only the feed is loaded with the page (it is the first paint); the other pages load
+// when first opened.
+const lazy = (module, name) => async () => (await import(module))[name];
+const pages = {
+  feed: async () => feedPage, search: lazy('./search.js', 'searchPage'), record: lazy('./search.js', 'recordPage'),
+  devices: lazy('./devices.js', 'devicesPage'), team: lazy('./devices.js', 'teamPage'),
+  settings: lazy('./settings.js', 'settingsPage'), logs: lazy('./logs.js', 'logsPage'),
+};
 
 // live fans the stream's events out to whatever page listens.
 export const live = new EventTarget();
@@ -17,7 +20,7 @@ export let lastStatus = null;
 function connect() {
   const es = new EventSource('/api/viewer/stream');
   const badge = document.getElementById('live');
-  es.addEventListener('open', () => badge.classList.add('on'));
+  es.addEventListener('open', () => { badge.classList.add('on'); live.dispatchEvent(new CustomEvent('open')); });
   es.addEventListener('error', () => { badge.classList.remove('on'); badge.textContent = 'reconnecting…'; });
   es.addEventListener('status', (e) => {
     lastStatus = JSON.parse(e.data);
@@ -43,10 +46,12 @@ function statusTitle(st) {
     `records: ${st.records?.observations ?? 0} observations, ${st.records?.summaries ?? 0} summaries, ${st.records?.prompts ?? 0} prompts`].join('\n');
 }
 
-let cleanup = null, routed = false;
+let cleanup = null, routed = false, routes = 0;
 async function route() {
+  const n = ++routes;
   const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
-  const page = pages[name] || feedPage;
+  const page = await (pages[name] || pages.feed)();
+  if (n !== routes) return; // the person went on while the page loaded
   const main = document.getElementById('main');
   if (cleanup) { cleanup(); cleanup = null; }
   clear(main);
@@ -55,7 +60,9 @@ async function route() {
     if (a.dataset.page === (pages[name] ? (name === 'record' ? 'search' : name) : 'feed')) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  cleanup = (await page(main, rest.map(decodeURIComponent))) || null;
+  const done = (await page(main, rest.map(decodeURIComponent))) || null;
+  if (n !== routes) { done?.(); return; } // a later route already drew its page
+  cleanup = done;
   // A page switched from the keyboard starts the Tab order at its content, not the top.
   if (routed && document.activeElement === document.body) main.focus({ preventScroll: true });
   routed = true;

@@ -20,6 +20,7 @@ type TeamBackend interface {
 	Status(ctx context.Context) (team.Status, error)
 	Leave(ctx context.Context, purge bool) (int, error)
 	Search(ctx context.Context, query, project string, limit int) ([]team.Hit, error)
+	Admin(ctx context.Context, add bool, who string) (team.AdminChange, error)
 }
 
 var _ TeamBackend = (*team.Team)(nil)
@@ -36,6 +37,13 @@ type TeamJoinRequest struct {
 // TeamProjectRequest is the body of POST /api/team/share and /api/team/unshare.
 type TeamProjectRequest struct {
 	Project string `json:"project"`
+}
+
+// TeamAdminRequest is the body of POST /api/team/admin: Action "add" or "remove", Device
+// "@user/device" or a device ID.
+type TeamAdminRequest struct {
+	Action string `json:"action"`
+	Device string `json:"device"`
 }
 
 // TeamLeaveRequest is the body of POST /api/team/leave.
@@ -55,6 +63,7 @@ func (s *Server) registerTeam(g *gin.RouterGroup) {
 	t.POST("/share", s.teamShare)
 	t.POST("/unshare", s.teamUnshare)
 	t.POST("/leave", s.teamLeave)
+	t.POST("/admin", s.teamAdmin)
 	t.GET("/search", s.teamSearch)
 }
 
@@ -113,6 +122,16 @@ func (s *Server) teamLeave(c *gin.Context) {
 	s.teamReply(c, TeamLeaveReply{Forgotten: n}, err)
 }
 
+func (s *Server) teamAdmin(c *gin.Context) {
+	var req TeamAdminRequest
+	if err := c.ShouldBindJSON(&req); err != nil || (req.Action != "add" && req.Action != "remove") || req.Device == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"action\": \"add\" or \"remove\", \"device\": \"@user/device\"}"})
+		return
+	}
+	ch, err := s.cfg.Team.Admin(c.Request.Context(), req.Action == "add", req.Device)
+	s.teamReply(c, ch, err)
+}
+
 func (s *Server) teamSearch(c *gin.Context) {
 	limit, _ := strconv.Atoi(c.Query("limit"))
 	hits, err := s.cfg.Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
@@ -131,8 +150,12 @@ func (s *Server) teamReply(c *gin.Context, v any, err error) {
 	case err == nil:
 	case errors.Is(err, team.ErrUnauthorized):
 		status = http.StatusUnauthorized
-	case errors.Is(err, team.ErrForbidden), errors.Is(err, team.ErrLocalOnly):
+	case errors.Is(err, team.ErrForbidden), errors.Is(err, team.ErrLocalOnly), errors.Is(err, team.ErrNotAdmin):
 		status = http.StatusForbidden
+	case errors.Is(err, team.ErrUnknownMember):
+		status = http.StatusNotFound
+	case errors.Is(err, team.ErrLastAdmin):
+		status = http.StatusConflict
 	case errors.Is(err, team.ErrNotJoined), errors.Is(err, team.ErrSchemaNewer):
 		status = http.StatusConflict
 	case errors.Is(err, team.ErrUnreachable):

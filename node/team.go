@@ -117,3 +117,11 @@ func (r teamRoutes) Search(ctx context.Context, query, project string, limit int
 	}
 	return t.Search(ctx, query, project, limit)
 }
+
+func (r teamRoutes) Admin(ctx context.Context, add bool, who string) (team.AdminChange, error) {
+	t, err := r.get()
+	if err != nil {
+		return team.AdminChange{}, err
+	}
+	return t.Admin(ctx, add, who)
+}

@@ -45,9 +45,14 @@ func (t *Team) Pull(ctx context.Context, progress func(Progress)) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("team pull: %w", err)
 	}
+	// Admin changes first: the project pulls stop at the position read with them.
+	high, err := t.pullAdmins(ctx, c)
+	if err != nil {
+		return 0, fmt.Errorf("team pull: %w", err)
+	}
 	total := 0
 	for _, project := range shared {
-		n, err := t.pullProject(ctx, c, project, progress)
+		n, err := t.pullProject(ctx, c, project, high, progress)
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("team pull %s: %w", project, err)
@@ -72,7 +77,7 @@ type pulled struct {
 // one checks rights and applies them in order. The cursor on disk moves only with an
 // applied batch, so stopping anywhere (an error, Close) loses nothing and applies nothing
 // twice: the batches fetched ahead are simply fetched again.
-func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress func(Progress)) (int, error) {
+func (t *Team) pullProject(ctx context.Context, c *rq, project string, high int64, progress func(Progress)) (int, error) {
 	var cursor int64
 	if err := t.st.db.QueryRowContext(ctx, `SELECT pos FROM cursors WHERE project = ?`, project).Scan(&cursor); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, err
@@ -98,7 +103,7 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress 
 	}
 	if t.cfg.PullAhead < 0 { // one batch at a time
 		for {
-			b, err := t.fetch(ctx, c, project, cursor)
+			b, err := t.fetch(ctx, c, project, cursor, high)
 			if err != nil || len(b.ops) == 0 {
 				return done, err
 			}
@@ -115,7 +120,7 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress 
 	wg.Go(func() {
 		defer close(batches)
 		for after := cursor; ; {
-			b, err := t.fetch(fctx, c, project, after)
+			b, err := t.fetch(fctx, c, project, after, high)
 			if err != nil || len(b.ops) == 0 {
 				fetchErr = err
 				return
@@ -143,10 +148,11 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, progress 
 	return done, fetchErr
 }
 
-// fetch reads the next batch of project's ops past after and verifies their signatures.
-func (t *Team) fetch(ctx context.Context, c *rq, project string, after int64) (pulled, error) {
+// fetch reads the next batch of project's ops in (after, high] and verifies their
+// signatures.
+func (t *Team) fetch(ctx context.Context, c *rq, project string, after, high int64) (pulled, error) {
 	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
-		FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos LIMIT ?`, project, after, t.cfg.PullBatch)})
+		FROM team_ops WHERE project = ? AND pos > ? AND pos <= ? ORDER BY pos LIMIT ?`, project, after, high, t.cfg.PullBatch)})
 	if err != nil || len(res) == 0 || len(res[0].Values) == 0 {
 		return pulled{}, err
 	}
@@ -218,12 +224,15 @@ func decodeOps(rows [][]any) ([]Op, error) {
 // replica drops as duplicates.
 func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 	ops := b.ops
-	admins := t.admins(ctx)
 	tx, err := t.st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
 	defer tx.Rollback()
+	admins, err := t.loadAdmins(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
 	q, err := prepareBatch(ctx, tx)
 	if err != nil {
 		return 0, err
@@ -344,8 +353,8 @@ func (q *batchStmts) close() {
 
 // checkRights returns why a verified op must be refused, or "": it keeps the author name
 // its origin first used, does not claim a record another device created, and, as a
-// tombstone, comes from the record's author device or a pinned admin.
-func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins []string, named map[string]string) string {
+// tombstone, comes from the record's author device or an admin in force at its position.
+func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adminLog, named map[string]string) string {
 	var pinned string
 	err := q.author.QueryRowContext(ctx, op.Origin).Scan(&pinned)
 	switch {
@@ -376,7 +385,7 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins []s
 	if err != nil {
 		return "read record: " + err.Error()
 	}
-	if owner != op.Origin && !slices.Contains(admins, op.Origin) {
+	if owner != op.Origin && !slices.Contains(admins.at(op.Pos), op.Origin) {
 		return fmt.Sprintf("tombstone for %s from %s, neither its author nor an admin", op.RecordID, op.Origin)
 	}
 	return ""

@@ -34,6 +34,9 @@ func stateSchema() []string {
 		`CREATE TABLE IF NOT EXISTS records(id TEXT PRIMARY KEY, origin TEXT NOT NULL, project TEXT NOT NULL)`,
 		// origin → the author name its first verified op gave; later ops must agree.
 		`CREATE TABLE IF NOT EXISTS authors(origin TEXT PRIMARY KEY, author TEXT NOT NULL)`,
+		// accepted admin changes at their cluster position (admin.go); with the founders
+		// pinned at join they give the admins in force at any position.
+		`CREATE TABLE IF NOT EXISTS admin_log(pos INTEGER PRIMARY KEY, signer TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, name TEXT NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS rejected(pos INTEGER PRIMARY KEY, origin TEXT NOT NULL, tseq INTEGER NOT NULL,
 			kind TEXT NOT NULL, record_id TEXT NOT NULL, reason TEXT NOT NULL)`,
 	}

@@ -23,6 +23,7 @@ type Status struct {
 	Author      string   `json:"author,omitempty"`
 	URLs        []string `json:"urls,omitempty"`
 	Admin       bool     `json:"admin"`
+	Admins      []string `json:"admins,omitempty"` // the team's admins (user/device, or device ID when unknown here)
 	Reachable   bool     `json:"reachable"`
 	Leader      string   `json:"leader,omitempty"`
 	Nodes       []Node   `json:"nodes,omitempty"`
@@ -109,7 +110,9 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	s.Name, _ = t.st.get(ctx, "name")
 	s.User, _ = t.st.get(ctx, "user")
 	s.Author, _ = t.st.get(ctx, "author")
-	s.Admin = slices.Contains(t.admins(ctx), t.origin)
+	admins := t.currentAdmins(ctx)
+	s.Admin = slices.Contains(admins, t.origin)
+	s.Admins = t.adminNames(ctx, admins)
 	return s, c, nil
 }
 

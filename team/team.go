@@ -221,7 +221,7 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	}
 	author := user + "/" + t.cfg.Device
 	now := time.Now().UnixMilli()
-	msig, err := t.cfg.Key.Sign([]byte("memnode-team-member/1\n" + t.origin + "\n" + author))
+	msig, err := t.cfg.Key.Sign(memberBytes(t.origin, author))
 	if err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: %w", err)
 	}
@@ -276,7 +276,7 @@ func (t *Team) Leave(ctx context.Context, purge bool) (forgotten int, err error)
 			}
 		}
 	}
-	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`} {
+	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`, `DELETE FROM admin_log`} {
 		if _, err := t.st.db.ExecContext(ctx, q); err != nil {
 			return forgotten, fmt.Errorf("team leave: %w", err)
 		}
@@ -345,11 +345,6 @@ func (t *Team) shared(ctx context.Context) ([]string, error) {
 	return t.st.list(ctx, `SELECT project FROM shared ORDER BY project`)
 }
 
-func (t *Team) admins(ctx context.Context) []string {
-	v, _ := t.st.get(ctx, "admins")
-	return splitList(v)
-}
-
 // payloadProject reads the project a record payload names.
 func payloadProject(p []byte) string {
 	var peek struct {
@@ -403,7 +398,7 @@ func (t *Team) scan(ctx context.Context) error {
 	}
 	after, _ := strconv.ParseUint(v, 10, 64)
 	author, _ := t.st.get(ctx, "author")
-	admin := slices.Contains(t.admins(ctx), t.origin)
+	admin := slices.Contains(t.currentAdmins(ctx), t.origin)
 	for {
 		ops, err := t.cfg.Replica.OpsSince(ctx, t.origin, after, t.cfg.Batch)
 		if err != nil {

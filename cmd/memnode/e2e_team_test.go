@@ -117,6 +117,57 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 		t.Fatalf("search --team shows no author: %q", out)
 	}
 
+	// The MCP search tool's team flag, through a real `memnode mcp` on stdio against B's node:
+	// the hit is A's record, from the cluster, with its author.
+	mcpLines := []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"team","method":"tools/call","params":{"name":"search","arguments":{"query":"zanzibarWidget","team":true}}}`,
+	}
+	r := b.run([]byte(strings.Join(mcpLines, "\n")+"\n"), "mcp")
+	if r.code != 0 {
+		t.Fatalf("memnode mcp: exit %d, stderr %s", r.code, r.stderr)
+	}
+	var teamReply struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if strings.Contains(l, `"id":"team"`) {
+			if err := json.Unmarshal([]byte(l), &teamReply); err != nil {
+				t.Fatalf("mcp reply: %v\n%s", err, l)
+			}
+		}
+	}
+	if c := teamReply.Result.Content; teamReply.Result.IsError || len(c) == 0 || !strings.Contains(c[0].Text, "1 team result(s)") ||
+		!strings.Contains(c[0].Text, "@alice/") || !strings.Contains(c[0].Text, hits.Hits[0].ID) {
+		t.Fatalf("mcp search team=true: %s", r.stdout)
+	}
+
+	// Admins: B may not make itself one; A, the founder, makes B one with a signed change
+	// that B's node sees, and removes it again.
+	if r := b.run(nil, "team", "admin", "add", "@"+st.Author); r.code != 1 || !strings.Contains(r.stderr, "not a team admin") {
+		t.Fatalf("admin add by a non-admin: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if out := a.mustRun(nil, "team", "admin", "add", "@"+st.Author); !strings.Contains(out, "@"+st.Author+" is now a team admin.") {
+		t.Fatalf("team admin add prints %q", out)
+	}
+	testkit.WaitForState(t, "B sees itself an admin", 5*time.Second, func() (bool, string) {
+		var now team.Status
+		out := b.mustRun(nil, "team", "status", "--json")
+		return json.Unmarshal([]byte(out), &now) == nil && now.Admin && len(now.Admins) == 2, out
+	})
+	if out := b.mustRun(nil, "team", "status"); !strings.Contains(out, "admins:  @") || !strings.Contains(out, "@"+st.Author) {
+		t.Fatalf("team status shows no admins:\n%s", out)
+	}
+	if out := b.mustRun(nil, "team", "admin", "remove", "@"+st.Author); !strings.Contains(out, "is no longer a team admin") {
+		t.Fatalf("team admin remove prints %q", out)
+	}
+
 	// After a restart the node finds the password in the key store.
 	a.mustRun(nil, "stop")
 	a.start()
@@ -135,7 +186,7 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 
 	// A wrong password: one clear line, exit 1, nothing stored.
 	w := newTeamMember(t, proj)
-	r := w.run([]byte("not-the-password\n"), "team", "join", urls, "--user", "alice")
+	r = w.run([]byte("not-the-password\n"), "team", "join", urls, "--user", "alice")
 	if r.code != 1 || !strings.Contains(r.stderr, "(401)") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || strings.Contains(r.stderr, "not-the-password") {
 		t.Fatalf("wrong password: exit %d, stderr %q", r.code, r.stderr)
 	}

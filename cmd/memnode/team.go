@@ -30,6 +30,9 @@ const teamUsage = `usage:
   memnode team unshare PROJECT     stop sharing PROJECT (what was pushed stays on the cluster)
   memnode team status [--json]     cluster, leader, members, shared projects, backlog, lag
   memnode team leave [--purge]     stop pushing and pulling; --purge also forgets what was pulled
+  memnode team admin add|remove @USER/DEVICE
+                                   make a member's device a team admin, or no longer one (run
+                                   on an admin's device; every member checks the signed change)
   memnode search QUERY --team      search everything the team shares`
 
 // cmdTeam administers team memory through the running node's API (starting it if needed).
@@ -93,6 +96,27 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 		} else {
 			fmt.Fprintln(env.Stdout, "Left the team; what was pulled stays here (team leave --purge forgets it).")
 		}
+		return 0
+	case "admin":
+		if len(args) != 2 || (args[0] != "add" && args[0] != "remove") {
+			fmt.Fprintln(env.Stderr, teamUsage)
+			return 2
+		}
+		var ch team.AdminChange
+		if err := teamCall(ctx, env, http.MethodPost, "/api/team/admin", api.TeamAdminRequest{Action: args[0], Device: args[1]}, &ch); err != nil {
+			return fail(env, "team admin %s: %v", args[0], err)
+		}
+		switch {
+		case !ch.Changed && args[0] == "add":
+			fmt.Fprintf(env.Stdout, "@%s is already a team admin.", ch.Name)
+		case !ch.Changed:
+			fmt.Fprintf(env.Stdout, "@%s is not a team admin.", ch.Name)
+		case args[0] == "add":
+			fmt.Fprintf(env.Stdout, "@%s is now a team admin.", ch.Name)
+		default:
+			fmt.Fprintf(env.Stdout, "@%s is no longer a team admin.", ch.Name)
+		}
+		fmt.Fprintf(env.Stdout, " Admins: @%s\n", strings.Join(ch.Admins, ", @"))
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, teamUsage)
@@ -182,6 +206,9 @@ func printTeamStatus(w io.Writer, st team.Status) {
 		fmt.Fprintf(w, "  node %s %s leader=%v reachable=%v\n", n.ID, n.URL, n.Leader, n.Reachable)
 	}
 	fmt.Fprintf(w, "members: %d\nshared:  %s\n", st.Members, strings.Join(st.Shared, ", "))
+	if len(st.Admins) > 0 {
+		fmt.Fprintf(w, "admins:  @%s\n", strings.Join(st.Admins, ", @"))
+	}
 	lag := fmt.Sprint(st.PullLag)
 	if st.PullLag < 0 {
 		lag = "unknown"

@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
@@ -68,16 +69,7 @@ func (w *world) fresh(name string) *replica.Replica {
 
 // fastTempDir is a test temp dir on tmpfs when the machine has one: the replicas are real
 // SQLite files either way, but hundreds of rapid cases of fsyncs on a disk take minutes.
-func fastTempDir(tb testing.TB) string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		dir, err := os.MkdirTemp("/dev/shm", "memnode-crdt-")
-		if err == nil {
-			tb.Cleanup(func() { os.RemoveAll(dir) })
-			return dir
-		}
-	}
-	return tb.TempDir()
-}
+func fastTempDir(tb testing.TB) string { return testkit.FastTempDir(tb) }
 
 // permute draws an order of ops by index, which keeps rapid's failure logs readable.
 func permute(t *rapid.T, ops []replica.Op, label string) []replica.Op {

@@ -98,30 +98,42 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	default:
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, del, key); err != nil {
-		return err
-	}
-	tx.record(kind, key) // subscribers re-read it: gone, or as the remaining ops say
-	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
+	// The ops are read first: an observation op kept in the row (oplog_inrow.go) gets its
+	// payload from the row about to be deleted.
+	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload, inrow FROM ops
 		WHERE record_id = ? AND kind = ? ORDER BY origin, seq`, id, kind)
 	if err != nil {
 		return err
 	}
 	var ops []Op
+	var inRow []int
 	for rows.Next() {
 		var op Op
 		var seq, hlc int64
-		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload); err != nil {
+		var flag bool
+		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload, &flag); err != nil {
 			rows.Close()
 			return err
 		}
 		op.Seq, op.HLC = uint64(seq), uint64(hlc)
+		if flag {
+			inRow = append(inRow, len(ops))
+		}
 		ops = append(ops, op)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	for _, i := range inRow {
+		if err := materialize(ctx, tx, &ops[i]); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, del, key); err != nil {
+		return err
+	}
+	tx.record(kind, key) // subscribers re-read it: gone, or as the remaining ops say
 	for _, op := range ops {
 		if err := r.applyOne(ctx, tx, op); err != nil {
 			return err

@@ -166,7 +166,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpObservation, o.ID, o.Project, r.clock.Now(), encodeObservation(o)); err != nil {
+			if err := ow.appendObservation(ctx, o, r.clock.Now(), encodeObservation(o)); err != nil {
 				return err
 			}
 			tx.record(OpObservation, o.ID)

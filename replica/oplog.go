@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -49,6 +50,12 @@ type opWriter struct {
 }
 
 func (w *opWriter) append(ctx context.Context, kind, recordID, project string, hlc uint64, payload []byte) error {
+	return w.add(ctx, kind, recordID, project, hlc, payload, false)
+}
+
+// add appends one op; inRow stores it without its payload, which OpsSince rebuilds from the
+// record's row (oplog_inrow.go).
+func (w *opWriter) add(ctx context.Context, kind, recordID, project string, hlc uint64, payload []byte, inRow bool) error {
 	if err := checkRecordSize(kind, recordID, payload); err != nil {
 		return err // one limit for every record, replicated or local-only
 	}
@@ -64,8 +71,12 @@ func (w *opWriter) append(ctx context.Context, kind, recordID, project string, h
 		w.nextSeq = uint64(seq.Int64) + 1
 		w.loaded = true
 	}
-	if _, err := w.tx.ExecContext(ctx, "INSERT INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
-		w.r.cfg.Origin, w.nextSeq, hlc, kind, recordID, payload); err != nil {
+	stored, flag := payload, 0
+	if inRow {
+		stored, flag = nil, 1
+	}
+	if _, err := w.tx.ExecContext(ctx, "INSERT INTO ops(origin, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		w.r.cfg.Origin, w.nextSeq, hlc, kind, recordID, stored, flag); err != nil {
 		return fmt.Errorf("append op: %w", err)
 	}
 	w.nextSeq++
@@ -127,7 +138,7 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 	if last <= after || limit <= 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload FROM ops
+	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload, inrow FROM ops
 		WHERE origin = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, origin, after, last, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ops since: %w", err)
@@ -140,14 +151,19 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 			out = append(out, Op{Origin: origin, Seq: next, Kind: OpCompacted})
 		}
 	}
+	var inRow []int // indexes in out of ops whose payload is in their record's row
 	for rows.Next() {
 		var op Op
 		var seq, hlc int64
-		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload); err != nil {
+		var flag bool
+		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload, &flag); err != nil {
 			return nil, fmt.Errorf("ops since: %w", err)
 		}
 		op.Seq, op.HLC = uint64(seq), uint64(hlc)
 		fill(op.Seq)
+		if flag {
+			inRow = append(inRow, len(out))
+		}
 		if len(out) >= limit {
 			break
 		}
@@ -158,6 +174,14 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 		return nil, fmt.Errorf("ops since: %w", err)
 	}
 	fill(last + 1)
+	rows.Close()
+	for _, i := range inRow {
+		if i < len(out) {
+			if err := materialize(ctx, tx, &out[i]); err != nil {
+				return nil, fmt.Errorf("ops since: %w", err)
+			}
+		}
+	}
 	return out, nil
 }
 
@@ -326,6 +350,9 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	if dead && op.Kind != OpForget {
 		payload = nil // never store, or relay, content of a forgotten record
 	}
+	if op.Kind == OpObservation && payload != nil {
+		return r.applyObservation(ctx, tx, op)
+	}
 	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
 		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
 		return err
@@ -349,7 +376,32 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	return nil
 }
 
-// applyPayload applies one op's content through the insert functions local writes use.
+// applyObservation stores a remote observation and its op, the op without its payload when
+// the new row rebuilds it byte for byte (oplog_inrow.go).
+func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op Op) error {
+	o, err := decodeObservation(op.Payload)
+	if err != nil {
+		return err
+	}
+	o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
+	stored, err := insertObservation(ctx, tx, &o)
+	if err != nil {
+		return err
+	}
+	payload, flag := op.Payload, 0
+	if stored && o.ID == op.RecordID && bytes.Equal(rowPayload(o), op.Payload) {
+		payload, flag = nil, 1
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload, flag); err != nil {
+		return err
+	}
+	tx.record(OpObservation, op.RecordID)
+	return nil
+}
+
+// applyPayload applies one op's content through the insert functions local writes use
+// (an observation's, stored with its op, is applyObservation).
 func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []byte) error {
 	switch op.Kind {
 	case OpSession:
@@ -366,14 +418,6 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []by
 		}
 		p.Origin, p.HLC = stamp(p.Origin, p.HLC, op)
 		_, err = insertPrompt(ctx, tx, p)
-		return err
-	case OpObservation:
-		o, err := decodeObservation(payload)
-		if err != nil {
-			return err
-		}
-		o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
-		_, err = insertObservation(ctx, tx, &o)
 		return err
 	case OpSummary:
 		s, err := decodeSummary(payload)

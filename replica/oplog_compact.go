@@ -18,7 +18,8 @@ func (c CompactResult) Removed() int { return c.Superseded + c.Forgotten }
 // below floor (floor[origin] is a seq every member of the group already holds; sync computes
 // it from the version vectors the members announced). Two kinds of ops go:
 //
-//   - an op of a forgotten record (payload NULL, kind not forget): it applies nothing
+//   - an op of a forgotten record (payload NULL and not kept in its row, kind not forget;
+//     forgetting a record clears inrow): it applies nothing
 //     anywhere; the forget op and its tombstone stay, so a later copy is still dropped;
 //   - a session or device op that lost its LWW register to another op, when that winner
 //     (and, for a session, an op carrying the session's earliest started_at) is also at or
@@ -41,7 +42,7 @@ func (r *Replica) Compact(ctx context.Context, floor VersionVector) (CompactResu
 			if seq == 0 {
 				continue
 			}
-			n, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin = ? AND seq <= ? AND payload IS NULL
+			n, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin = ? AND seq <= ? AND payload IS NULL AND inrow = 0
 				AND kind IN ('session', 'prompt', 'observation', 'summary', 'device')`, origin, seq)
 			if err != nil {
 				return fmt.Errorf("compact forgotten: %w", err)

@@ -98,7 +98,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 				}
 				continue
 			}
-			if err := tx.appendOp(ctx, po.op); err != nil {
+			if err := tx.ops().appendObservation(ctx, o, po.op.hlc, po.op.payload); err != nil {
 				return err
 			}
 			tx.record(OpObservation, o.ID)
@@ -360,7 +360,7 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 	}
 	stmts := []string{
 		// Op payloads of the record and of every record of the session it names.
-		`UPDATE ops SET payload = NULL WHERE kind != 'forget' AND (record_id = ?1
+		`UPDATE ops SET payload = NULL, inrow = 0 WHERE kind != 'forget' AND (record_id = ?1
 			OR record_id IN (SELECT id FROM observations WHERE session_id = ?1)
 			OR record_id IN (SELECT id FROM prompts WHERE session_id = ?1)
 			OR record_id IN (SELECT id FROM summaries WHERE session_id = ?1))`,

@@ -1,0 +1,91 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/memnode/memnode/memory"
+)
+
+// Observation ops keep their payload in the record row (migration 7, DESIGN.md "Op
+// payloads in the row"). An observation never changes once stored, so the op row keeps
+// (origin, seq, hlc, kind, record_id) and inrow = 1, and OpsSince rebuilds the payload from
+// the row. Team backends sign what OpsSince returns and payloads are relayed as the bytes
+// they arrived with, so the rebuild must be byte-exact: an op keeps its payload in the row
+// only when the rebuild of what the row will give back equals the payload it carries;
+// otherwise (a payload from a newer device with fields this build does not know, another
+// key order, an omitted origin) the bytes are stored as before.
+
+// rowPayload is the payload OpsSince rebuilds from o's row: the list columns are stored as
+// JSON (jsonList) and read back with parseList, so they are rebuilt as that round trip gives
+// them.
+func rowPayload(o memory.Observation) []byte {
+	o.Facts, o.Concepts = parseList(jsonList(o.Facts)), parseList(jsonList(o.Concepts))
+	o.FilesRead, o.FilesModified = parseList(jsonList(o.FilesRead)), parseList(jsonList(o.FilesModified))
+	return encodeObservation(o)
+}
+
+// appendObservation appends the op of observation o, which this transaction has just
+// stored as a new row: without its payload when the row rebuilds it exactly.
+func (w *opWriter) appendObservation(ctx context.Context, o memory.Observation, hlc uint64, payload []byte) error {
+	return w.add(ctx, OpObservation, o.ID, o.Project, hlc, payload, bytes.Equal(rowPayload(o), payload))
+}
+
+// rowQuerier is what materialize reads with: the read transaction of OpsSince, the write
+// transaction of a rewind, or a migration's.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// materialize gives an op kept in the row its payload back; nil when the row is gone (the
+// record was forgotten, or the row is being rewound).
+func materialize(ctx context.Context, q rowQuerier, op *Op) error {
+	o, err := scanObservation(q.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", op.RecordID))
+	if errors.Is(err, sql.ErrNoRows) {
+		op.Payload = nil
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("rebuild op payload %s: %w", op.RecordID, err)
+	}
+	op.Payload = encodeObservation(o)
+	return nil
+}
+
+// opsInRow is migration 7's step: every observation op whose payload the row rebuilds
+// byte for byte drops it.
+func opsInRow(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "SELECT origin, seq, record_id, payload FROM ops WHERE kind = 'observation' AND payload IS NOT NULL")
+	if err != nil {
+		return fmt.Errorf("ops in row: %w", err)
+	}
+	var ops []Op
+	for rows.Next() {
+		var op Op
+		if err := rows.Scan(&op.Origin, &op.Seq, &op.RecordID, &op.Payload); err != nil {
+			rows.Close()
+			return fmt.Errorf("ops in row: %w", err)
+		}
+		ops = append(ops, op)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("ops in row: %w", err)
+	}
+	for _, op := range ops {
+		stored := op.Payload
+		if err := materialize(ctx, tx, &op); err != nil {
+			return err
+		}
+		if op.Payload == nil || !bytes.Equal(op.Payload, stored) {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE ops SET payload = NULL, inrow = 1 WHERE origin = ? AND seq = ?", op.Origin, op.Seq); err != nil {
+			return fmt.Errorf("ops in row: %w", err)
+		}
+	}
+	return nil
+}

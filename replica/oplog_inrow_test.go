@@ -1,0 +1,198 @@
+package replica
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/memnode/memnode/memory"
+)
+
+// anyText draws strings of any bytes, not only valid UTF-8: JSON encoding replaces invalid
+// bytes, and the list columns go through JSON in the row, which is where a rebuild could
+// drift.
+func anyText(t *rapid.T, label string) string {
+	if rapid.Bool().Draw(t, label+" raw") {
+		return string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, label))
+	}
+	return rapid.StringN(0, 12, -1).Draw(t, label)
+}
+
+func anyList(t *rapid.T, label string) []string {
+	n := rapid.IntRange(0, 3).Draw(t, label+" len")
+	if n == 0 && rapid.Bool().Draw(t, label+" nil") {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = anyText(t, fmt.Sprintf("%s %d", label, i))
+	}
+	return out
+}
+
+func opsOf(tb testing.TB, r *Replica, origin string) []Op {
+	tb.Helper()
+	ops, err := r.OpsSince(context.Background(), origin, 0, 1_000_000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ops
+}
+
+func inRowCount(tb testing.TB, r *Replica) int {
+	tb.Helper()
+	var n int
+	if err := r.ReadDB().QueryRow("SELECT COUNT(*) FROM ops WHERE inrow = 1 AND payload IS NULL").Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// TestObservationOpPayloadRebuiltByteExact: an observation op kept in its row is served by
+// OpsSince as exactly the bytes it was written with (teams sign them; relays pass them on
+// as they arrived), whatever the text (invalid UTF-8, JSON metacharacters, empty lists and
+// nil ones). A payload the row cannot rebuild exactly — fields from a newer version,
+// another key order, no origin — is kept as bytes and relayed unchanged.
+func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	n := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		n++
+		a, err := Open(ctx, Config{Path: filepath.Join(dir, fmt.Sprintf("a%d.db", n)), Origin: "dev-a"})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer a.Close()
+		b, err := Open(ctx, Config{Path: filepath.Join(dir, fmt.Sprintf("b%d.db", n)), Origin: "dev-b"})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer b.Close()
+		o := memory.Observation{SessionID: "s", Project: "p", Type: anyText(rt, "type"), Title: anyText(rt, "title"),
+			Subtitle: anyText(rt, "subtitle"), Narrative: anyText(rt, "narrative"), Facts: anyList(rt, "facts"),
+			Concepts: anyList(rt, "concepts"), FilesRead: anyList(rt, "read"), FilesModified: anyList(rt, "modified"),
+			ToolName: anyText(rt, "tool"), PromptNumber: rapid.IntRange(0, 9).Draw(rt, "prompt"),
+			DiscoveryTokens: rapid.IntRange(0, 9).Draw(rt, "tokens"), Model: anyText(rt, "model"), CreatedAt: 1_700_000_000_000}
+		res, err := a.Commit(ctx, &Batch{Observations: []memory.Observation{o}})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(res.Observations) != 1 {
+			rt.Fatalf("stored %d observations", len(res.Observations))
+		}
+		want := encodeObservation(res.Observations[0]) // what the op carried before migration 7
+		ops := opsOf(t, a, "dev-a")
+		if len(ops) != 1 || !bytes.Equal(ops[0].Payload, want) {
+			rt.Fatalf("served payload\n%q\nwant\n%q", ops[0].Payload, want)
+		}
+		// A relay: b stores what a served and serves it again, byte for byte.
+		if _, err := b.ApplyOps(ctx, ops); err != nil {
+			rt.Fatal(err)
+		}
+		if got := opsOf(t, b, "dev-a"); !bytes.Equal(got[0].Payload, want) {
+			rt.Fatalf("relayed payload\n%q\nwant\n%q", got[0].Payload, want)
+		}
+		// A payload the row cannot rebuild: unknown fields and another key order.
+		id := newID(ops[0].HLC+1, "dev-c")
+		odd := []byte(fmt.Sprintf(`{"title":"t","id":%q,"session_id":"s","project":"p","type":"x","created_at":5,"v":2,"new_field":[1,2]}`, id))
+		if _, err := b.ApplyOps(ctx, []Op{{Origin: "dev-c", Seq: 1, HLC: ops[0].HLC + 1, Kind: OpObservation, RecordID: id, Payload: odd}}); err != nil {
+			rt.Fatal(err)
+		}
+		if got := opsOf(t, b, "dev-c"); len(got) != 1 || !bytes.Equal(got[0].Payload, odd) {
+			rt.Fatalf("a payload from a newer device relayed as %q, want %q", got[0].Payload, odd)
+		}
+	})
+	a := openTemp(t, "dev-a")
+	for i := range 3 {
+		if _, err := a.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("plain ", i), Facts: []string{"f"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := inRowCount(t, a); got != 3 {
+		t.Fatalf("%d of 3 plain observation ops keep their payload in the row", got)
+	}
+}
+
+func openTemp(tb testing.TB, origin string) *Replica {
+	tb.Helper()
+	r, err := Open(context.Background(), Config{Path: filepath.Join(tb.TempDir(), origin+".db"), Origin: origin})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestMigrationMovesObservationPayloadsIntoRows: a database of schema v6 (every op with its
+// payload) is migrated: observation ops whose row rebuilds them exactly drop their payload,
+// one the row cannot rebuild keeps it, and every op is served with the same bytes as before.
+func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v6.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		if _, err := r.Commit(ctx, &Batch{
+			Sessions:     []memory.Session{{ID: "s", Project: "p", StartedAt: 1}},
+			Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("obs ", i), FilesRead: []string{"a.go"}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := opsOf(t, r, "dev-a")
+	r.Close()
+	// Back to v6: payloads in the op rows, no inrow column; one payload the row cannot
+	// rebuild (its keys reordered).
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := -1
+	for i, op := range before {
+		p := op.Payload
+		if op.Kind == OpObservation && odd < 0 {
+			odd = i
+			p = append([]byte(`{"title":`+fmt.Sprintf("%q", "obs 0")+`,`), bytes.TrimPrefix(p, []byte("{"))...)
+			p = bytes.Replace(p, []byte(`,"title":"obs 0"`), nil, 1)
+			before[i].Payload = p
+		}
+		if _, err := db.Exec("UPDATE ops SET payload = ? WHERE origin = ? AND seq = ?", p, op.Origin, op.Seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version = 7"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	r, err = Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if v, err := r.SchemaVersion(ctx); err != nil || v < 7 {
+		t.Fatalf("schema version %d, %v", v, err)
+	}
+	if got := inRowCount(t, r); got != 3 {
+		t.Fatalf("%d observation ops moved into their rows, want 3 (the fourth cannot be rebuilt exactly)", got)
+	}
+	after := opsOf(t, r, "dev-a")
+	if len(after) != len(before) {
+		t.Fatalf("%d ops after the migration, %d before", len(after), len(before))
+	}
+	for i := range before {
+		if !bytes.Equal(after[i].Payload, before[i].Payload) {
+			t.Fatalf("op %d served as %q after the migration, %q before", i, after[i].Payload, before[i].Payload)
+		}
+	}
+}

@@ -77,6 +77,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if err != nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
+	epoch := p.cfg.Store.ForgetEpoch()
 	// Before the row exists: a worker that sees it also sees the burst is still going.
 	p.lastEnqueue.Store(time.Now().UnixNano())
 	dup, err := p.cfg.Store.Enqueue(ctx, replica.PendingEvent{
@@ -97,12 +98,58 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if dup {
 		return apitype.EventReply{OK: true, Status: "duplicate"}, nil
 	}
+	if ev.Kind == memory.KindPrompt {
+		p.rememberTurn(ev.SessionID, ev.Private, epoch) // the session's latest queued prompt now
+	}
 	return apitype.EventReply{OK: true, Status: "queued"}, nil
 }
 
+// maxCachedTurns bounds the private-turn cache; past it the cache starts again (a node
+// sees a few sessions at a time).
+const maxCachedTurns = 1024
+
 // turnPrivate reports whether the session's current turn answers a wholly private prompt:
-// the latest prompt still queued says so, or else the session's processing state.
+// the latest prompt still queued says so, or else the session's processing state. The
+// answer is cached per session: it changes only when this pipeline queues the session's
+// next prompt (Ingest updates the cache then) or when a forget makes the turn private,
+// which moves the store's ForgetEpoch and empties the cache. A worker's commit of the
+// prompt moves the answer from the queue to the session state without changing it.
 func (p *Pipeline) turnPrivate(ctx context.Context, sessionID string) (bool, error) {
+	epoch := p.cfg.Store.ForgetEpoch()
+	p.turnsMu.Lock()
+	if p.turnsEpoch != epoch {
+		clear(p.turns)
+		p.turnsEpoch = epoch
+	}
+	private, ok := p.turns[sessionID]
+	p.turnsMu.Unlock()
+	if ok {
+		return private, nil
+	}
+	private, err := p.readTurnPrivate(ctx, sessionID)
+	if err != nil {
+		return false, err
+	}
+	p.rememberTurn(sessionID, private, epoch)
+	return private, nil
+}
+
+// rememberTurn caches a session's turnPrivate answer learned at epoch, unless a forget has
+// committed since (the answer may be stale then: the next call reads again).
+func (p *Pipeline) rememberTurn(sessionID string, private bool, epoch uint64) {
+	p.turnsMu.Lock()
+	defer p.turnsMu.Unlock()
+	if now := p.cfg.Store.ForgetEpoch(); now != epoch || p.turnsEpoch != epoch {
+		return
+	}
+	if p.turns == nil || len(p.turns) >= maxCachedTurns {
+		p.turns = make(map[string]bool)
+	}
+	p.turns[sessionID] = private
+}
+
+// readTurnPrivate is turnPrivate without the cache.
+func (p *Pipeline) readTurnPrivate(ctx context.Context, sessionID string) (bool, error) {
 	pe, ok, err := p.cfg.Store.LastQueuedPrompt(ctx, sessionID)
 	if err != nil {
 		return false, err

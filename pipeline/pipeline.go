@@ -23,6 +23,9 @@ type Queue interface {
 	Enqueue(ctx context.Context, ev replica.PendingEvent) (dup bool, err error)
 	QueueDepth(ctx context.Context) (int, error)
 	LastQueuedPrompt(ctx context.Context, sessionID string) (replica.PendingEvent, bool, error)
+	// ForgetEpoch moves whenever a forget committed: the pipeline's cache of which
+	// sessions' turns are private is valid only while it stays.
+	ForgetEpoch() uint64
 	ClaimSession(ctx context.Context, max int) (replica.Claim, error)
 	Release(ctx context.Context, ids []int64) error
 	Unclaim(sessionID string)
@@ -106,6 +109,12 @@ type Pipeline struct {
 	ingested, processed, observations, summaries, failures atomic.Int64
 	storageFull                                            atomic.Bool
 	broken                                                 atomic.Pointer[error]
+
+	// turns caches turnPrivate's answer per session, filled at turnsEpoch (Store's
+	// ForgetEpoch): a tool call or answer then costs no queue or session read.
+	turnsMu    sync.Mutex
+	turns      map[string]bool
+	turnsEpoch uint64
 
 	mu      sync.Mutex
 	started bool

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +53,7 @@ func (f fakeStore) Enqueue(_ context.Context, ev replica.PendingEvent) (bool, er
 	return f.enqueue(ev)
 }
 func (fakeStore) QueueDepth(context.Context) (int, error) { return 0, nil }
+func (fakeStore) ForgetEpoch() uint64                     { return 0 }
 func (f fakeStore) LastQueuedPrompt(_ context.Context, sessionID string) (replica.PendingEvent, bool, error) {
 	if f.prompt == nil {
 		return replica.PendingEvent{}, false, nil
@@ -531,5 +533,73 @@ func TestForgetBetweenClaimAndCommit(t *testing.T) {
 	}
 	if s := p.Stats(); s.Failures != 0 {
 		t.Errorf("stats %+v: a stale claim is rebuilt, not counted as a failure", s)
+	}
+}
+
+// countingGate counts the private-turn gate's queue lookups.
+type countingGate struct {
+	*forgetBeforeCommit
+	lookups atomic.Int64
+}
+
+func (c *countingGate) LastQueuedPrompt(ctx context.Context, sessionID string) (replica.PendingEvent, bool, error) {
+	c.lookups.Add(1)
+	return c.forgetBeforeCommit.LastQueuedPrompt(ctx, sessionID)
+}
+
+// TestPrivateTurnCacheIsInvalidatedByForget: the gate reads a session's turn from the
+// store once and then answers from its cache, also after the worker committed the prompt;
+// forgetting the prompt of the current turn makes the turn private, and the very next tool
+// call is refused, not answered from the stale cache.
+func TestPrivateTurnCacheIsInvalidatedByForget(t *testing.T) {
+	testkit.LeakCheck(t)
+	rep := testkit.OpenReplica(t, "origin-a")
+	st := &countingGate{forgetBeforeCommit: &forgetBeforeCommit{Replica: rep}}
+	p, err := New(Config{Store: st, Compressor: offline.New(), Workers: 1, Linger: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	defer p.Close()
+	ctx := context.Background()
+	ingest := func(ev apitype.Event) string {
+		t.Helper()
+		ev.SessionID, ev.Project = "s", "p"
+		rep, err := p.Ingest(ctx, ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.Status
+	}
+	ingest(apitype.Event{Kind: memory.KindPrompt, Prompt: "rotate the staging keys"})
+	testkit.WaitFor(t, "the prompt stored", 10*time.Second, func() bool { return st.promptsStored() == 1 })
+	for i := range 3 {
+		if got := ingest(bash(fmt.Sprintf("vault status %d", i), "sealed")); got != "queued" {
+			t.Fatalf("tool call %d of a public turn: %q, want queued", i, got)
+		}
+	}
+	if n := st.lookups.Load(); n != 0 {
+		t.Fatalf("%d queue lookups: the prompt Ingest queued should have answered the gate", n)
+	}
+	st.mu.Lock()
+	promptID := st.prompts[0]
+	st.mu.Unlock()
+	if _, err := rep.Forget(ctx, []string{promptID}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ingest(bash("vault rotate", "rotated")); got != "skipped" {
+		t.Fatalf("tool call after its turn's prompt was forgotten: %q, want skipped (the cache outlived the forget)", got)
+	}
+	if n := st.lookups.Load(); n != 1 {
+		t.Fatalf("%d queue lookups after the forget, want 1 (the cache read again once)", n)
+	}
+	if got := ingest(bash("vault audit", "ok")); got != "skipped" {
+		t.Fatalf("second tool call of the forgotten turn: %q, want skipped", got)
+	}
+	if got := ingest(apitype.Event{Kind: memory.KindPrompt, Prompt: "now the docs"}); got != "queued" {
+		t.Fatalf("next prompt: %q", got)
+	}
+	if got := ingest(bash("make docs", "ok")); got != "queued" {
+		t.Fatalf("tool call of the next turn: %q, want queued", got)
 	}
 }

@@ -99,10 +99,12 @@ type Replica struct {
 	connMode txMode   // pragmas in force on the writer connection (guarded by holding it)
 	claimMu  sync.Mutex
 	claimed  map[string]bool // sessions whose events a worker is processing
-	mu       sync.Mutex      // guards closed
-	closed   bool
-	done     chan struct{}
-	wg       sync.WaitGroup
+	// forgets counts committed transactions that forgot something (ForgetEpoch).
+	forgets atomic.Uint64
+	mu      sync.Mutex // guards closed
+	closed  bool
+	done    chan struct{}
+	wg      sync.WaitGroup
 
 	reads *readStmts // the index reads' statements on the read pool (readindex.go)
 }
@@ -209,6 +211,13 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	go rep.commitLoop()
 	return rep, nil
 }
+
+// ForgetEpoch counts the committed transactions that forgot something — local forgets and
+// forgets applied from other devices or imports — since the replica opened. A forget is the
+// only write to a session's processing state besides the commit of the worker that holds
+// its claim (it makes a turn private, drops prompt text), so a cache of that state is valid
+// while the epoch it was filled at stays current. It moves before Forget returns.
+func (r *Replica) ForgetEpoch() uint64 { return r.forgets.Load() }
 
 // Origin returns this replica's origin ID.
 func (r *Replica) Origin() string { return r.cfg.Origin }

@@ -184,6 +184,9 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	if len(t.change.Forgotten) > 0 {
+		r.forgets.Add(1)
+	}
 	// Published while the writer connection is still held: changes reach subscribers in
 	// commit order. Publish never blocks, and an empty change publishes nothing.
 	r.cfg.Feed.Publish(t.change)

@@ -143,6 +143,7 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 		// The answer to a wholly private prompt repeats it: nothing of this turn is kept.
 		return platform.Result{}, nil
 	}
+	recordFailedCalls(ctx, h, in)
 	var msg string
 	if in.LastAssistantMessage != nil {
 		msg = *in.LastAssistantMessage // from the cleaned payload
@@ -172,6 +173,36 @@ func handleSessionEnd(ctx context.Context, h *hook, in *platform.Input) (platfor
 	ev := h.newEvent(memory.KindSessionEnd, in, project)
 	ev.Reason = in.Reason
 	return platform.Result{}, h.send(ctx, ev)
+}
+
+// failedCallReader is implemented by adapters whose agent fires no hook for a tool call
+// that failed outright (Codex's failed apply_patch): at the turn's end they read those
+// calls from the transcript.
+type failedCallReader interface {
+	FailedCalls(stop platform.Input) ([]platform.Input, error)
+}
+
+// recordFailedCalls records the turn's failed calls that no hook saw, cleaned as the hook
+// cleans a payload. Best effort: the summary does not wait on them.
+func recordFailedCalls(ctx context.Context, h *hook, in *platform.Input) {
+	fr, ok := h.ad.(failedCallReader)
+	if !ok {
+		return
+	}
+	calls, err := fr.FailedCalls(*in)
+	if err != nil {
+		h.logf("failed calls: %v", err)
+	}
+	for _, c := range calls {
+		parts, err := privacy.CleanJSONParts(c.ToolInput, c.ToolResponse)
+		if err != nil {
+			continue
+		}
+		c.ToolInput, c.ToolResponse = platform.NonNull(parts[0]), platform.NonNull(parts[1])
+		if _, err := handleObservation(ctx, h, &c); err != nil {
+			h.logf("failed call %s: %v", c.ToolUseID, err)
+		}
+	}
 }
 
 // promptReader is implemented by adapters that can read the user's last prompt from the

@@ -45,9 +45,11 @@ func responsesToolOutput(t *testing.T, body []byte, id string) string {
 }
 
 // TestCodexCLI runs the real Codex CLI headless (codex exec) against a scripted Responses
-// API server with memnode installed: session 1 reads, fails to read, patches, runs a failing
-// and a passing command; session 2 (a new session) gets memnode's context about it, finds
-// memnode's MCP tools with tool_search and searches; uninstall restores config.toml.
+// API server with memnode installed: session 1 reads, fails to read, fails to patch (no hook
+// fires for that: the Stop hook records it from the rollout), patches, runs a failing and a
+// passing command; session 2 (a new session) gets memnode's context about it, finds
+// memnode's MCP tools with tool_search and searches, and its re-read of app.py gets the
+// file's history; uninstall restores config.toml.
 func TestCodexCLI(t *testing.T) {
 	codex := agentcli.Install(t, codexPkg, codexVersion, "codex")
 	var next agentcli.Script
@@ -57,6 +59,8 @@ func TestCodexCLI(t *testing.T) {
 		// Session 1.
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "cat app.py"}}}},
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "cat NOTES.md"}}}},
+		// A patch whose context does not match fails outright: Codex fires no PostToolUse.
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "apply_patch", Input: "*** Begin Patch\n*** Update File: app.py\n@@\n-    return \"Hallo, \" + name\n+    return \"Hello, \" + name\n*** End Patch\n"}}},
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "apply_patch", Input: "*** Begin Patch\n*** Update File: app.py\n@@\n-    return \"Helo, \" + name\n+    return \"Hello, \" + name\n*** End Patch\n"}}},
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "python3 -c 'import test_greeting'"}}}},
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "python3 test_app.py"}}}},
@@ -64,6 +68,7 @@ func TestCodexCLI(t *testing.T) {
 		// Session 2.
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_search", Args: map[string]any{"query": "memnode search memory", "limit": 8}}}},
 		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_search", Namespace: "mcp__memnode", Name: "search", Args: map[string]string{"query": "greeting"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "exec_command", Args: map[string]string{"cmd": "sed -n 1,80p app.py"}}}},
 		agentcli.Turn{Text: "Last time the greeting typo in app.py was fixed."},
 	)
 	codexHome := filepath.Join(rig.home, ".codex")
@@ -95,7 +100,7 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 
 	rig.start()
 	out := rig.mustRun(nil, "install", "codex")
-	if !strings.Contains(out, "trusted 5 memnode hooks") {
+	if !strings.Contains(out, "trusted 6 memnode hooks") {
 		t.Fatalf("install did not trust memnode's hooks:\n%s", out)
 	}
 	exec := func(prompt string) {
@@ -105,13 +110,13 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 
 	exec("The greeting in app.py has a typo. Fix it and run the tests. <private>staging password is SECRET-hunter2</private>")
 	s1 := len(rig.turns())
-	if s1 != 6 {
-		t.Fatalf("session 1 made %d model requests, want 6 (one per scripted turn)", s1)
+	if s1 != 7 {
+		t.Fatalf("session 1 made %d model requests, want 7 (one per scripted turn)", s1)
 	}
 	testkit.WaitForState(t, "session 1's observations", 30*time.Second, func() (bool, string) {
 		all := strings.Join(rig.observationTexts(), "\n")
 		return strings.Contains(all, "import test_greeting") && strings.Contains(all, "python3 test_app.py") &&
-			strings.Contains(all, "app.py") && rig.queued() == 0, all
+			strings.Contains(all, "app.py") && strings.Contains(all, "verification failed") && rig.queued() == 0, all
 	})
 	obs := rig.observationTexts()
 	t.Logf("observations:\n%s", strings.Join(obs, "\n"))
@@ -133,8 +138,8 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 
 	exec("What did we change in this project last time?")
 	reqs := rig.turns()
-	if len(reqs) != s1+3 {
-		t.Fatalf("session 2 made %d model requests, want 3", len(reqs)-s1)
+	if len(reqs) != s1+4 {
+		t.Fatalf("session 2 made %d model requests, want 4", len(reqs)-s1)
 	}
 	if !reqs[s1].Contains("# memnode: memory of project") || !reqs[s1].Contains("Hello") {
 		t.Errorf("session 2's first request lacks memnode's context about session 1:\n%.3000s", reqs[s1].Body)
@@ -149,6 +154,11 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	}
 	if res := responsesToolOutput(t, reqs[s1+2].Body, "call_search"); !strings.Contains(res, "app.py") {
 		t.Errorf("memnode's search result did not reach the model: %q", res)
+	}
+	// The re-read of app.py (with the shell, as Codex reads files) gets memnode's file
+	// context through PostToolUse's additionalContext.
+	if !reqs[s1+3].Contains("memnode: app.py has") {
+		t.Errorf("the re-read of app.py got no file context:\n%.4000s", lastPart(reqs[s1+3].Body, 4000))
 	}
 	grepDataDir(t, rig.dataDir, "SECRET-")
 

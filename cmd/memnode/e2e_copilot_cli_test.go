@@ -66,6 +66,7 @@ func TestCopilotCLI(t *testing.T) {
 		agentcli.Turn{Text: "Fixed the greeting typo in app.py; test_app.py passes."},
 		// Session 2.
 		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_search", Name: "memnode-search", Args: map[string]string{"query": "greeting"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_view", Name: "view", Args: map[string]string{"path": app}}}},
 		agentcli.Turn{Text: "Last time the greeting typo in app.py was fixed."},
 	)
 	copilotHome := filepath.Join(rig.home, ".copilot")
@@ -150,6 +151,20 @@ func TestCopilotCLI(t *testing.T) {
 	}
 	if !answered {
 		t.Error("no request carried memnode's search result back to the model")
+	}
+	// The re-read of app.py gets memnode's file context (postToolUse's additionalContext).
+	var viewed bool
+	for _, r := range reqs[s1:] {
+		if chatToolOutput(t, r.Body, "call_view") == "" {
+			continue
+		}
+		viewed = true
+		if !r.Contains("memnode: app.py has") {
+			t.Errorf("the re-read of app.py got no file context:\n%.4000s", lastPart(r.Body, 4000))
+		}
+	}
+	if !viewed {
+		t.Error("no request carried the re-read of app.py back to the model")
 	}
 	grepDataDir(t, rig.dataDir, "SECRET-")
 

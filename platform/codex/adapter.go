@@ -66,8 +66,13 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	if in.Reason == "" {
 		in.Reason = p.Source
 	}
-	if event == platform.EventObservation {
+	switch event {
+	case platform.EventObservation:
 		canonicalCall(&in)
+	case platform.EventFileContext:
+		if isShell(in.ToolName) {
+			in.FilePaths = shellFilePaths(shellInput(in.ToolInput))
+		}
 	}
 	return in, nil
 }
@@ -77,8 +82,8 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 // file is an Edit or Write of it.
 func canonicalCall(in *platform.Input) {
 	text := responseText(in.ToolResponse)
-	switch in.ToolName {
-	case "Bash", "exec_command", "shell", "local_shell":
+	switch {
+	case isShell(in.ToolName):
 		in.ToolName = "Bash"
 		in.ToolInput = shellInput(in.ToolInput)
 		if code, ok := exitCode(in.TranscriptPath, in.ToolUseID); ok && code != 0 {
@@ -86,7 +91,7 @@ func canonicalCall(in *platform.Input) {
 			return
 		}
 		in.ToolResponse = mustJSON(map[string]any{"stdout": text})
-	case "apply_patch":
+	case in.ToolName == "apply_patch":
 		var ti struct {
 			Command string `json:"command"`
 			Input   string `json:"input"`
@@ -105,6 +110,11 @@ func canonicalCall(in *platform.Input) {
 		_ = json.Unmarshal(input, &fp)
 		in.ToolResponse = mustJSON(map[string]any{"filePath": fp.FilePath, "output": text})
 	}
+}
+
+// isShell reports whether a hook's tool_name is Codex's shell (hooks say "Bash").
+func isShell(name string) bool {
+	return name == "Bash" || name == "exec_command" || name == "shell" || name == "local_shell"
 }
 
 // shellInput keeps {command} as a string (Codex may pass the argv list of exec_command as
@@ -188,8 +198,9 @@ func absPath(p, cwd string) string {
 }
 
 // Format implements platform.Adapter with the output Codex validates: context as
-// hookSpecificOutput {hookEventName, additionalContext} from SessionStart and
-// UserPromptSubmit, an empty object (neutral) everywhere else.
+// hookSpecificOutput {hookEventName, additionalContext} from SessionStart,
+// UserPromptSubmit and (file context after a shell read) PostToolUse, an empty object
+// (neutral) everywhere else.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	hookEvent := ""
 	switch event {
@@ -197,6 +208,8 @@ func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 		hookEvent = "SessionStart"
 	case platform.EventSessionInit:
 		hookEvent = "UserPromptSubmit"
+	case platform.EventFileContext:
+		hookEvent = "PostToolUse"
 	}
 	if hookEvent == "" || res.AdditionalContext == "" {
 		return []byte("{}"), nil

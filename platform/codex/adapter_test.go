@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,4 +166,76 @@ func FuzzPatchCall(f *testing.F) {
 			t.Fatalf("patchCall(%q) = %s %s", patch, name, input)
 		}
 	})
+}
+
+// TestCodexReadFiles: the files a shell command line reads, as Codex's model writes them.
+func TestCodexReadFiles(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"cat app.py", []string{"app.py"}},
+		{"sed -n 1,80p app.py", []string{"app.py"}},
+		{"sed -n '1,80p' 'src/app.py' && cat README.md", []string{"src/app.py", "README.md"}},
+		{"head -n 20 a.go; tail -5 b.go | grep x", []string{"a.go", "b.go"}},
+		{"nl -ba app.py | sed -n 10,20p", []string{"app.py"}},
+		{"sed -e 's/a/b/' in.txt", []string{"in.txt"}},
+		{"sed -i 's/a/b/' app.py", nil},
+		{"LC_ALL=C cat /etc/hosts", []string{"/etc/hosts"}},
+		{"python3 test_app.py", nil},
+		{"ls -la && git diff", nil},
+		{"cat < in.txt", []string{"in.txt"}},
+		{"cat a.txt > b.txt 2>/dev/null", []string{"a.txt"}},
+	} {
+		if got := readFiles(tc.cmd); !slices.Equal(got, tc.want) {
+			t.Errorf("readFiles(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestCodexFileContextHook: a shell read is a file-context question about its files, and the
+// answer is PostToolUse's additionalContext (the one Codex output that adds context after a
+// tool); other tools ask nothing.
+func TestCodexFileContextHook(t *testing.T) {
+	in, err := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"session_id":"s","cwd":"/w","hook_event_name":"PostToolUse",
+		"tool_name":"Bash","tool_input":{"command":"sed -n 1,80p app.py"},"tool_response":"def greet(): ..."}`))
+	if err != nil || !slices.Equal(in.FilePaths, []string{"app.py"}) || in.Cwd != "/w" {
+		t.Fatalf("%+v, %v", in, err)
+	}
+	other, _ := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`))
+	if len(other.FilePaths) != 0 {
+		t.Errorf("apply_patch asked for file context: %v", other.FilePaths)
+	}
+	b, err := Adapter{}.Format(platform.EventFileContext, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
+	if err != nil || string(b) != `{"hookSpecificOutput":{"additionalContext":"<memnode-context>x</memnode-context>","hookEventName":"PostToolUse"}}` {
+		t.Errorf("Format = %s, %v", b, err)
+	}
+	if b, _ := (Adapter{}).Format(platform.EventFileContext, platform.Result{}); string(b) != "{}" {
+		t.Errorf("no context: %s", b)
+	}
+}
+
+// TestCodexFailedCalls: the apply_patch that failed in the recorded session (Codex fired no
+// PostToolUse for it) is found in the rollout at Stop, as a failed Edit of app.py; the one
+// that succeeded is not.
+func TestCodexFailedCalls(t *testing.T) {
+	stop := platform.Input{SessionID: "s", Cwd: "/home/dev/demo-app", TranscriptPath: filepath.Join("..", "..", Platform().Fixtures, "transcript-1.jsonl")}
+	calls, err := Adapter{}.FailedCalls(stop)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("failed calls = %+v, %v", calls, err)
+	}
+	c := calls[0]
+	var ti struct {
+		FilePath string `json:"file_path"`
+	}
+	var f platform.Failure
+	if c.ToolName != "Edit" || json.Unmarshal(c.ToolInput, &ti) != nil || ti.FilePath != "/home/dev/demo-app/app.py" ||
+		json.Unmarshal(c.ToolResponse, &f) != nil || !strings.HasPrefix(f.Error, "apply_patch verification failed") || c.ToolUseID != "call_0b0bb1901040d5276b35a1b5" {
+		t.Errorf("failed call = %+v %s %s", c, c.ToolInput, c.ToolResponse)
+	}
+	other := stop
+	other.TranscriptPath = filepath.Join("..", "..", Platform().Fixtures, "transcript-2.jsonl")
+	if calls, err := (Adapter{}).FailedCalls(other); err != nil || len(calls) != 0 {
+		t.Errorf("session 2 has no failed call: %+v, %v", calls, err)
+	}
 }

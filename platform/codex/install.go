@@ -30,13 +30,15 @@ type Installer struct {
 var _ platform.Installer = Installer{}
 
 // HookSpecs are the Codex hooks memnode installs (timeouts in seconds). PreToolUse cannot
-// add context in Codex, so there is no file-context hook. A shell command that exits
+// add context in Codex, so file context comes after a shell call that read files, from
+// PostToolUse (Codex reads files with the shell: `cat`, `sed -n`). A shell command that exits
 // non-zero still fires PostToolUse (the rollout has its exit code); a tool that fails
 // fires none. Codex clamps SessionEnd hooks to 3 s.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "SessionStart", Sub: platform.EventContext, Timeout: 60},
 		{Event: "UserPromptSubmit", Sub: platform.EventSessionInit, Timeout: 60},
+		{Event: "PostToolUse", Matcher: "Bash", Sub: platform.EventFileContext, Timeout: 60},
 		{Event: "PostToolUse", Matcher: "*", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "Stop", Sub: platform.EventSummarize, Timeout: 120},
 		{Event: "SessionEnd", Sub: platform.EventSessionEnd, Timeout: 3},

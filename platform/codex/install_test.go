@@ -76,7 +76,7 @@ func TestInstallRoundTripIsByteExact(t *testing.T) {
 	}
 	// What `codex app-server` config/batchWrite appends for the trusted hooks.
 	keys, err := trustKeys(filepath.Join(home, ".codex", "hooks.json"))
-	if err != nil || len(keys) != 5 {
+	if err != nil || len(keys) != len(HookSpecs()) {
 		t.Fatalf("trust keys %v, %v", keys, err)
 	}
 	trust := "\n[hooks.state]\n"

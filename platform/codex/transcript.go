@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/memnode/memnode/platform"
 )
 
 // rolloutLine is one record of a Codex rollout file.
@@ -18,7 +21,12 @@ type rolloutLine struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
-		Item struct {
+		// custom_tool_call (apply_patch) and custom_tool_call_output.
+		CallID string          `json:"call_id"`
+		Name   string          `json:"name"`
+		Input  json.RawMessage `json:"input"`
+		Output json.RawMessage `json:"output"`
+		Item   struct {
 			Type     string `json:"type"`
 			ID       string `json:"id"`
 			ExitCode *int   `json:"exit_code"`
@@ -94,4 +102,51 @@ func (Adapter) LastAssistantMessage(path string) (string, error) {
 		return true
 	})
 	return last, err
+}
+
+// FailedCalls returns the tool calls of the rollout's last turn (after its last user
+// message) that failed outright: Codex fires no PostToolUse for them, so the Stop hook
+// records them from here. Seen with codex 0.171.0: an apply_patch whose context does not
+// match ("apply_patch verification failed: …"); a successful one answers "Exit code: 0 …".
+// Each is the canonical call, as the observation hook would have had it, with the failure
+// as its response. The texts are raw: the caller cleans them.
+func (Adapter) FailedCalls(stop platform.Input) ([]platform.Input, error) {
+	if stop.TranscriptPath == "" {
+		return nil, nil
+	}
+	patches := map[string]string{} // call_id → patch text, this turn
+	var failed []platform.Input
+	err := scanRollout(stop.TranscriptPath, func(l rolloutLine) bool {
+		if l.Type != "response_item" {
+			return true
+		}
+		p := l.Payload
+		switch {
+		case p.Type == "message" && p.Role == "user":
+			clear(patches)
+			failed = failed[:0]
+		case p.Type == "custom_tool_call" && p.Name == "apply_patch":
+			var patch string
+			if json.Unmarshal(p.Input, &patch) == nil {
+				patches[p.CallID] = patch
+			}
+		case p.Type == "custom_tool_call_output":
+			patch, ok := patches[p.CallID]
+			var out string
+			if !ok || json.Unmarshal(p.Output, &out) != nil || strings.HasPrefix(out, "Exit code: 0") {
+				return true
+			}
+			in := platform.Input{SessionID: stop.SessionID, Cwd: stop.Cwd, TranscriptPath: stop.TranscriptPath,
+				HookEventName: "Stop", ToolName: "apply_patch", ToolUseID: p.CallID}
+			if name, input, ok := patchCall(patch, stop.Cwd); ok {
+				in.ToolName, in.ToolInput = name, input
+			} else {
+				in.ToolInput = mustJSON(map[string]string{"command": patch})
+			}
+			in.ToolResponse = failure(out)
+			failed = append(failed, in)
+		}
+		return true
+	})
+	return failed, err
 }

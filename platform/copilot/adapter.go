@@ -40,7 +40,8 @@ type payload struct {
 // hookEvents are Copilot's names of the events memnode hooks.
 var hookEvents = map[string]string{
 	platform.EventContext: "sessionStart", platform.EventSessionInit: "userPromptSubmitted",
-	platform.EventObservation: "postToolUse", platform.EventSummarize: "agentStop",
+	platform.EventObservation: "postToolUse", platform.EventFileContext: "postToolUse",
+	platform.EventSummarize:  "agentStop",
 	platform.EventSessionEnd: "sessionEnd",
 }
 
@@ -80,10 +81,28 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	if in.Reason == "" {
 		in.Reason = p.Source
 	}
-	if event == platform.EventObservation {
+	switch event {
+	case platform.EventObservation:
 		canonicalCall(&in, p)
+	case platform.EventFileContext:
+		in.FilePaths = viewedFile(p, in.Cwd)
 	}
 	return in, nil
+}
+
+// viewedFile is the file a successful view read (its postToolUse asks what memnode knows
+// about it); none for any other tool.
+func viewedFile(p payload, cwd string) []string {
+	if p.ToolName != "view" || p.ToolResult == nil || (p.ToolResult.ResultType != "" && p.ToolResult.ResultType != "success") {
+		return nil
+	}
+	var ti struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal(canonicalInput("Read", platform.NonNull(p.ToolArgs), cwd), &ti) != nil || ti.FilePath == "" {
+		return nil
+	}
+	return []string{ti.FilePath}
 }
 
 // exitLine is the line Copilot's bash tool ends its output with.
@@ -196,10 +215,11 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // Format implements platform.Adapter: Copilot takes context as a flat
-// {"additionalContext": …} from sessionStart and userPromptSubmitted (its hookSpecificOutput
-// shape does not reach the model); every other answer is neutral.
+// {"additionalContext": …} from sessionStart, userPromptSubmitted and (a view's file
+// context) postToolUse (its hookSpecificOutput shape does not reach the model); every other
+// answer is neutral.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
-	if (event != platform.EventContext && event != platform.EventSessionInit) || res.AdditionalContext == "" {
+	if (event != platform.EventContext && event != platform.EventSessionInit && event != platform.EventFileContext) || res.AdditionalContext == "" {
 		return []byte("{}"), nil
 	}
 	b := mustJSON(map[string]string{"additionalContext": res.AdditionalContext})

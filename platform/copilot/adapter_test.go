@@ -106,3 +106,26 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// TestCopilotFileContextHook: a successful view asks what memnode knows about its file (a
+// relative path resolved against cwd) and gets it back as postToolUse's flat
+// additionalContext; other tools and failed views ask nothing.
+func TestCopilotFileContextHook(t *testing.T) {
+	in, err := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"sessionId":"s","cwd":"/w","toolName":"view",
+		"toolArgs":{"path":"app.py"},"toolResult":{"resultType":"success","textResultForLlm":"1. def greet"}}`))
+	if err != nil || len(in.FilePaths) != 1 || in.FilePaths[0] != "/w/app.py" || in.HookEventName != "postToolUse" {
+		t.Fatalf("%+v, %v", in, err)
+	}
+	for _, raw := range []string{
+		`{"toolName":"bash","toolArgs":{"command":"cat app.py"},"toolResult":{"resultType":"success"}}`,
+		`{"toolName":"view","toolArgs":{"path":"/w/x"},"error":"Path does not exist"}`,
+	} {
+		if in, _ := (Adapter{}).Normalize(platform.EventFileContext, []byte(raw)); len(in.FilePaths) != 0 {
+			t.Errorf("%s asked for file context: %v", raw, in.FilePaths)
+		}
+	}
+	b, err := Adapter{}.Format(platform.EventFileContext, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
+	if err != nil || string(b) != `{"additionalContext":"<memnode-context>x</memnode-context>"}` {
+		t.Errorf("Format = %s, %v", b, err)
+	}
+}

@@ -253,9 +253,19 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 				continue
 			}
 			if err := verify(op); err != nil {
+				// Squatted: someone wrote a row under this device's (origin, project, tseq).
+				// Members refuse it (forged) and apply this device's own op, which the
+				// cluster's key (it includes the signature) lets in beside it; the pusher is
+				// told, since nothing else would tell it.
+				cause := fmt.Sprintf("op %d of %s under this device's ID (cluster position %d) is not signed by this device: a member with write access wrote it; members refuse it and apply this device's own op %d (%v)",
+					op.TSeq, op.Project, op.Pos, op.TSeq, err)
 				if _, err := q.reject.ExecContext(ctx, op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, err.Error()); err != nil {
 					return 0, err
 				}
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO squatted(pos, project, tseq, error) VALUES (?, ?, ?, ?)`, op.Pos, op.Project, op.TSeq, cause); err != nil {
+					return 0, err
+				}
+				t.cfg.Logger.Error("team op squatted", "project", op.Project, "tseq", op.TSeq, "pos", op.Pos)
 			}
 			continue
 		}

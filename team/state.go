@@ -37,6 +37,8 @@ func stateSchema() []string {
 		// accepted admin changes at their cluster position (admin.go); with the founders
 		// pinned at join they give the admins in force at any position.
 		`CREATE TABLE IF NOT EXISTS admin_log(pos INTEGER PRIMARY KEY, signer TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, name TEXT NOT NULL)`,
+		// rows under this device's own (project, tseq) it did not sign, reported in status.
+		`CREATE TABLE IF NOT EXISTS squatted(pos INTEGER PRIMARY KEY, project TEXT NOT NULL, tseq INTEGER NOT NULL, error TEXT NOT NULL)`,
 		`CREATE TABLE IF NOT EXISTS rejected(pos INTEGER PRIMARY KEY, origin TEXT NOT NULL, tseq INTEGER NOT NULL,
 			kind TEXT NOT NULL, record_id TEXT NOT NULL, reason TEXT NOT NULL)`,
 	}

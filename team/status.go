@@ -33,6 +33,18 @@ type Status struct {
 	PullLag     int      `json:"pull_lag"`     // ops on the cluster past this device's cursors (-1: unknown)
 	Rejected    int      `json:"rejected"`     // ops refused on verification (forged, wrong author, tombstone without right)
 	LastError   string   `json:"last_error,omitempty"`
+	// Squatted are rows someone else wrote under this device's ID and sequence numbers:
+	// errors for the pusher, each with its cause.
+	Squatted []Squat `json:"squatted,omitempty"`
+}
+
+// Squat is one row on the cluster under this device's (project, tseq) that this device did
+// not sign.
+type Squat struct {
+	Project string `json:"project"`
+	TSeq    uint64 `json:"tseq"`
+	Pos     int64  `json:"pos"`
+	Error   string `json:"error"`
 }
 
 // LocalStatus is Status without asking the cluster: Reachable is whether the last exchange
@@ -96,6 +108,9 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
 		return s, nil, err
 	}
+	if s.Squatted, err = t.squats(ctx); err != nil {
+		return s, nil, err
+	}
 	t.mu.Lock()
 	s.LastError = t.lastErr
 	c := t.rq
@@ -114,6 +129,23 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	s.Admin = slices.Contains(admins, t.origin)
 	s.Admins = t.adminNames(ctx, admins)
 	return s, c, nil
+}
+
+func (t *Team) squats(ctx context.Context) ([]Squat, error) {
+	rows, err := t.st.db.QueryContext(ctx, `SELECT project, tseq, pos, error FROM squatted ORDER BY pos`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Squat
+	for rows.Next() {
+		var s Squat
+		if err := rows.Scan(&s.Project, &s.TSeq, &s.Pos, &s.Error); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
 
 // leader asks the cluster for its nodes (needs the status permission; "" without it).

@@ -276,7 +276,7 @@ func (t *Team) Leave(ctx context.Context, purge bool) (forgotten int, err error)
 			}
 		}
 	}
-	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`, `DELETE FROM admin_log`} {
+	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`, `DELETE FROM admin_log`, `DELETE FROM squatted`} {
 		if _, err := t.st.db.ExecContext(ctx, q); err != nil {
 			return forgotten, fmt.Errorf("team leave: %w", err)
 		}

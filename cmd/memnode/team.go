@@ -217,6 +217,9 @@ func printTeamStatus(w io.Writer, st team.Status) {
 	if st.LastError != "" {
 		fmt.Fprintf(w, "last error: %s\n", st.LastError)
 	}
+	for _, s := range st.Squatted {
+		fmt.Fprintf(w, "ERROR: %s\n", s.Error)
+	}
 }
 
 // teamCall is one call to the node's team routes, starting the node when it is down.

@@ -13,7 +13,7 @@ import (
 func TestTeamStatusPrintsAdminsAndSquatsAsErrors(t *testing.T) {
 	var b bytes.Buffer
 	printTeamStatus(&b, team.Status{Joined: true, Name: "acme", User: "alice", Author: "alice/laptop", Reachable: true,
-		Admins: []string{"alice/laptop", "bob/desktop"},
+		Admins:   []string{"alice/laptop", "bob/desktop"},
 		Squatted: []team.Squat{{Project: "ledger", TSeq: 7, Pos: 41, Error: "op 7 of ledger under this device's ID (cluster position 41) is not signed by this device"}}})
 	out := b.String()
 	for _, want := range []string{"admins:  @alice/laptop, @bob/desktop\n", "ERROR: op 7 of ledger under this device's ID (cluster position 41) is not signed by this device\n"} {

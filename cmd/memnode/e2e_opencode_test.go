@@ -37,12 +37,16 @@ func seedOpenCodeDeps(t *testing.T, dir string) {
 // fake OpenAI-compatible provider on 127.0.0.1, with memnode's plugin installed: session 1
 // reads, fails to read, edits, runs a failing and a passing command, and is recorded;
 // session 2's requests carry memnode's context in the system prompt and its MCP search
-// result; the private secret never reaches the data dir; uninstall restores opencode.json
+// result, and its re-read of app.js gets memnode's file context; the private secret never reaches the data dir; uninstall restores opencode.json
 // byte for byte and removes the plugin.
 func TestRealOpenCode(t *testing.T) {
 	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
+	// app.js is over the file-context size gate (hooks: 1,500 bytes), so session 2's re-read
+	// gets memnode's history of it.
+	files := agentFiles(t)
+	files[agentFile] = strings.Repeat("// Greeting helpers for the demo app; kept long on purpose.\n", 30) + files[agentFile]
 	var next agentcli.Script
-	rig := newAgentRig(t, agentFiles(t), &agentcli.OpenAIChat{},
+	rig := newAgentRig(t, files, &agentcli.OpenAIChat{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
 	// OpenCode takes its project directory from $PWD, not from its working directory.
 	rig.agentEnv = append(append(rig.agentEnv, openCodeEnv...), "PWD="+rig.project)
@@ -57,6 +61,7 @@ func TestRealOpenCode(t *testing.T) {
 		agentcli.Turn{Text: agentAnswer1},
 		// session 2
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "memnode_search", Args: map[string]any{"query": "greeting"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "read", Args: map[string]any{"filePath": app}}}},
 		agentcli.Turn{Text: agentAnswer2},
 	)
 	configDir := filepath.Join(rig.home, ".config", "opencode")
@@ -117,7 +122,7 @@ func TestRealOpenCode(t *testing.T) {
 			reqs = append(reqs, r)
 		}
 	}
-	if len(reqs) < 2 {
+	if len(reqs) < 3 {
 		t.Fatalf("session 2: %d model requests offered memnode_search", len(reqs))
 	}
 	first := requestText(reqs[0])
@@ -133,8 +138,12 @@ func TestRealOpenCode(t *testing.T) {
 	if edit == "" || !strings.Contains(first, edit) {
 		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
 	}
-	if last := requestText(reqs[len(reqs)-1]); strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
-		t.Errorf("memnode's search result did not reach the model:\n%.4000s", last)
+	if searched := requestText(reqs[1]); strings.Count(searched, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
+		t.Errorf("memnode's search result did not reach the model:\n%.4000s", searched)
+	}
+	// The re-read of app.js gets memnode's file context, appended to the read's output.
+	if read := requestText(reqs[2]); !strings.Contains(read, "memnode: "+agentFile+" has") {
+		t.Errorf("the re-read of %s got no file context:\n%.4000s", agentFile, read)
 	}
 	rig.assertNoSecret(t)
 

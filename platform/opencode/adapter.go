@@ -130,8 +130,39 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		if err := toolCall(&in, p, hi); err != nil {
 			return platform.Input{}, err
 		}
+	case platform.EventFileContext:
+		if err := fileRead(&in, p, hi); err != nil {
+			return platform.Input{}, err
+		}
 	}
 	return in, nil
+}
+
+// fileRead fills the file a read is about to open, from tool.execute.before ({args}).
+func fileRead(in *platform.Input, p payload, hi hookInput) error {
+	in.HookEventName, in.ToolUseID = "tool.execute.before", hi.CallID
+	if hi.Tool != "read" || len(p.Output) == 0 || string(p.Output) == "null" {
+		return nil
+	}
+	var out struct {
+		Args json.RawMessage `json:"args"`
+	}
+	if err := json.Unmarshal(p.Output, &out); err != nil {
+		return fmt.Errorf("decode opencode tool.execute.before: %w", err)
+	}
+	var args struct {
+		FilePath string `json:"filePath"`
+	}
+	if len(out.Args) > 0 && string(out.Args) != "null" {
+		if err := json.Unmarshal(out.Args, &args); err != nil {
+			return fmt.Errorf("decode opencode read args: %w", err)
+		}
+	}
+	in.ToolName, in.ToolInput = toolNames[hi.Tool], canonicalArgs(out.Args)
+	if args.FilePath != "" {
+		in.FilePaths = []string{args.FilePath}
+	}
+	return nil
 }
 
 // unquote drops the one pair of double quotes `opencode run "a b"` wraps a prompt in.
@@ -249,9 +280,15 @@ func canonicalArgs(args json.RawMessage) json.RawMessage {
 }
 
 // Format implements platform.Adapter: the plugin reads a flat {"additionalContext": …} (and
-// pushes it onto the system prompt); anything else is {}.
+// pushes it onto the system prompt, or appends a file's to the read's output); anything
+// else is {}.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
-	if res.AdditionalContext == "" || (event != platform.EventContext && event != platform.EventSessionInit) {
+	switch event {
+	case platform.EventContext, platform.EventSessionInit, platform.EventFileContext:
+	default:
+		return []byte("{}"), nil
+	}
+	if res.AdditionalContext == "" {
 		return []byte("{}"), nil
 	}
 	return geminicli.EncodeJSON(map[string]string{"additionalContext": res.AdditionalContext})

@@ -33,6 +33,11 @@ func pluginEvent(t *testing.T, c platformtest.Call) (string, []byte) {
 		event = platform.EventContext
 	case "chat.message":
 		event = platform.EventSessionInit
+	case "tool.execute.before":
+		if p["input"].(map[string]any)["tool"] != "read" {
+			return "", nil
+		}
+		event = platform.EventFileContext
 	case "tool.execute.after":
 		event = platform.EventObservation
 	case "event":
@@ -62,7 +67,7 @@ func pluginEvent(t *testing.T, c platformtest.Call) (string, []byte) {
 
 func TestOpenCodeReplaySession(t *testing.T) {
 	count := map[string]int{}
-	var obs, prompts, contexts, stops []platform.Input
+	var obs, prompts, contexts, stops, reads []platform.Input
 	for _, c := range platformtest.Session(t, fixtureDir()) {
 		event, payload := pluginEvent(t, c)
 		if event == "" {
@@ -86,10 +91,22 @@ func TestOpenCodeReplaySession(t *testing.T) {
 			contexts = append(contexts, in)
 		case platform.EventSummarize:
 			stops = append(stops, in)
+		case platform.EventFileContext:
+			reads = append(reads, in)
 		}
 	}
 	if count[platform.EventObservation] != 7 || count[platform.EventSessionInit] != 2 || count[platform.EventSummarize] != 2 || count[platform.EventContext] == 0 {
 		t.Fatalf("events = %v", count)
+	}
+	var readPaths []string
+	for _, r := range reads {
+		readPaths = append(readPaths, r.FilePaths...)
+		if r.ToolUseID == "" || r.Cwd != "/home/dev/demo-app" {
+			t.Errorf("file-context: %+v", r)
+		}
+	}
+	if want := []string{"/home/dev/demo-app/app.py", "/home/dev/demo-app/NOTES.md", "/home/dev/demo-app/app.py"}; !reflect.DeepEqual(readPaths, want) {
+		t.Errorf("file-context paths = %v, want %v", readPaths, want)
 	}
 	if strings.TrimSpace(prompts[0].Prompt) != "The greeting in app.py has a typo. Fix it and run the tests." || prompts[1].Prompt != "What did we change in this project last time?" {
 		t.Errorf("prompts: %q, %q (the quotes of `opencode run` and the private part must go)", prompts[0].Prompt, prompts[1].Prompt)
@@ -144,6 +161,7 @@ func TestOpenCodeFormatAndBookkeeping(t *testing.T) {
 		{platform.EventContext, "<memnode-context>a & b</memnode-context>", `{"additionalContext":"<memnode-context>a & b</memnode-context>"}`},
 		{platform.EventContext, "", `{}`},
 		{platform.EventSessionInit, "x", `{"additionalContext":"x"}`},
+		{platform.EventFileContext, "<memnode-context>app.py</memnode-context>", `{"additionalContext":"<memnode-context>app.py</memnode-context>"}`},
 		{platform.EventObservation, "x", `{}`},
 	} {
 		got, err := Adapter{}.Format(c.event, platform.Result{AdditionalContext: c.ctx})
@@ -177,7 +195,7 @@ func FuzzOpenCodeNormalize(f *testing.F) {
 	f.Add(`{"event":{"type":"message.part.updated","properties":{"part":{"type":"tool","state":{"status":"error","input":[1]}}}}}`)
 	f.Add(`{"input":{"tool":"bash","args":null},"output":{"output":3,"metadata":{"exit":-1}}}`)
 	f.Fuzz(func(t *testing.T, payload string) {
-		for _, ev := range []string{platform.EventObservation, platform.EventSessionInit, platform.EventContext, platform.EventSummarize} {
+		for _, ev := range []string{platform.EventObservation, platform.EventSessionInit, platform.EventContext, platform.EventSummarize, platform.EventFileContext} {
 			in, err := Adapter{}.Normalize(ev, []byte(payload))
 			if err != nil {
 				continue

@@ -34,6 +34,7 @@ function hook(event, payload) {
 export const MemnodePlugin = async ({ directory, worktree, client }) => {
   const cwd = directory || worktree || process.cwd()
   const contexts = new Map() // sessionID → Promise of the session's context
+  const fileContexts = new Map() // callID of a read → Promise of the file's context
   return {
     // Context: asked once per session, put into every request's system prompt, but not the
     // title generator's.
@@ -52,8 +53,27 @@ export const MemnodePlugin = async ({ directory, worktree, client }) => {
     "chat.message": async (input, output) => {
       try { await hook("session-init", { cwd, input, output }) } catch {}
     },
+    // File context: what memnode knows about a file is asked for when a read starts and
+    // appended to the read's output, which is what the model sees.
+    "tool.execute.before": async (input, output) => {
+      try {
+        if (!input || input.tool !== "read" || !input.callID) return
+        fileContexts.set(input.callID, hook("file-context", { cwd, input, output }).then((r) => (r && r.additionalContext) || ""))
+      } catch {}
+    },
     "tool.execute.after": async (input, output) => {
-      try { await hook("observation", { cwd, input, output }) } catch {}
+      try {
+        // The payload is serialized here, before the file context is appended: the record
+        // holds the tool's own output.
+        const recorded = hook("observation", { cwd, input, output })
+        const fc = input && fileContexts.get(input.callID)
+        if (fc) {
+          fileContexts.delete(input.callID)
+          const text = await fc
+          if (text && output && typeof output.output === "string") output.output += "\n\n" + text
+        }
+        await recorded
+      } catch {}
     },
     event: async ({ event }) => {
       try {
@@ -61,6 +81,7 @@ export const MemnodePlugin = async ({ directory, worktree, client }) => {
         if (event.type === "message.part.updated") {
           const part = event.properties && event.properties.part
           if (part && part.type === "tool" && part.state && part.state.status === "error") {
+            fileContexts.delete(part.callID) // a failed read gets no tool.execute.after
             await hook("observation", { cwd, event })
           }
         } else if (event.type === "session.idle") {

@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
@@ -213,4 +215,66 @@ func BenchmarkOpLogOverhead(b *testing.B) {
 	b.ReportMetric(float64(tOps)/float64(tNoOps), "oplog-vs-localonly-x")
 	b.ReportMetric(float64(tOps)/float64(tPlain), "oplog-vs-plain-insert-x")
 	b.ReportMetric(float64(tOps.Microseconds())/float64(b.N*batch), "µs/obs-with-oplog")
+}
+
+// BenchmarkCatchUp: a new device joins a device whose history is 5,000 observations, 5,000
+// session updates (50 sessions) and 500 forgets, and pulls it all — first from the op-log as
+// written ("oplog"), then, once compacted, from the compacted op-log ("compacted": the
+// superseded session ops and the forgotten observations' ops travel as placeholders).
+// Reports the catch-up rate in ops (seqs the new device's vector moved past) and records
+// (observations it ends with) per second, and the CPU time of the whole process per 1k ops.
+func BenchmarkCatchUp(b *testing.B) {
+	a := startNode(b, "dev-a", testkit.FastTempDir(b), nil, func(c *Config) { c.CompactInterval = -1 })
+	a.history(5_000, 5_000, 500)
+	origin := a.id.String()
+	total := a.vv()[origin]
+	var records, forgets int
+	if err := a.rep.ReadDB().QueryRow("SELECT (SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM ops WHERE kind = 'forget')").Scan(&records, &forgets); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("A holds %d ops of its own, %d observations, %d forgets", total, records, forgets)
+	catchUp := func(b *testing.B, name string) {
+		var elapsed, cpu time.Duration
+		for i := 0; i < b.N; i++ {
+			nb := startNode(b, fmt.Sprintf("%s-%d", name, i), testkit.FastTempDir(b), nil, func(c *Config) { c.AntiEntropyInterval = time.Hour })
+			before := cpuTime()
+			start := time.Now()
+			nb.join(a)
+			waitFor(b, 5*time.Minute, "the new device to catch up", func() (bool, string) {
+				got := nb.vv()[origin]
+				return got >= total, fmt.Sprint(got, " of ", total)
+			})
+			elapsed += time.Since(start)
+			cpu += cpuTime() - before
+			// A compacts only what every member holds: the new device says so in the Hello
+			// of A's next anti-entropy round.
+			waitFor(b, time.Minute, "A to know the new device holds its history", func() (bool, string) {
+				floor, err := a.node.compactFloor(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				return floor[origin] >= total, fmt.Sprint(floor)
+			})
+			nb.stop()
+		}
+		b.ReportMetric(float64(total)*float64(b.N)/elapsed.Seconds(), "ops/s")
+		b.ReportMetric(float64(records)*float64(b.N)/elapsed.Seconds(), "records/s")
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N)/(float64(total)/1000), "cpu-ms/1k-ops")
+	}
+	b.Run("oplog", func(b *testing.B) { catchUp(b, "oplog") })
+	res, err := a.node.Compact(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("compacted %d of %d ops of A", res.Removed(), total)
+	b.Run("compacted", func(b *testing.B) { catchUp(b, "compacted") })
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

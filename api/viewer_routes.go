@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -41,9 +42,21 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	if err != nil {
 		panic(err) // embedded at build time
 	}
-	e.GET("/", s.index(index))
+	version, err := viewer.Version(assets)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	// The page names its scripts and styles under /app/VERSION/ (their imports are
+	// relative, so they stay there): cached for good, never asked again by a reload.
+	versioned := "/app/" + version + "/"
+	e.GET("/", s.index(bytes.ReplaceAll(index, []byte(`"/app/`), []byte(`"`+versioned))))
 	e.GET("/app/*file", func(c *gin.Context) {
-		c.Header("Cache-Control", "no-cache")
+		if rest, ok := strings.CutPrefix(c.Request.URL.Path, versioned); ok {
+			c.Header("Cache-Control", "private, max-age=31536000, immutable")
+			c.Request.URL.Path = "/app/" + rest
+		} else {
+			c.Header("Cache-Control", "no-cache")
+		}
 		files.ServeHTTP(c.Writer, c.Request)
 	})
 	e.GET("/favicon.ico", func(c *gin.Context) { c.Status(http.StatusNoContent) })

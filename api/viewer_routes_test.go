@@ -328,10 +328,22 @@ func TestViewerServesNoToken(t *testing.T) {
 	if strings.Contains(session+csrf, viewerToken) {
 		t.Fatal("a cookie holds the token")
 	}
-	// The page has no inline script (the CSP would block it anyway).
+	// The page has no inline script (the CSP would block it anyway); it names its module
+	// under the assets' version, which is cached for good.
+	version, err := viewer.Version(viewer.Assets())
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, index := v.do("GET", "/", "", nil)
-	if strings.Contains(index, "<script>") || !strings.Contains(index, `src="/app/main.js"`) {
-		t.Fatalf("index.html: inline script or no module: %s", index)
+	if strings.Contains(index, "<script>") || !strings.Contains(index, `src="/app/`+version+`/main.js"`) || strings.Contains(index, `"/app/main.js"`) {
+		t.Fatalf("index.html: inline script or no versioned module: %s", index)
+	}
+	res, js := v.do("GET", "/app/"+version+"/feed.js", "", nil)
+	if res.StatusCode != 200 || !strings.Contains(js, "export function feedPage") || !strings.Contains(res.Header.Get("Cache-Control"), "immutable") {
+		t.Fatalf("versioned module: %d, Cache-Control %q", res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	if res, _ := v.do("GET", "/app/0123456789ab/feed.js", "", nil); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("another version's module: %d, want 404", res.StatusCode)
 	}
 }
 

@@ -11,4 +11,9 @@
 // carries the CSRF token in the CSRFHeader header, which a page of another site cannot set
 // (it cannot read the cookie, and a cross-origin request with a custom header is
 // preflighted and refused by the Origin check).
+//
+// Speed: the page names its scripts under /app/VERSION/ (Version, a hash of the embedded
+// files) so a browser caches them for good, and the api package puts the feed's first
+// page (FeedPage records) into the page of a logged-in browser as a JSON data block; a
+// reload paints the feed with no request at all.
 package viewer

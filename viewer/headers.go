@@ -1,7 +1,10 @@
 package viewer
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"net/http"
 )
@@ -27,6 +30,29 @@ const FeedPage = 50
 
 //go:embed static
 var static embed.FS
+
+// Version names the assets' contents (a hash of every file): the page asks for its scripts
+// and styles under /app/VERSION/, which a browser may cache for good, since a binary with
+// other assets has another version.
+func Version(assets fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(assets, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(assets, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash the viewer's assets: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
 
 // Assets are the viewer's files: index.html at the root, the rest beside it.
 func Assets() fs.FS {

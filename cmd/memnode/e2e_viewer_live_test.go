@@ -69,8 +69,11 @@ func (b *browser) mainThread() map[string]float64 {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
-	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
-		b.t.Fatalf("performance metrics: %v", err)
+	if !b.perfOn {
+		if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
+			b.t.Fatalf("performance metrics: %v", err)
+		}
+		b.perfOn = true
 	}
 	res, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
 	if err != nil {

@@ -1,4 +1,6 @@
 // Package archtest holds the test that keeps docs/ARCHITECTURE.md's package table true: every
 // package of the module has a row, and each row's "depends on" column names exactly the
-// module packages that package imports.
+// module packages that package imports; and the test that keeps the repository holding
+// source (files_test.go: no tracked file over 1 MB but data that must be binary, no built
+// executable, one copy of each fixture).
 package archtest

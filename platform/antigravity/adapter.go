@@ -27,6 +27,7 @@ type payload struct {
 	StepIdx        *int      `json:"stepIdx"`
 	Error          *string   `json:"error"`
 	InvocationNum  *int      `json:"invocationNum"`
+	InitialSteps   *int      `json:"initialNumSteps"`
 	FullyIdle      *bool     `json:"fullyIdle"`
 	Termination    string    `json:"terminationReason"`
 }
@@ -43,8 +44,8 @@ type toolCall struct {
 // payloads are known not even the tool, so a call is recorded from PreToolUse (what was
 // read, edited or run, before it runs) and PostToolUse adds a record only when the call
 // failed. session-init: the prompt is not in the payload; it is read from the transcript
-// when it is already there, and a model call after the prompt's first (invocationNum > 0)
-// is a continuation. summarize: a Stop while background tasks still run
+// when the transcript already holds it (the user input at step initialNumSteps - 1), and a
+// model call after the prompt's first (invocationNum > 0) is a continuation. summarize: a Stop while background tasks still run
 // (fullyIdle false) is not the turn's end.
 func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	var p payload
@@ -64,11 +65,14 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 			in.Continuation = true
 			break
 		}
-		if prompt, err := lastUserPrompt(p.TranscriptPath); err == nil && prompt != "" {
+		prompt, index, err := lastUserPrompt(p.TranscriptPath)
+		// The prompt of this execution is the conversation's last step before it
+		// (initialNumSteps - 1); a transcript not written up to it yet holds an older one.
+		current := p.InitialSteps == nil || index < 0 || index == *p.InitialSteps-1
+		if err == nil && prompt != "" && current {
 			in.Prompt = prompt
 		} else {
-			// Nothing to record yet: the transcript comes later.
-			in.Continuation = true
+			in.Continuation = true // nothing to record yet: the transcript comes later
 		}
 	case platform.EventSummarize:
 		in.HookEventName = "Stop"

@@ -143,6 +143,13 @@ func TestAntigravityWithoutTranscript(t *testing.T) {
 	if err != nil || !in.Continuation || in.Prompt != "" {
 		t.Fatalf("%+v, %v", in, err)
 	}
+	// A transcript not yet written up to this execution's prompt holds the previous one: not
+	// recorded again.
+	stale, _ := json.Marshal(map[string]any{"conversationId": "c", "transcriptPath": filepath.Join(fixtureDir(), "transcript_full.jsonl"),
+		"invocationNum": 0, "initialNumSteps": 18})
+	if in, err := (Adapter{}).Normalize(platform.EventSessionInit, stale); err != nil || !in.Continuation || in.Prompt != "" {
+		t.Errorf("stale transcript: %+v, %v", in, err)
+	}
 	if _, err := (Adapter{}).LastAssistantMessage(missing); err == nil {
 		t.Error("a missing transcript must be reported (the hook then skips the summary)")
 	}

@@ -11,6 +11,7 @@ import (
 // logs/transcript*.jsonl): a user input, a model response (text and tool calls) or a tool
 // step.
 type step struct {
+	Index     *int              `json:"step_index"`
 	Source    string            `json:"source"` // USER_EXPLICIT, MODEL, SYSTEM
 	Type      string            `json:"type"`   // USER_INPUT, PLANNER_RESPONSE, RUN_COMMAND, …
 	Content   string            `json:"content"`
@@ -39,19 +40,30 @@ func (Adapter) LastAssistantMessage(path string) (string, error) {
 // LastUserPrompt returns the user's last prompt (the <USER_REQUEST> of the last user input,
 // without the metadata Antigravity appends), so that the summary hook can tell a wholly
 // private turn. The text is raw: the caller cleans it.
-func (Adapter) LastUserPrompt(path string) (string, error) { return lastUserPrompt(path) }
+func (Adapter) LastUserPrompt(path string) (string, error) {
+	prompt, _, err := lastUserPrompt(path)
+	return prompt, err
+}
 
-func lastUserPrompt(path string) (string, error) {
+// lastUserPrompt returns the last user input's request and its step index (-1 when the line
+// has none).
+func lastUserPrompt(path string) (string, int, error) {
 	if path == "" {
-		return "", nil
+		return "", -1, nil
 	}
-	return geminicli.ScanTranscript(path, func(line []byte) (string, bool) {
+	index := -1
+	prompt, err := geminicli.ScanTranscript(path, func(line []byte) (string, bool) {
 		var s step
 		if json.Unmarshal(line, &s) != nil || s.Type != "USER_INPUT" {
 			return "", false
 		}
+		index = -1
+		if s.Index != nil {
+			index = *s.Index
+		}
 		return userRequest(s.Content), true
 	})
+	return prompt, index, err
 }
 
 // userRequest is the text inside <USER_REQUEST>…</USER_REQUEST>, or the whole content when

@@ -15,7 +15,7 @@ MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hooks/... ./ai/... ./sync/... ./team/... ./search/... ./embed/... ./viewer/... ./contextfile/... ./mcpserver/...
 
-.PHONY: help build run test race bench bench-anchor bench-viewer lint tidy clean rqlited
+.PHONY: help build run test race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -69,6 +69,9 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 
 bench-viewer: ## the viewer's figures in a real Chromium: first paint of the feed with 10,000 records, the feed under 50 records/s
 	$(GO) test -tags $(TAGS) -count=1 -run 'TestViewerInBrowser/first_paint|TestViewerLiveBurst' -v ./cmd/memnode/ | grep -E 'first card|records in|per record|DOM holds|^(---|ok|FAIL)'
+
+bench-ab: build ## A/B of the end-to-end figures against an older binary: make bench-ab BASE=path/to/old/memnode [ROUNDS=3]
+	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -base $(BASE) -bin $(BIN) -rounds $(or $(ROUNDS),3) -idle-long 0
 
 bench-anchor: build ## the end-to-end harness side by side with the real claude-mem (installs it from npm)
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -anchor ../shared/bench/claude-mem-anchor.sh

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/platform/registry"
 )
 
@@ -199,6 +200,9 @@ func TestBenchTiny(t *testing.T) {
 	if res.Context.N != cfg.ContextRuns || res.Context.P50 <= 0 || res.ContextBytes == 0 {
 		t.Errorf("context: %+v, %d bytes", res.Context, res.ContextBytes)
 	}
+	if res.Search.N != cfg.ContextRuns || res.Search.P50 <= 0 {
+		t.Errorf("search: %+v", res.Search)
+	}
 	for _, in := range []IngestResult{res.ContextIngest, res.Ingest} {
 		if in.OK != in.Events || in.Failed != 0 || in.EventsPerS <= 0 {
 			t.Errorf("ingest %s: %+v", in.Project, in)
@@ -232,5 +236,53 @@ func TestBenchTiny(t *testing.T) {
 	var back Results
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Rows) != len(res.rows()) || back.Ingest.OK != cfg.Events {
 		t.Errorf("JSON round trip: %v, %d rows", err, len(back.Rows))
+	}
+}
+
+// TestDecodeStatusOfAnOlderNode: the A/B mode reads the status of a node older than API
+// version 3 (flat: "queue" a number, counts under "counts") as well as this build's.
+func TestDecodeStatusOfAnOlderNode(t *testing.T) {
+	old := `{"pid":42,"version":"dev","data_dir":"/d","addr":"127.0.0.1:1","ready":true,"compressor":"offline",
+		"counts":{"sessions":1,"observations":7,"pending":3},"queue":3,"ingested":10,"processed":7,"failures":1,
+		"embeddings":"off","sync":"off"}`
+	st, err := decodeStatus([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PID != 42 || st.DataDir != "/d" || st.Queue.Waiting != 3 || st.Queue.Ingested != 10 || st.Queue.Failures != 1 || st.Records.Observations != 7 {
+		t.Fatalf("old status read as %+v", st)
+	}
+	cur, err := json.Marshal(apitype.Status{PID: 7, DataDir: "/e", Queue: apitype.QueueStatus{Waiting: 2, Ingested: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := decodeStatus(cur); err != nil || st.PID != 7 || st.Queue.Waiting != 2 || st.Queue.Ingested != 5 {
+		t.Fatalf("current status read as %+v, %v", st, err)
+	}
+	if _, err := decodeStatus([]byte("not json")); err == nil {
+		t.Fatal("garbage decoded")
+	}
+}
+
+// TestWriteAB: both columns, the median of the rounds, the change named better or worse by
+// the figure's direction, every round's figure and its load average.
+func TestWriteAB(t *testing.T) {
+	mk := func(hook, ingest float64, load string) *Results {
+		r := &Results{}
+		r.Hooks.Observation.P50, r.Ingest.EventsPerS, r.Meta.LoadStart, r.Meta.LoadEnd = hook, ingest, load, load
+		return r
+	}
+	var out bytes.Buffer
+	writeAB(&out, [2]string{"old/memnode", "new/memnode"}, [2][]*Results{
+		{mk(10, 1000, "1.00"), mk(12, 1100, "2.00"), mk(11, 900, "3.00")},
+		{mk(9, 1200, "4.00"), mk(30, 1300, "5.00"), mk(10, 1250, "6.00")},
+	})
+	for _, want := range []string{"old/memnode", "new/memnode", "3 rounds",
+		"hook observation p50 (ms) 11.00 10.00 -9.1% (better) 10.00 12.00 11.00 9.00 30.00 10.00",
+		"ingest (events/s) 1000.00 1250.00 +25.0% (better)",
+		"A round 2: 2.00 → 2.00", "B round 3: 6.00 → 6.00"} {
+		if flat := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(flat, want) {
+			t.Errorf("A/B table lacks %q:\n%s", want, out.String())
+		}
 	}
 }

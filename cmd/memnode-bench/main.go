@@ -38,6 +38,17 @@ type config struct {
 	AnchorTSV     string        // an existing anchor results/summary.tsv to compare with
 	AnchorTimeout time.Duration // watchdog for the anchor run
 
+	// NoPlatforms skips the per-platform hook timings (a binary older than the platform
+	// registry has only claude-code).
+	NoPlatforms bool
+	// Base, when set, is a second binary: the A/B mode measures it and Bin in turn, Rounds
+	// times each (ab.go).
+	Base   string
+	Rounds int
+	// Unproven talks plain HTTP to the node's port, without the token proof a binary older
+	// than that proof cannot give (A/B mode, for both binaries alike).
+	Unproven bool
+
 	Keep bool      // keep the temp data dir
 	Log  io.Writer // progress lines; nil discards
 }
@@ -60,6 +71,8 @@ func (c config) validate() error {
 		return errors.New("-warmup must be ≥ 0 and -conc within 1..256")
 	case c.Timeout <= 0:
 		return errors.New("-timeout must be > 0")
+	case c.Base != "" && c.Rounds < 1:
+		return errors.New("-rounds must be ≥ 1")
 	}
 	return nil
 }
@@ -84,6 +97,9 @@ func main() {
 	fs.StringVar(&cfg.AnchorTSV, "anchor-tsv", "", "compare with an existing anchor results/summary.tsv instead of running it")
 	fs.DurationVar(&cfg.AnchorTimeout, "anchor-timeout", cfg.AnchorTimeout, "watchdog for -anchor")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temp data dir (its path is printed)")
+	fs.BoolVar(&cfg.NoPlatforms, "no-platforms", false, "skip the per-platform hook timings")
+	fs.StringVar(&cfg.Base, "base", "", "A/B mode: measure this (older) binary and -bin in turn, -rounds times each, and print both columns")
+	fs.IntVar(&cfg.Rounds, "rounds", 3, "A/B mode: runs of each binary (ABBA order)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Parse(os.Args[1:])
@@ -98,6 +114,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	limit := cfg.Timeout
+	if cfg.Base != "" {
+		limit *= time.Duration(2 * cfg.Rounds)
+	}
 	if cfg.Anchor != "" {
 		limit += cfg.AnchorTimeout
 	}
@@ -113,6 +132,13 @@ func main() {
 	})
 	defer hard.Stop()
 
+	if cfg.Base != "" {
+		if err := runAB(ctx, cfg, &nodePID, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "memnode-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	res, err := run(ctx, cfg, &nodePID)
 	if err != nil {
 		// A partial table would show zeros for what was not measured; the progress lines

@@ -94,8 +94,10 @@ type Results struct {
 	ContextIngest IngestResult `json:"context_ingest"`
 	Context       Stats        `json:"context_ms"`
 	ContextBytes  int          `json:"context_bytes"`
-	Ingest        IngestResult `json:"ingest"`
-	RSS           struct {
+	// Search is GET /api/search over the context project (ab.go's searchTerms, in turn).
+	Search Stats        `json:"search_ms"`
+	Ingest IngestResult `json:"ingest"`
+	RSS    struct {
 		Idle         mem `json:"idle"`
 		IdleLong     mem `json:"idle_long"` // after -idle-long of idleness; zero when skipped
 		AfterContext mem `json:"after_context"`

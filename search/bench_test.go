@@ -279,17 +279,20 @@ func cpuTime() time.Duration {
 func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000) }
 func BenchmarkSearch100k(b *testing.B) { benchSearch(b, 100_000) }
 
-// BenchmarkSearchPerQuery reports the latency of each query class on its own (10k).
+// BenchmarkSearchPerQuery reports the latency and CPU time of each query class on its own
+// (10k).
 func BenchmarkSearchPerQuery(b *testing.B) {
 	r := benchReplica(b, 10_000)
 	s := search.New(r, search.Config{})
 	for _, q := range benchQueries {
 		b.Run(strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				if _, err := s.Search(context.Background(), search.Query{Text: q}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

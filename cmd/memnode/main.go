@@ -53,7 +53,7 @@ func commandTable() map[string]command {
 		"version":   {"print the version", cmdVersion},
 		"keys":      {"manage AI provider keys: keys set PROVIDER | list | delete PROVIDER", cmdKeys},
 		"search":    {"search memory: search QUERY [--project P --type T --obs-type a,b --since --until --limit --offset --order --device --json]", cmdSearch},
-		"timeline":  {"records around an anchor: timeline ID|S<session>|ISO-time|--query TEXT [--before N --after N]", cmdTimeline},
+		"timeline":  {"records around an anchor: timeline ID|S<session>|ISO-time|--query TEXT [--before N --after N --type T --obs-type a,b]", cmdTimeline},
 		"get":       {"full records by ID: get ID... [--json]", cmdGet},
 		"forget":    {"forget records on every device: forget ID...", cmdForget},
 		"import":    {"import FILE.jsonl | import --from-claude-mem PATH", cmdImport},
@@ -61,7 +61,7 @@ func commandTable() map[string]command {
 		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},
 		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
 		"viewer":    {"print a one-time login URL for the web viewer [--open]", cmdViewer},
-		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge]", cmdTeam},
+		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge] | admin add|remove @USER/DEVICE", cmdTeam},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -95,35 +96,52 @@ var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillSho
 // S and digits).
 func (r *Replica) ShortIDs(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// One query for the whole list (the session-start context asks for every observation
+	// it shows): each hash with the ID that owns it and its two neighbours in hash order.
+	hashes := make([]string, 0, len(ids))
+	byHash := make(map[string][]string, len(ids))
 	for _, id := range ids {
-		if _, done := out[id]; done {
-			continue
-		}
 		h := shortHash(id)
-		var mine string
-		err := r.r.QueryRowContext(ctx, "SELECT id FROM short_ids WHERE h = ?", h).Scan(&mine)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && mine != id) {
-			continue
+		if _, dup := byHash[h]; !dup {
+			hashes = append(hashes, h)
 		}
-		if err != nil {
+		byHash[h] = append(byHash[h], id)
+	}
+	rows, err := r.r.QueryContext(ctx, `SELECT j.value,
+			(SELECT id FROM short_ids WHERE h = j.value),
+			(SELECT h FROM short_ids WHERE h < j.value ORDER BY h DESC LIMIT 1),
+			(SELECT h FROM short_ids WHERE h > j.value ORDER BY h LIMIT 1)
+		FROM json_each(?) AS j`, string(mustJSON(hashes)))
+	if err != nil {
+		return nil, fmt.Errorf("short ids: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		var mine, before, after sql.NullString
+		if err := rows.Scan(&h, &mine, &before, &after); err != nil {
 			return nil, fmt.Errorf("short ids: %w", err)
 		}
+		if !mine.Valid || !slices.Contains(byHash[h], mine.String) {
+			continue // no record here, or another ID owns the hash
+		}
+		id := mine.String
 		n := MinShortID
-		for _, q := range []string{"SELECT h FROM short_ids WHERE h < ? ORDER BY h DESC LIMIT 1", "SELECT h FROM short_ids WHERE h > ? ORDER BY h LIMIT 1"} {
-			var nb string
-			err := r.r.QueryRowContext(ctx, q, h).Scan(&nb)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
+		for _, nb := range []sql.NullString{before, after} {
+			if nb.Valid {
+				n = max(n, commonPrefix(h, nb.String)+1)
 			}
-			if err != nil {
-				return nil, fmt.Errorf("short ids: %w", err)
-			}
-			n = max(n, commonPrefix(h, nb)+1)
 		}
 		for n < len(h) && looksNumeric(h[:n]) {
 			n++
 		}
 		out[id] = h[:min(n, len(h))]
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("short ids: %w", err)
 	}
 	return out, nil
 }

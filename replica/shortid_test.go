@@ -135,3 +135,35 @@ func TestShortIDMigrationBackfills(t *testing.T) {
 		t.Errorf("resolve %s: %q %v", short[ids[7]], got, ok)
 	}
 }
+
+// BenchmarkShortIDs is what the session-start context asks for: the short IDs of the 50
+// observations it shows, in a replica of 2,000.
+func BenchmarkShortIDs(b *testing.B) {
+	ctx := context.Background()
+	r, err := Open(ctx, Config{Path: filepath.Join(b.TempDir(), "memnode.db"), Origin: "origin-bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	var batch Batch
+	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
+	for i := range 2000 {
+		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
+			Title: fmt.Sprintf("finding %d", i), CreatedAt: int64(i + 1)})
+	}
+	res, err := r.Commit(ctx, &batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = res.Observations[i*40].ID
+	}
+	b.ResetTimer()
+	for range b.N {
+		got, err := r.ShortIDs(ctx, ids)
+		if err != nil || len(got) != len(ids) {
+			b.Fatalf("%d short IDs, %v", len(got), err)
+		}
+	}
+}

@@ -25,6 +25,8 @@ const liveCap = 200
 // 'longtask') and of the gaps between animation frames.
 const measureFrames = `(() => {
   const m = window.__frames = { long: [], gaps: [], last: 0, stop: false };
+  performance.setResourceTimingBufferSize(10000);
+  performance.clearResourceTimings();
   new PerformanceObserver((l) => { for (const e of l.getEntries()) m.long.push(e.duration); }).observe({ type: 'longtask' });
   const tick = (t) => { if (m.last) m.gaps.push(t - m.last); m.last = t; if (!m.stop) requestAnimationFrame(tick); };
   requestAnimationFrame(tick);
@@ -134,6 +136,13 @@ func TestViewerLiveBurst(t *testing.T) {
 	t.Logf("%d records in %v (%.0f/s) into the open feed: %d frames, gap p50 %.1f ms, p95 %.1f ms, max %.0f ms; %d long tasks (%.0f ms in all, longest %.0f ms); load average %s",
 		n, sent.Round(time.Millisecond), float64(n)/sent.Seconds(), fig.Frames, fig.P50, fig.P95, fig.Max, fig.Long, fig.LongMS, fig.LongMax, loadAvg())
 	b.shot("feed-burst")
+	// The page fetches live records in batches, at most five a second: far fewer
+	// requests than records, however slow the machine.
+	fetches := eval[float64](b, `performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/records/batch')).length`)
+	t.Logf("%v record fetches for %d records", fetches, n)
+	if fetches == 0 || fetches > n/4 {
+		t.Errorf("the page made %v record fetches for %d live records (want 1..%d: batches, not one per record)", fetches, n, n/4)
+	}
 
 	// The newest liveCap records are on screen, newest first, and nothing else.
 	var shown []string

@@ -18,6 +18,7 @@ let inlined = (() => {
 })();
 addEventListener('hashchange', () => { inlined = null; }, { once: true });
 const LIVE_CAP = 200; // cards kept while records stream in at the top
+const LIVE_EVERY = 200; // ms: at most one fetch and one redraw of live records per this
 
 // newestFirst orders records as the feed shows them (IDs sort by time within a millisecond).
 function newestFirst(a, b) {
@@ -139,18 +140,25 @@ export function feedPage(main) {
   }
 
   // Live records arrive in bursts (50/s and more). One fetch of their records is in flight
-  // at a time (IDs that arrive meanwhile go in the next), and what came back is drawn once
-  // per animation frame: never a request or a DOM update per record. At the top of the
-  // page new cards are drawn and the list is trimmed to LIVE_CAP (scrolling down loads the
-  // older ones again); while the person reads further down the page does not move: new
-  // records wait behind the "N new" button.
-  let pending = [], fetching = false, ready = [], framed = false;
+  // at a time, at most one starts per LIVE_EVERY (IDs that arrive meanwhile go in the
+  // next), and what came back is drawn in one animation frame, at most one per LIVE_EVERY:
+  // a lone record shows at once, a burst costs five small redraws a second, never a
+  // request or a DOM update per record. At the top of the page new cards are drawn and
+  // the list is trimmed to LIVE_CAP (scrolling down loads the older ones again); while the
+  // person reads further down the page does not move: new records wait behind the "N new"
+  // button.
+  let pending = [], fetching = false, ready = [], framed = false, fetchAt = 0, drawAt = 0, closed = false;
+  let pumpTimer = 0, drawTimer = 0;
   async function pump() {
-    if (fetching) return;
+    pumpTimer = 0;
+    if (fetching || closed) return;
     const ids = pending.filter((id) => !state.ids.has(id));
     pending = [];
     if (!ids.length) return;
+    const wait = fetchAt + LIVE_EVERY - performance.now();
+    if (wait > 0) { pending = ids; pumpTimer = setTimeout(pump, wait); return; }
     fetching = true;
+    fetchAt = performance.now();
     const gen = state.gen;
     try {
       const items = (await records(ids)).filter((it) => matches(view(it)));
@@ -159,14 +167,20 @@ export function feedPage(main) {
         frame();
       }
     } catch (err) { toast(err.message, true); } finally { fetching = false; }
-    pump();
+    if (pending.length && !pumpTimer) pump();
   }
   function frame() {
-    if (!framed) { framed = true; requestAnimationFrame(draw); }
+    if (framed || closed) return;
+    framed = true;
+    const wait = drawAt + LIVE_EVERY - performance.now();
+    if (wait > 0) drawTimer = setTimeout(() => requestAnimationFrame(draw), wait);
+    else requestAnimationFrame(draw);
   }
   const reading = () => list.getBoundingClientRect().top < 60;
   function draw() {
     framed = false;
+    if (closed) return;
+    drawAt = performance.now();
     ready.sort(newestFirst);
     // Only the newest LIVE_CAP can stay on screen: drawing them trims every older card.
     if (ready.length > LIVE_CAP) ready.length = LIVE_CAP;
@@ -200,7 +214,7 @@ export function feedPage(main) {
       ready = ready.filter((it) => { const v = view(it); return v.id !== id && 'S' + v.session !== id && v.session !== id; });
     }
     pending.push(...(ch.observations || []), ...(ch.summaries || []), ...(ch.prompts || []));
-    pump();
+    if (!pumpTimer) pump();
   };
   // The stream tells only what happens while it is open: when it (re)connects, what came
   // meanwhile (since the page's first page was read, or while the node restarted) is
@@ -221,6 +235,9 @@ export function feedPage(main) {
   io.observe(sentinel);
   more();
   return () => {
+    closed = true;
+    clearTimeout(pumpTimer);
+    clearTimeout(drawTimer);
     live.removeEventListener('open', onOpen);
     live.removeEventListener('change', onChange);
     live.removeEventListener('resync', reload);

@@ -54,7 +54,7 @@ func (n *Node) teamSummary(ctx context.Context) apitype.TeamStatus {
 		return apitype.TeamStatus{LastError: err.Error()}
 	}
 	return apitype.TeamStatus{Joined: s.Joined, Name: s.Name, Shared: s.Shared, Reachable: s.Reachable,
-		PushBacklog: s.PushBacklog, Rejected: s.Rejected, LastError: s.LastError}
+		PushBacklog: s.PushBacklog, Rejected: s.Rejected, LastError: s.LastError, Squatted: len(s.Squatted)}
 }
 
 // teamRoutes is the API's view of team memory: errors until it started.

@@ -107,6 +107,9 @@ type TeamStatus struct {
 	// Rejected counts pulled ops refused on verification (forged, or a tombstone without right).
 	Rejected  int    `json:"rejected"`
 	LastError string `json:"last_error,omitempty"`
+	// Squatted counts rows someone else wrote under this device's ID and sequence numbers
+	// (`memnode team status` gives each with its cause).
+	Squatted int `json:"squatted,omitempty"`
 }
 
 // TeamHit is one record found on the team cluster (`search --team`, MCP search team=true).

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -182,6 +185,52 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 		if err == nil && strings.Contains(string(cmdline), e2eTeamPassword) {
 			t.Fatal("the team password is in the node's arguments")
 		}
+	}
+
+	// A row squatting A's next sequence number, written straight into rqlite: A reports it
+	// as an error with its cause (team status, text and JSON; status); B still gets A's op.
+	rqlite := func(path string, stmts ...[]any) []byte {
+		t.Helper()
+		body, _ := json.Marshal(stmts)
+		req, _ := http.NewRequest(http.MethodPost, c.URLs()[0]+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.SetBasicAuth(rqlitetest.Admin, c.AdminPassword)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || bytes.Contains(out, []byte(`"error"`)) {
+			t.Fatalf("rqlite %s: %d %s", path, resp.StatusCode, out)
+		}
+		return out
+	}
+	var last struct {
+		Results []struct {
+			Values [][]any `json:"values"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(rqlite("/db/query?level=strong", []any{`SELECT origin, author, MAX(tseq) FROM team_ops WHERE author LIKE 'alice/%' AND project = 'billing-api'`}), &last); err != nil {
+		t.Fatal(err)
+	}
+	row := last.Results[0].Values[0]
+	next := int(row[2].(float64)) + 1
+	rqlite("/db/execute?transaction", []any{`INSERT INTO team_ops(origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig)
+		VALUES (?, ?, 'billing-api', 'observation', '01SQUATSQUATSQUATSQUATSQUA', '1', NULL, 'x', ?, 'c3F1YXQ=')`, row[0], next, row[1]})
+	a.write(t, "wombatSquat")
+	testkit.WaitFor(t, "A's op after the squat on B", 5*time.Second, func() bool { return b.finds(t, "wombatSquat") })
+	testkit.WaitForState(t, "the squat in A's team status --json", 5*time.Second, func() (bool, string) {
+		var now team.Status
+		out := a.mustRun(nil, "team", "status", "--json")
+		return json.Unmarshal([]byte(out), &now) == nil && len(now.Squatted) == 1 && now.Squatted[0].TSeq == uint64(next), out
+	})
+	want := fmt.Sprintf("ERROR: op %d of billing-api under this device's ID", next)
+	if out := a.mustRun(nil, "team", "status"); !strings.Contains(out, want) || !strings.Contains(out, "not signed by this device") {
+		t.Fatalf("team status shows no squat error (want %q):\n%s", want, out)
+	}
+	if out := a.mustRun(nil, "status"); !strings.Contains(out, "ERROR: 1 ops written under this device's ID by someone else") {
+		t.Fatalf("status shows no squat:\n%s", out)
 	}
 
 	// A wrong password: one clear line, exit 1, nothing stored.

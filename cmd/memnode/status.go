@@ -103,6 +103,9 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 			reach = "unreachable"
 		}
 		line("team", "%s, %s, shared: %s, push backlog %d, rejected ops %d", tm.Name, reach, strings.Join(tm.Shared, ","), tm.PushBacklog, tm.Rejected)
+		if tm.Squatted > 0 {
+			line("team", "ERROR: %d ops written under this device's ID by someone else (memnode team status)", tm.Squatted)
+		}
 	} else if tm.LastError != "" {
 		line("team", "off: %s", tm.LastError)
 	}

@@ -4,11 +4,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/memnode/memnode/internal/agentcli"
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // openCodeVersion is the pinned opencode-ai the fixtures were captured from.
@@ -35,10 +37,11 @@ func seedOpenCodeDeps(t *testing.T, dir string) {
 
 // TestRealOpenCode runs the real OpenCode from npm, headless (`opencode run`), against a
 // fake OpenAI-compatible provider on 127.0.0.1, with memnode's plugin installed: session 1
-// reads, fails to read, edits, runs a failing and a passing command, and is recorded;
-// session 2's requests carry memnode's context in the system prompt and its MCP search
-// result, and its re-read of app.js gets memnode's file context; the private secret never reaches the data dir; uninstall restores opencode.json
-// byte for byte and removes the plugin.
+// reads, fails to read, edits, runs a failing and a passing command, and is recorded and
+// summarized; session 2's requests carry memnode's context in the system prompt and its MCP
+// search result, and its re-read of app.js gets memnode's file context; the private secret
+// never reaches the data dir; uninstall restores opencode.json byte for byte and removes
+// the plugin.
 func TestRealOpenCode(t *testing.T) {
 	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
 	// app.js is over the file-context size gate (hooks: 1,500 bytes), so session 2's re-read
@@ -113,6 +116,12 @@ func TestRealOpenCode(t *testing.T) {
 	if all := strings.Join(rig.observationTexts(), "\n"); !strings.Contains(all, "NOTES.md") {
 		t.Errorf("the failed read of NOTES.md was not recorded:\n%s", all)
 	}
+	// session.idle's summary: the plugin reads the last answer through OpenCode's client.
+	db := rig.db()
+	testkit.WaitForState(t, "session 1's summary", 60*time.Second, func() (bool, string) {
+		n := rig.count(db, "SELECT COUNT(*) FROM summaries WHERE project = ?", filepath.Base(rig.project))
+		return n >= 1, strconv.Itoa(n) + " summaries"
+	})
 	before := len(rig.model.ModelRequests())
 
 	run(agentPrompt2)

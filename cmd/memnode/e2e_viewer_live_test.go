@@ -186,3 +186,22 @@ func TestViewerLiveBurst(t *testing.T) {
 		t.Errorf("after drawing the waiting records the feed holds %v cards (want ≤ %d)", n, liveCap)
 	}
 }
+
+// TestViewerAfterRestart: a node's restart ends its browser sessions; the open viewer says
+// so and how to log in again, instead of "reconnecting…" for ever.
+func TestViewerAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short")
+	}
+	b := newBrowser(t)
+	in := newInstance(t)
+	in.start()
+	loginViewer(t, b, in, 0)
+	b.waitJS("the live stream", `document.getElementById('live').classList.contains('on')`, 10*time.Second)
+	in.mustRun(nil, "stop")
+	in.start()
+	b.waitJS("the logged-out page", `document.querySelector('.login') && document.getElementById('main').textContent.includes('memnode viewer')`, 30*time.Second)
+	if s := eval[string](b, `document.getElementById('live').textContent`); s != "logged out" {
+		t.Errorf("the header says %q after the restart", s)
+	}
+}

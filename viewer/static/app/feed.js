@@ -217,7 +217,7 @@ export function feedPage(main) {
     if (!pumpTimer) pump();
   };
   // The stream tells only what happens while it is open: when it (re)connects, what came
-  // meanwhile (since the page's first page was read, or while the node restarted) is
+  // meanwhile (since the page's first page was read, or while the connection was down) is
   // fetched once and drawn like any live record.
   const onOpen = async () => {
     if (state.loading) return;

@@ -21,7 +21,19 @@ function connect() {
   const es = new EventSource('/api/viewer/stream');
   const badge = document.getElementById('live');
   es.addEventListener('open', () => { badge.classList.add('on'); live.dispatchEvent(new CustomEvent('open')); });
-  es.addEventListener('error', () => { badge.classList.remove('on'); badge.textContent = 'reconnecting…'; });
+  es.addEventListener('error', () => {
+    badge.classList.remove('on');
+    badge.textContent = 'reconnecting…';
+    // The browser retries a dropped stream by itself but gives up on a refused one: the
+    // node restarted, and its sessions went with it. Say so, or try again later.
+    if (es.readyState === EventSource.CLOSED) {
+      get('/api/status').then(() => setTimeout(connect, 3000), (err) => {
+        if (!(err instanceof APIError)) { setTimeout(connect, 3000); return; }
+        removeEventListener('hashchange', route);
+        loggedOut(err);
+      });
+    }
+  });
   es.addEventListener('status', (e) => {
     lastStatus = JSON.parse(e.data);
     badge.textContent = statusLine(lastStatus);

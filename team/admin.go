@@ -167,7 +167,7 @@ func (t *Team) pullAdmins(ctx context.Context, c *rq) (int64, error) {
 	}
 	for _, op := range ops {
 		if reason := checkAdminOp(op, log.at(op.Pos)); reason != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, sqlReject,
 				op.Pos, op.Origin, op.TSeq, op.Kind, op.RecordID, reason); err != nil {
 				return 0, err
 			}
@@ -182,7 +182,7 @@ func (t *Team) pullAdmins(ctx context.Context, c *rq) (int64, error) {
 		}
 		log.entries = append(log.entries, adminEntry{pos: op.Pos, add: op.Kind == kindAdminAdd, target: op.RecordID})
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO cursors(project, pos) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET pos = excluded.pos`,
+	if _, err := tx.ExecContext(ctx, sqlCursor,
 		adminStream, ops[len(ops)-1].Pos); err != nil {
 		return 0, err
 	}

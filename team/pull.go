@@ -17,6 +17,12 @@ import (
 // again.
 const kindRejected = "team-rejected"
 
+// The team-state writes both pulls (projects, admin changes) make: a refused op, a cursor.
+const (
+	sqlReject = `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`
+	sqlCursor = `INSERT INTO cursors(project, pos) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET pos = excluded.pos`
+)
+
 // LocalOrigin is the origin under which the ops of one author device in one shared project
 // are applied to the local replica: each (device, project) stream is numbered 1, 2, 3 … on
 // the cluster, which is what the replica's delivery rule (contiguous seqs) needs. The
@@ -303,7 +309,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 		}
 		applied = res.Applied
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO cursors(project, pos) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET pos = excluded.pos`,
+	if _, err := tx.ExecContext(ctx, sqlCursor,
 		ops[0].Project, ops[len(ops)-1].Pos); err != nil {
 		return 0, err
 	}
@@ -341,7 +347,7 @@ func prepareBatch(ctx context.Context, tx *sql.Tx) (*batchStmts, error) {
 		{&q.pin, `INSERT INTO authors(origin, author) VALUES (?, ?)`},
 		{&q.owner, `SELECT origin FROM records WHERE id = ?`},
 		{&q.record, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`},
-		{&q.reject, `INSERT OR IGNORE INTO rejected(pos, origin, tseq, kind, record_id, reason) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&q.reject, sqlReject},
 	} {
 		s, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {

@@ -131,17 +131,6 @@ func removeTables(text string, drop func(name []string) bool) (string, bool) {
 	return b.String(), true
 }
 
-// tableText is the text of the first table for which match holds, or "".
-func tableText(text string, match func(name []string) bool) string {
-	lines := splitLines(text)
-	for _, t := range tables(lines) {
-		if t.name != nil && match(t.name) {
-			return strings.Join(lines[t.start:t.end], "")
-		}
-	}
-	return ""
-}
-
 // tomlString quotes s as a TOML basic string.
 func tomlString(s string) string {
 	var b strings.Builder

@@ -126,6 +126,25 @@ func (in *instance) recordedSession1(t *testing.T, project string) []string {
 	return titles
 }
 
+// assertSessionContext: session 2's first model request carries memnode's context, which
+// names the MCP search tool as the agent shows it (searchTool) and session 1's edit (from
+// recordedSession1's titles).
+func assertSessionContext(t *testing.T, first, searchTool string, titles []string) {
+	t.Helper()
+	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, searchTool) {
+		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
+	}
+	edit := ""
+	for _, title := range titles {
+		if strings.HasPrefix(title, "Edit "+agentFile) {
+			edit, _, _ = strings.Cut(title, ":")
+		}
+	}
+	if edit == "" || !strings.Contains(first, edit) {
+		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
+	}
+}
+
 // assertNoSecret: nothing below the data dir holds the planted secret.
 func (in *instance) assertNoSecret(t *testing.T) {
 	t.Helper()

@@ -82,18 +82,7 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Fatalf("session 2: %d model requests; memnode's MCP tools offered: %v", len(reqs), len(reqs) > 0 && reqs[0].HasTool("mcp_memnode_"))
 	}
 	first := requestText(reqs[0])
-	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, "mcp_memnode_search") {
-		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
-	}
-	edit := ""
-	for _, title := range titles {
-		if strings.HasPrefix(title, "Edit "+agentFile) {
-			edit, _, _ = strings.Cut(title, ":")
-		}
-	}
-	if edit == "" || !strings.Contains(first, edit) {
-		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
-	}
+	assertSessionContext(t, first, "mcp_memnode_search", titles)
 	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "mcp_memnode_search"); !strings.Contains(got, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model: %q", got)
 	}

@@ -87,18 +87,7 @@ func TestRealQwenCode(t *testing.T) {
 		t.Fatalf("session 2: %d model requests", len(reqs))
 	}
 	first := requestText(reqs[0])
-	if !strings.Contains(first, "memnode-context") || !strings.Contains(first, "mcp__memnode__search") {
-		t.Errorf("session 2's first request has no memnode context naming its tools:\n%.3000s", first)
-	}
-	edit := ""
-	for _, title := range titles {
-		if strings.HasPrefix(title, "Edit "+agentFile) {
-			edit, _, _ = strings.Cut(title, ":")
-		}
-	}
-	if edit == "" || !strings.Contains(first, edit) {
-		t.Errorf("session 2's context does not name session 1's edit (%q):\n%.3000s", edit, first)
-	}
+	assertSessionContext(t, first, "mcp__memnode__search", titles)
 	if last := requestText(reqs[len(reqs)-1]); strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model:\n%.4000s", last)
 	}

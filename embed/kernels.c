@@ -2,6 +2,7 @@
 // arithmetic. Plain C that gcc vectorises, plus an AVX2+FMA path chosen at run time.
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "kernels.h"
 
 // C[i][j] = bias[j] + sum_k A[i][k] * B[j][k], the generic path.
@@ -15,6 +16,16 @@ static void gemm_nt_generic(int m, int n, int k, const float *a, int lda, const 
 			for (int p = 0; p < k; p++) s += ai[p] * bj[p];
 			c[(size_t)i * ldc + j] = s + (bias ? bias[j] : 0);
 		}
+	}
+}
+
+// out[i] = q · row idx[i]: the vector index's exact re-rank (index.go).
+static void dot_rows_generic(const float *q, const float *rows, int dim, const int32_t *idx, int m, float *out) {
+	for (int i = 0; i < m; i++) {
+		const float *r = rows + (size_t)idx[i] * dim;
+		float s = 0;
+		for (int p = 0; p < dim; p++) s += q[p] * r[p];
+		out[i] = s;
 	}
 }
 
@@ -98,24 +109,47 @@ __attribute__((target("avx2,fma"))) static void gemm_nt_avx2(int m, int n, int k
 	}
 }
 
-static int use_avx2 = -1;
+// The AVX2+FMA check is made once; every caller reads the answer the first call stored.
+int memnode_avx2_fma(void) {
+	static volatile int v = -1;
+	if (v < 0) {
+		__builtin_cpu_init();
+		v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	}
+	return v;
+}
 
 void memnode_gemm_nt(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc,
                      const float *bias) {
-	if (use_avx2 < 0) {
-		__builtin_cpu_init();
-		use_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-	}
-	if (use_avx2) {
+	if (memnode_avx2_fma()) {
 		gemm_nt_avx2(m, n, k, a, lda, b, ldb, c, ldc, bias);
 		return;
 	}
 	gemm_nt_generic(m, n, k, a, lda, b, ldb, c, ldc, bias);
 }
+
+__attribute__((target("avx2,fma"))) static void dot_rows_avx2(const float *q, const float *rows, int dim,
+                                                               const int32_t *idx, int m, float *out) {
+	for (int i = 0; i < m; i++) out[i] = dot_avx(q, rows + (size_t)idx[i] * dim, dim);
+}
+
+void memnode_dot_rows(const float *q, const float *rows, int dim, const int32_t *idx, int m, float *out) {
+	if (memnode_avx2_fma()) {
+		dot_rows_avx2(q, rows, dim, idx, m, out);
+		return;
+	}
+	dot_rows_generic(q, rows, dim, idx, m, out);
+}
 #else
+int memnode_avx2_fma(void) { return 0; }
+
 void memnode_gemm_nt(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *c, int ldc,
                      const float *bias) {
 	gemm_nt_generic(m, n, k, a, lda, b, ldb, c, ldc, bias);
+}
+
+void memnode_dot_rows(const float *q, const float *rows, int dim, const int32_t *idx, int m, float *out) {
+	dot_rows_generic(q, rows, dim, idx, m, out);
 }
 #endif
 

@@ -178,7 +178,45 @@ func startNode(ctx context.Context, env *cliEnv) error {
 		}
 		exited <- err
 	}()
-	return waitReady(ctx, env, exited)
+	err = waitReady(ctx, env, exited)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Still starting after the timeout: say where it was, from its own log.
+		if msg := lastLogMsg(logPath, logStart); msg != "" {
+			err = fmt.Errorf("%w; its log's last line says %q (log: %s)", err, msg, logPath)
+		}
+	}
+	return err
+}
+
+// lastLogMsg returns the msg of the last slog line (`… msg="…"` or `msg=word`) the node
+// wrote to its log after offset, or "".
+func lastLogMsg(logPath string, offset int64) string {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	msg := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, ok := strings.Cut(line, " msg=")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(rest, `"`) {
+			if q, err := strconv.QuotedPrefix(rest); err == nil {
+				if u, err := strconv.Unquote(q); err == nil {
+					msg = u
+				}
+			}
+			continue
+		}
+		msg, _, _ = strings.Cut(rest, " ")
+	}
+	return msg
 }
 
 // failLine returns the last one-line failure ("memnode: run: …", see fail) the node wrote

@@ -245,7 +245,13 @@ func (t *Team) Admin(ctx context.Context, add bool, who string) (AdminChange, er
 	if err != nil {
 		return AdminChange{}, fmt.Errorf("team admin: %w", err)
 	}
-	last, _ := int64Of(res[0].Values[0][0])
+	if len(res[0].Values) == 0 {
+		return AdminChange{}, errors.New("team admin: team cluster: short answer to the sequence query")
+	}
+	last, err := int64Of(res[0].Values[0][0])
+	if err != nil {
+		return AdminChange{}, fmt.Errorf("team admin: %w", err)
+	}
 	author, _ := t.st.get(ctx, "author")
 	// The payload names the device as the admin resolved it, for every member's status.
 	payload, err := json.Marshal(adminPayload{V: 1, Device: target, Name: name})

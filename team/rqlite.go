@@ -117,6 +117,9 @@ func (c *rq) query(ctx context.Context, level string, stmts []stmt) ([]queryResu
 			return nil, fmt.Errorf("team cluster: %s", r.Error)
 		}
 	}
+	if len(out.Results) != len(stmts) { // callers index the results by statement
+		return nil, fmt.Errorf("team cluster: %d results for %d statements", len(out.Results), len(stmts))
+	}
 	return out.Results, nil
 }
 

@@ -182,12 +182,15 @@ func (n *syncNode) find(cli bool, word string) []apitype.Hit {
 	return hits
 }
 
-// payloadCount counts op-log payloads on n that contain s.
+// payloadCount counts op-log payloads on n that contain s: those stored in the op and those
+// an in-row observation op (ops.inrow, migration 7) is rebuilt from when it is served.
 func (n *syncNode) payloadCount(s string) int {
 	n.tb.Helper()
 	db := n.rodb()
 	defer db.Close()
-	return n.count(db, "SELECT COUNT(*) FROM ops WHERE instr(CAST(payload AS TEXT), ?) > 0", s)
+	return n.count(db, `SELECT COUNT(*) FROM ops WHERE instr(CAST(payload AS TEXT), ?1) > 0
+		OR (inrow = 1 AND record_id IN (SELECT id FROM observations
+			WHERE instr(title || ' ' || subtitle || ' ' || narrative || ' ' || facts, ?1) > 0))`, s)
 }
 
 // foreignOps counts ops on n that some other device wrote.

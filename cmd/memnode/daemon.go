@@ -191,17 +191,8 @@ func startNode(ctx context.Context, env *cliEnv) error {
 // lastLogMsg returns the msg of the last slog line (`… msg="…"` or `msg=word`) the node
 // wrote to its log after offset, or "".
 func lastLogMsg(logPath string, offset int64) string {
-	f, err := os.Open(logPath)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
 	msg := ""
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(logSince(logPath, offset), "\n") {
 		_, rest, ok := strings.Cut(line, " msg=")
 		if !ok {
 			continue
@@ -222,6 +213,17 @@ func lastLogMsg(logPath string, offset int64) string {
 // failLine returns the last one-line failure ("memnode: run: …", see fail) the node wrote
 // to its log after offset, without the "memnode: " prefix, or "".
 func failLine(logPath string, offset int64) string {
+	last := ""
+	for _, line := range strings.Split(logSince(logPath, offset), "\n") {
+		if rest, ok := strings.CutPrefix(line, "memnode: "); ok {
+			last = rest
+		}
+	}
+	return last
+}
+
+// logSince is what the node's log holds after offset (at most 1 MiB), or "".
+func logSince(logPath string, offset int64) string {
 	f, err := os.Open(logPath)
 	if err != nil {
 		return ""
@@ -231,13 +233,7 @@ func failLine(logPath string, offset int64) string {
 		return ""
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
-	last := ""
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "memnode: "); ok {
-			last = rest
-		}
-	}
-	return last
+	return string(b)
 }
 
 // waitReady polls /health until the node is ready, ctx ends, or the child exits.

@@ -43,8 +43,8 @@ func (n *Node) compactFloor(ctx context.Context) (replica.VersionVector, error) 
 }
 
 // Compact compacts the replica's op-log up to the floor every member has passed
-// (replica.Compact; sync/DESIGN.md "Compaction"). The anti-entropy tick runs it in the
-// background; it is exported for tests and tools that want it now.
+// (replica.Compact; sync/DESIGN.md "Compaction"). The node's loop runs it in the
+// background every CompactInterval; it is exported for tests and tools that want it now.
 func (n *Node) Compact(ctx context.Context) (replica.CompactResult, error) {
 	floor, err := n.compactFloor(ctx)
 	if err != nil || floor == nil {

@@ -412,5 +412,6 @@ func (t *Team) lagOf(ctx context.Context, c *rq, project string, cursor int64) (
 	if err != nil {
 		return 0, err
 	}
-	return intOf(res[0].Values[0][0])
+	n, err := res[0].scalar()
+	return int(n), err
 }

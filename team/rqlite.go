@@ -79,6 +79,15 @@ type queryResult struct {
 	Error   string   `json:"error"`
 }
 
+// scalar is the integer in the first column of the first row: the answer of a COUNT or MAX
+// query. A cluster that answers with no row is an error, never a zero taken on trust.
+func (r queryResult) scalar() (int64, error) {
+	if len(r.Values) == 0 || len(r.Values[0]) == 0 {
+		return 0, errors.New("team cluster: a one-value query answered with no value")
+	}
+	return int64Of(r.Values[0][0])
+}
+
 // execute runs stmts as one atomic batch (?transaction: all or none) on the leader.
 func (c *rq) execute(ctx context.Context, stmts []stmt) ([]execResult, error) {
 	var out struct {

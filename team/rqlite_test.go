@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,5 +30,19 @@ func TestQueryRefusesAShortAnswer(t *testing.T) {
 	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT 1`)})
 	if err != nil || len(res) != 1 || len(res[0].Values) != 1 {
 		t.Fatalf("full answer: %+v, %v", res, err)
+	}
+}
+
+// TestScalarRefusesAnEmptyRow: a COUNT or MAX answered with no row is an error, not a zero
+// (a zero MAX(tseq) would make a device reuse its own sequence numbers).
+func TestScalarRefusesAnEmptyRow(t *testing.T) {
+	for _, r := range []queryResult{{}, {Values: [][]any{{}}}} {
+		if _, err := r.scalar(); err == nil {
+			t.Errorf("scalar of %+v: no error", r)
+		}
+	}
+	n, err := queryResult{Values: [][]any{{json.Number("42")}}}.scalar()
+	if err != nil || n != 42 {
+		t.Errorf("scalar of 42 = %d, %v", n, err)
 	}
 }

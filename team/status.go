@@ -72,7 +72,11 @@ func (t *Team) Status(ctx context.Context) (Status, error) {
 		return s, nil
 	}
 	s.Reachable = true
-	s.Members, _ = intOf(res[0].Values[0][0])
+	if n, err := res[0].scalar(); err == nil {
+		s.Members = int(n)
+	} else {
+		s.LastError = err.Error()
+	}
 	lag := 0
 	for _, p := range s.Shared {
 		var cursor int64

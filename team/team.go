@@ -246,7 +246,10 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	for _, row := range res[0].Values {
 		meta[strOf(row[0])] = strOf(row[1])
 	}
-	members, _ := intOf(res[1].Values[0][0])
+	members, err := res[1].scalar()
+	if err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
 	if err := t.st.set(ctx, map[string]string{"urls": strings.Join(urls, ","), "user": user, "name": meta["name"],
 		"admins": meta["admins"], "author": author}); err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: save: %w", err)
@@ -255,7 +258,7 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	t.rq, t.lastErr = c, ""
 	t.mu.Unlock()
 	leader, _ := t.leader(ctx, c)
-	return JoinInfo{Name: meta["name"], Leader: leader, Members: members, Founded: slices.Contains(splitList(meta["admins"]), t.origin)}, nil
+	return JoinInfo{Name: meta["name"], Leader: leader, Members: int(members), Founded: slices.Contains(splitList(meta["admins"]), t.origin)}, nil
 }
 
 // Leave stops pushing and pulling. With purge, the records pulled from the team are
@@ -306,7 +309,10 @@ func (t *Team) Share(ctx context.Context, project string) error {
 	if err != nil {
 		return fmt.Errorf("team share: %w", err)
 	}
-	base, _ := int64Of(res[0].Values[0][0])
+	base, err := res[0].scalar()
+	if err != nil {
+		return fmt.Errorf("team share: %w", err)
+	}
 	if _, err := t.st.db.ExecContext(ctx, `INSERT OR IGNORE INTO shared(project) VALUES (?)`, project); err != nil {
 		return fmt.Errorf("team share: %w", err)
 	}

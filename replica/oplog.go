@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/memory"
 )
 
 // Op kinds.
@@ -336,6 +338,19 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	if op.Kind == OpCompacted {
 		return nil // the seq moves the version vector on; there is nothing to hold
 	}
+	if op.Kind == OpObservation && op.Payload != nil {
+		// Decoded once, checked against the tombstones once (the record, its own ID, its
+		// session): the most common op, and a catch-up applies thousands of them.
+		if o, err := decodeObservation(op.Payload); err == nil {
+			dead, err := isTombstoned(ctx, tx, op.RecordID, o.ID, o.SessionID)
+			if err != nil {
+				return err
+			}
+			if !dead {
+				return r.applyObservation(ctx, tx, op, o, storeObservation)
+			}
+		} // else the rules below, as for every op
+	}
 	var peek struct {
 		SessionID string `json:"session_id"`
 	}
@@ -351,7 +366,11 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		payload = nil // never store, or relay, content of a forgotten record
 	}
 	if op.Kind == OpObservation && payload != nil {
-		return r.applyObservation(ctx, tx, op)
+		o, err := decodeObservation(payload)
+		if err != nil {
+			return err
+		}
+		return r.applyObservation(ctx, tx, op, o, insertObservation)
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
 		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
@@ -376,15 +395,14 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	return nil
 }
 
-// applyObservation stores a remote observation and its op, the op without its payload when
-// the new row rebuilds it byte for byte (oplog_inrow.go).
-func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op Op) error {
-	o, err := decodeObservation(op.Payload)
-	if err != nil {
-		return err
-	}
+// applyObservation stores a remote observation o, decoded from op's payload, with insert
+// (storeObservation when applyOne found no tombstone for it, else insertObservation), and
+// its op, the op without its payload when the new row rebuilds it byte for byte
+// (oplog_inrow.go).
+func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op Op, o memory.Observation,
+	insert func(context.Context, *wtx, *memory.Observation) (bool, error)) error {
 	o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
-	stored, err := insertObservation(ctx, tx, &o)
+	stored, err := insert(ctx, tx, &o)
 	if err != nil {
 		return err
 	}
@@ -458,19 +476,34 @@ func stamp(origin string, hlc uint64, op Op) (string, uint64) {
 	return origin, hlc
 }
 
+// isTombstoned reports whether any of ids (empty ones ignored) has a tombstone, in one
+// lookup of up to three IDs (a record, its session, and a payload's own ID).
 func isTombstoned(ctx context.Context, tx *wtx, ids ...string) (bool, error) {
+	var in [3]string
+	n := 0
 	for _, id := range ids {
-		if id == "" {
+		if id == "" || slices.Contains(in[:n], id) {
 			continue
 		}
-		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id = ?", id).Scan(&one)
-		if err == nil {
-			return true, nil
+		if n == len(in) {
+			return false, fmt.Errorf("tombstone lookup: more than %d IDs", len(in))
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return false, err
-		}
+		in[n] = id
+		n++
 	}
-	return false, nil
+	if n == 0 {
+		return false, nil
+	}
+	for i := n; i < len(in); i++ {
+		in[i] = in[0] // one statement for any count: repeating an ID changes nothing
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id IN (?, ?, ?) LIMIT 1", in[0], in[1], in[2]).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("tombstone lookup: %w", err)
+	}
+	return true, nil
 }

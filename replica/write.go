@@ -198,6 +198,11 @@ func insertObservation(ctx context.Context, tx *wtx, o *memory.Observation) (boo
 	if dead, err := isTombstoned(ctx, tx, o.ID, o.SessionID); err != nil || dead {
 		return false, err
 	}
+	return storeObservation(ctx, tx, o)
+}
+
+// storeObservation is insertObservation for a caller that has checked the tombstones.
+func storeObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool, error) {
 	if o.ContentHash == "" {
 		o.ContentHash = o.HashContent()
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 const markerPrefix = "[REDACTED:"
@@ -52,27 +53,32 @@ func newPatterns(kind string, hint uint32, expr string, anchors ...string) []pat
 }
 
 // patterns run in order; the specific token shapes come before the generic assignments so
-// the marker names the most precise kind. A match must start at a word boundary.
-var patterns = slices.Concat(
-	newPatterns("aws-access-key-id", hintAWS, `[A-Z]{4}[0-9A-Z]{16}\b`, "AKIA", "ASIA", "ABIA", "ACCA"),
-	newPatterns("google-api-key", hintGoogle, `AIza[0-9A-Za-z_\-]{30,}`, "AIza"),
-	newPatterns("github-token", hintGitHub, `gh[pousr]_[A-Za-z0-9]{30,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-	newPatterns("github-token", hintGitHub, `github_pat_[A-Za-z0-9_]{30,}`, "github_pat_"),
-	newPatterns("gitlab-token", hintGitLab, `glpat-[A-Za-z0-9_\-]{20,}`, "glpat-"),
-	newPatterns("slack-token", hintSlack, `xox[abposr]-[A-Za-z0-9\-]{10,}`, "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"),
-	newPatterns("slack-token", hintSlack, `xapp-[0-9]+-[A-Za-z0-9\-]{10,}`, "xapp-"),
-	newPatterns("slack-webhook", hintURL, `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`, "https://hooks.slack.com/"),
-	newPatterns("stripe-key", hintStripe, `[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
-	newPatterns("anthropic-key", hintSkDash, `sk-ant-[A-Za-z0-9_\-]{20,}`, "sk-ant-"),
-	newPatterns("openai-key", hintSkDash, `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`, "sk-"),
-	newPatterns("npm-token", hintUnderscore, `npm_[A-Za-z0-9]{36}\b`, "npm_"),
-	newPatterns("huggingface-token", hintUnderscore, `hf_[A-Za-z0-9]{30,}`, "hf_"),
-	newPatterns("webhook-secret", hintUnderscore, `whsec_[A-Za-z0-9+/=]{20,}`, "whsec_"),
-	newPatterns("digitalocean-token", hintUnderscore, `do[opr]_v1_[a-f0-9]{64}`, "dop_v1_", "doo_v1_", "dor_v1_"),
-	newPatterns("sendgrid-key", hintSendGrid, `SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}`, "SG."),
-	newPatterns("twilio-key", hintTwilio, `SK[0-9a-fA-F]{32}\b`, "SK"),
-	newPatterns("pypi-token", hintPyPI, `pypi-AgE[A-Za-z0-9_\-]{50,}`, "pypi-"),
-)
+// the marker names the most precise kind. A match must start at a word boundary. They are
+// compiled on the first text with a hint, not at init: most hook processes (session start,
+// a prompt without a token shape) never run them, and compiling them all costs about a
+// thousand allocations per process.
+var patterns = sync.OnceValue(func() []pattern {
+	return slices.Concat(
+		newPatterns("aws-access-key-id", hintAWS, `[A-Z]{4}[0-9A-Z]{16}\b`, "AKIA", "ASIA", "ABIA", "ACCA"),
+		newPatterns("google-api-key", hintGoogle, `AIza[0-9A-Za-z_\-]{30,}`, "AIza"),
+		newPatterns("github-token", hintGitHub, `gh[pousr]_[A-Za-z0-9]{30,}`, "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+		newPatterns("github-token", hintGitHub, `github_pat_[A-Za-z0-9_]{30,}`, "github_pat_"),
+		newPatterns("gitlab-token", hintGitLab, `glpat-[A-Za-z0-9_\-]{20,}`, "glpat-"),
+		newPatterns("slack-token", hintSlack, `xox[abposr]-[A-Za-z0-9\-]{10,}`, "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"),
+		newPatterns("slack-token", hintSlack, `xapp-[0-9]+-[A-Za-z0-9\-]{10,}`, "xapp-"),
+		newPatterns("slack-webhook", hintURL, `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+`, "https://hooks.slack.com/"),
+		newPatterns("stripe-key", hintStripe, `[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`, "sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+		newPatterns("anthropic-key", hintSkDash, `sk-ant-[A-Za-z0-9_\-]{20,}`, "sk-ant-"),
+		newPatterns("openai-key", hintSkDash, `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{20,})`, "sk-"),
+		newPatterns("npm-token", hintUnderscore, `npm_[A-Za-z0-9]{36}\b`, "npm_"),
+		newPatterns("huggingface-token", hintUnderscore, `hf_[A-Za-z0-9]{30,}`, "hf_"),
+		newPatterns("webhook-secret", hintUnderscore, `whsec_[A-Za-z0-9+/=]{20,}`, "whsec_"),
+		newPatterns("digitalocean-token", hintUnderscore, `do[opr]_v1_[a-f0-9]{64}`, "dop_v1_", "doo_v1_", "dor_v1_"),
+		newPatterns("sendgrid-key", hintSendGrid, `SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}`, "SG."),
+		newPatterns("twilio-key", hintTwilio, `SK[0-9a-fA-F]{32}\b`, "SK"),
+		newPatterns("pypi-token", hintPyPI, `pypi-AgE[A-Za-z0-9_\-]{50,}`, "pypi-"),
+	)
+})
 
 // Redact replaces detected secrets with a [REDACTED:kind] marker.
 func Redact(s string) string {
@@ -87,8 +93,9 @@ func Redact(s string) string {
 	if h&hintPEMBody != 0 {
 		out = redactPEMBody(out)
 	}
-	for i := range patterns {
-		p := &patterns[i]
+	ps := patterns()
+	for i := range ps {
+		p := &ps[i]
 		if h&p.hint != 0 {
 			out = p.replace(out)
 		}

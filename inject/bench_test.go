@@ -1,0 +1,52 @@
+package inject_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/replica"
+)
+
+// BenchmarkContext is the node's session-start context (node.Context: inject.Read, the
+// shown observations' short IDs, inject.Render) over a real replica of 100 observations,
+// with the default limits. It reports CPU-ms per context.
+func BenchmarkContext(b *testing.B) {
+	ctx := context.Background()
+	r := testkit.OpenReplica(b, "origin-bench")
+	var batch replica.Batch
+	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
+	for i := range 100 {
+		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
+			Title: fmt.Sprintf("finding %d", i), Narrative: "the parser reads the header before the body",
+			Facts: []string{"one fact", "another fact"}, CreatedAt: int64(i + 1)})
+	}
+	if _, err := r.Commit(ctx, &batch); err != nil {
+		b.Fatal(err)
+	}
+	lim := inject.Limits{Observations: 50, Full: 5, Sessions: 3}
+	b.ResetTimer()
+	cpu := testkit.ProcessCPU(b)
+	for range b.N {
+		in, err := inject.Read(ctx, r, "p", lim)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids := make([]string, len(in.Observations))
+		for i, o := range in.Observations {
+			ids[i] = o.ID
+		}
+		if in.ShortIDs, err = r.ShortIDs(ctx, ids); err != nil {
+			b.Fatal(err)
+		}
+		if out := inject.Render(in, lim); !strings.Contains(out, "finding 99") {
+			b.Fatalf("context without the newest observation:\n%s", out)
+		}
+	}
+	b.ReportMetric(float64(testkit.ProcessCPU(b)-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}

@@ -8,32 +8,10 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 const bin = "/opt/memnode/bin/memnode"
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return m
-}
-
-func writeFile(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestAntigravityInstallRoundTripKeepsTheUsersHooks: memnode's named hook lands beside the
 // user's in ~/.gemini/config/hooks.json, in the shape agy loads (matcher groups for the tool
@@ -45,14 +23,14 @@ func TestAntigravityInstallRoundTripKeepsTheUsersHooks(t *testing.T) {
 	mcpPath := filepath.Join(o.HomeDir, ".gemini", "config", "mcp_config.json")
 	origHooks := "{\n  \"lint\": {\n    \"PostToolUse\": [{\"matcher\": \"write_to_file\", \"hooks\": [{\"command\": \"./lint.sh\"}]}]\n  }\n}\n"
 	origMCP := "{\"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}}}"
-	writeFile(t, hooksPath, origHooks)
-	writeFile(t, mcpPath, origMCP)
+	platformtest.WriteFile(t, hooksPath, origHooks, 0o644)
+	platformtest.WriteFile(t, mcpPath, origMCP, 0o644)
 
 	cs, err := Installer{}.Install(o)
 	if err != nil || len(cs) != 2 || cs[0].Action != "updated" || cs[1].Action != "updated" {
 		t.Fatalf("install: %v %v", cs, err)
 	}
-	doc := readJSON(t, hooksPath)
+	doc := platformtest.ReadJSON(t, hooksPath)
 	if doc["lint"] == nil {
 		t.Errorf("the user's hook is gone: %v", doc)
 	}
@@ -69,7 +47,7 @@ func TestAntigravityInstallRoundTripKeepsTheUsersHooks(t *testing.T) {
 	if !reflect.DeepEqual(ours, want) {
 		t.Errorf("memnode's hook =\n%v\nwant\n%v", ours, want)
 	}
-	servers := readJSON(t, mcpPath)["mcpServers"].(map[string]any)
+	servers := platformtest.ReadJSON(t, mcpPath)["mcpServers"].(map[string]any)
 	if w := map[string]any{"command": bin, "args": []any{"mcp"}}; !reflect.DeepEqual(servers["memnode"], w) || servers["github"] == nil {
 		t.Errorf("mcpServers = %v", servers)
 	}
@@ -104,14 +82,14 @@ func TestAntigravityUninstallKeepsLaterUserChanges(t *testing.T) {
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
-	doc := readJSON(t, hooksPath)
+	doc := platformtest.ReadJSON(t, hooksPath)
 	doc["audit"] = map[string]any{"Stop": []any{map[string]any{"command": "./audit.sh"}}}
 	b, _ := json.MarshalIndent(doc, "", "  ")
-	writeFile(t, hooksPath, string(b))
+	platformtest.WriteFile(t, hooksPath, string(b), 0o644)
 	if _, err := (Installer{}).Uninstall(o); err != nil {
 		t.Fatal(err)
 	}
-	after := readJSON(t, hooksPath)
+	after := platformtest.ReadJSON(t, hooksPath)
 	if after["memnode"] != nil || after["audit"] == nil || len(after) != 1 {
 		t.Errorf("after uninstall: %v, want only the user's audit hook", after)
 	}
@@ -128,7 +106,7 @@ func TestAntigravityProjectScope(t *testing.T) {
 		t.Fatalf("install: %v %v", cs, err)
 	}
 	hooksPath := filepath.Join(dir, ".agents", "hooks.json")
-	stop := readJSON(t, hooksPath)["memnode"].(map[string]any)["Stop"].([]any)[0].(map[string]any)
+	stop := platformtest.ReadJSON(t, hooksPath)["memnode"].(map[string]any)["Stop"].([]any)[0].(map[string]any)
 	if stop["command"] != "memnode-hook hook antigravity summarize" {
 		t.Errorf("project scope must name the command, not a path: %v", stop)
 	}
@@ -151,7 +129,7 @@ func TestAntigravityProjectScope(t *testing.T) {
 func TestAntigravityInstallRefusesAForeignMemnodeEntry(t *testing.T) {
 	o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: bin}
 	hooksPath := filepath.Join(o.HomeDir, ".gemini", "config", "hooks.json")
-	writeFile(t, hooksPath, `{"memnode": "mine"}`)
+	platformtest.WriteFile(t, hooksPath, `{"memnode": "mine"}`, 0o644)
 	if _, err := (Installer{}).Install(o); err == nil {
 		t.Fatal("install overwrote a foreign memnode entry")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,29 +18,6 @@ func userOpts(t *testing.T) install.Options {
 	t.Helper()
 	home := t.TempDir()
 	return install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: bin}
-}
-
-func writeFile(t *testing.T, path, content string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v\n%s", path, err, b)
-	}
-	return m
 }
 
 func actions(cs []install.Change) []string {
@@ -80,7 +58,7 @@ func TestInstallFreshUserScope(t *testing.T) {
 	if got := actions(cs); !reflect.DeepEqual(got, []string{"created", "created"}) {
 		t.Fatalf("actions = %v", got)
 	}
-	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	s := platformtest.ReadJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
 	hooks := s["hooks"].(map[string]any)
 	want := map[string]struct {
 		matcher string
@@ -113,7 +91,7 @@ func TestInstallFreshUserScope(t *testing.T) {
 			t.Errorf("%s entry = %v", ev, h)
 		}
 	}
-	c := readJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
+	c := platformtest.ReadJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
 	wantMCP := map[string]any{"type": "stdio", "command": bin, "args": []any{"mcp"}}
 	if got := c["mcpServers"].(map[string]any)["memnode"]; !reflect.DeepEqual(got, wantMCP) {
 		t.Fatalf("mcp entry = %v", got)
@@ -128,8 +106,8 @@ func TestInstallIdempotentAndPreservesForeign(t *testing.T) {
 	o := userOpts(t)
 	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
 	claude := filepath.Join(o.HomeDir, ".claude.json")
-	writeFile(t, settings, foreignSettings, 0o640)
-	writeFile(t, claude, foreignClaudeJSON, 0o600)
+	platformtest.WriteFile(t, settings, foreignSettings, 0o640)
+	platformtest.WriteFile(t, claude, foreignClaudeJSON, 0o600)
 
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
@@ -156,7 +134,7 @@ func TestInstallIdempotentAndPreservesForeign(t *testing.T) {
 		t.Fatalf("key order not kept:\n%s", first)
 	}
 
-	s := readJSON(t, settings)
+	s := platformtest.ReadJSON(t, settings)
 	if s["model"] != "opus" || s["enabledPlugins"] == nil || s["permissions"] == nil {
 		t.Fatalf("foreign keys lost: %v", s)
 	}
@@ -171,7 +149,7 @@ func TestInstallIdempotentAndPreservesForeign(t *testing.T) {
 	if hooks["Notification"] == nil {
 		t.Fatal("foreign Notification hook lost")
 	}
-	c := readJSON(t, claude)
+	c := platformtest.ReadJSON(t, claude)
 	if c["numStartups"] != float64(42) || c["mcpServers"].(map[string]any)["github"] == nil || c["projects"] == nil {
 		t.Fatalf("~/.claude.json foreign keys lost: %v", c)
 	}
@@ -184,9 +162,9 @@ func TestUninstallRestoresOriginal(t *testing.T) {
 	o := userOpts(t)
 	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
 	claude := filepath.Join(o.HomeDir, ".claude.json")
-	writeFile(t, settings, foreignSettings, 0o644)
-	writeFile(t, claude, foreignClaudeJSON, 0o600)
-	origS, origC := readJSON(t, settings), readJSON(t, claude)
+	platformtest.WriteFile(t, settings, foreignSettings, 0o644)
+	platformtest.WriteFile(t, claude, foreignClaudeJSON, 0o600)
+	origS, origC := platformtest.ReadJSON(t, settings), platformtest.ReadJSON(t, claude)
 
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
@@ -198,10 +176,10 @@ func TestUninstallRestoresOriginal(t *testing.T) {
 	if got := actions(cs); !reflect.DeepEqual(got, []string{"restored", "restored"}) {
 		t.Fatalf("uninstall: %v", got)
 	}
-	if got := readJSON(t, settings); !reflect.DeepEqual(got, origS) {
+	if got := platformtest.ReadJSON(t, settings); !reflect.DeepEqual(got, origS) {
 		t.Fatalf("settings after uninstall:\n%v\nwant\n%v", got, origS)
 	}
-	if got := readJSON(t, claude); !reflect.DeepEqual(got, origC) {
+	if got := platformtest.ReadJSON(t, claude); !reflect.DeepEqual(got, origC) {
 		t.Fatalf("~/.claude.json after uninstall:\n%v\nwant\n%v", got, origC)
 	}
 	assertBytes(t, settings, foreignSettings)
@@ -264,7 +242,7 @@ func TestMalformedSettingsUntouched(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			o := userOpts(t)
 			settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
-			writeFile(t, settings, content, 0o644)
+			platformtest.WriteFile(t, settings, content, 0o644)
 			for _, do := range []func(install.Options) ([]install.Change, error){Installer{}.Install, Installer{}.Uninstall} {
 				_, err := do(o)
 				if !errors.Is(err, install.ErrMalformed) || !strings.Contains(err.Error(), settings) {
@@ -290,7 +268,7 @@ func TestReinstallAfterBinaryMoved(t *testing.T) {
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
-	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	s := platformtest.ReadJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
 	b, _ := json.Marshal(s)
 	if strings.Contains(string(b), "/opt/memnode") {
 		t.Fatalf("stale entries of the old binary remain: %s", b)
@@ -318,7 +296,7 @@ func TestInstallLeanHookBinary(t *testing.T) {
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
-	s := readJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
+	s := platformtest.ReadJSON(t, filepath.Join(o.HomeDir, ".claude", "settings.json"))
 	for ev, groups := range s["hooks"].(map[string]any) {
 		gs := groups.([]any)
 		cmd := gs[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"].(string)
@@ -326,7 +304,7 @@ func TestInstallLeanHookBinary(t *testing.T) {
 			t.Errorf("%s = %v", ev, gs)
 		}
 	}
-	c := readJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
+	c := platformtest.ReadJSON(t, filepath.Join(o.HomeDir, ".claude.json"))
 	if got := c["mcpServers"].(map[string]any)["memnode"].(map[string]any)["command"]; got != bin {
 		t.Errorf("mcp command = %v, want %s", got, bin)
 	}
@@ -341,7 +319,7 @@ func TestInstallLeanHookBinary(t *testing.T) {
 func TestSymlinkedSettingsStaysALink(t *testing.T) {
 	o := userOpts(t)
 	dotfiles := filepath.Join(t.TempDir(), "settings.json")
-	writeFile(t, dotfiles, `{"model":"opus"}`, 0o644)
+	platformtest.WriteFile(t, dotfiles, `{"model":"opus"}`, 0o644)
 	link := filepath.Join(o.HomeDir, ".claude", "settings.json")
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)
@@ -355,7 +333,7 @@ func TestSymlinkedSettingsStaysALink(t *testing.T) {
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Fatalf("settings.json is no longer a symlink: %v", err)
 	}
-	if s := readJSON(t, dotfiles); s["hooks"] == nil || s["model"] != "opus" {
+	if s := platformtest.ReadJSON(t, dotfiles); s["hooks"] == nil || s["model"] != "opus" {
 		t.Fatalf("link target = %v", s)
 	}
 }
@@ -390,8 +368,8 @@ func TestUninstallByteExact(t *testing.T) {
 	claude := filepath.Join(o.HomeDir, ".claude.json")
 	origS := "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"say done\"}]}]\n    }\n}"
 	origC := "{\n  \"numStartups\": 7,\n  \"mcpServers\": {}\n}"
-	writeFile(t, settings, origS, 0o644)
-	writeFile(t, claude, origC, 0o600)
+	platformtest.WriteFile(t, settings, origS, 0o644)
+	platformtest.WriteFile(t, claude, origC, 0o600)
 	for range 2 {
 		if _, err := (Installer{}).Install(o); err != nil {
 			t.Fatal(err)
@@ -414,7 +392,7 @@ func TestUninstallByteExact(t *testing.T) {
 func TestUninstallAfterOtherChanges(t *testing.T) {
 	o := userOpts(t)
 	claude := filepath.Join(o.HomeDir, ".claude.json")
-	writeFile(t, claude, "{\n    \"numStartups\": 7\n}", 0o600)
+	platformtest.WriteFile(t, claude, "{\n    \"numStartups\": 7\n}", 0o600)
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +401,7 @@ func TestUninstallAfterOtherChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Claude Code counts a start-up meanwhile.
-	writeFile(t, claude, strings.Replace(string(b), `"numStartups": 7`, `"numStartups": 8`, 1), 0o600)
+	platformtest.WriteFile(t, claude, strings.Replace(string(b), `"numStartups": 7`, `"numStartups": 8`, 1), 0o600)
 	cs, err := (Installer{}).Uninstall(o)
 	if err != nil {
 		t.Fatal(err)
@@ -440,14 +418,14 @@ func TestUninstallAfterOtherChanges(t *testing.T) {
 func TestReinstallDropsSubagentStop(t *testing.T) {
 	o := userOpts(t)
 	settings := filepath.Join(o.HomeDir, ".claude", "settings.json")
-	writeFile(t, settings, `{"hooks": {
+	platformtest.WriteFile(t, settings, `{"hooks": {
   "SessionStart": [{"matcher": "startup|clear|compact", "hooks": [{"type": "command", "command": "`+bin+` hook claude-code context", "timeout": 60}]}],
   "SubagentStop": [{"hooks": [{"type": "command", "command": "`+bin+` hook claude-code summarize", "timeout": 120}]}]
 }}`, 0o644)
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
-	hooks := readJSON(t, settings)["hooks"].(map[string]any)
+	hooks := platformtest.ReadJSON(t, settings)["hooks"].(map[string]any)
 	if _, ok := hooks["SubagentStop"]; ok {
 		t.Fatalf("SubagentStop kept: %v", hooks["SubagentStop"])
 	}

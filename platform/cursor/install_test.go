@@ -1,39 +1,16 @@
 package cursor
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 const bin = "/opt/memnode/bin/memnode"
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return m
-}
-
-func writeFile(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestCursorInstallRoundTripKeepsTheUsersHooks: memnode's hooks land beside the user's in
 // hooks.json and its server beside theirs in mcp.json; a second install changes nothing;
@@ -44,14 +21,14 @@ func TestCursorInstallRoundTripKeepsTheUsersHooks(t *testing.T) {
 	mcpPath := filepath.Join(o.HomeDir, ".cursor", "mcp.json")
 	origHooks := "{\n  \"version\": 1,\n  \"hooks\": {\n    \"afterFileEdit\": [{ \"command\": \"./hooks/format.sh\" }]\n  }\n}\n"
 	origMCP := "{\"mcpServers\": {\"github\": {\"command\": \"gh-mcp\"}}}"
-	writeFile(t, hooksPath, origHooks)
-	writeFile(t, mcpPath, origMCP)
+	platformtest.WriteFile(t, hooksPath, origHooks, 0o644)
+	platformtest.WriteFile(t, mcpPath, origMCP, 0o644)
 
 	cs, err := Installer{}.Install(o)
 	if err != nil || len(cs) != 2 || cs[0].Action != "updated" || cs[1].Action != "updated" {
 		t.Fatalf("install: %v %v", cs, err)
 	}
-	h := readJSON(t, hooksPath)
+	h := platformtest.ReadJSON(t, hooksPath)
 	if h["version"] != float64(1) {
 		t.Errorf("version = %v", h["version"])
 	}
@@ -72,7 +49,7 @@ func TestCursorInstallRoundTripKeepsTheUsersHooks(t *testing.T) {
 	if edits := hooks["afterFileEdit"].([]any); len(edits) != 2 || edits[0].(map[string]any)["command"] != "./hooks/format.sh" {
 		t.Errorf("the user's afterFileEdit hook must stay first: %v", edits)
 	}
-	servers := readJSON(t, mcpPath)["mcpServers"].(map[string]any)
+	servers := platformtest.ReadJSON(t, mcpPath)["mcpServers"].(map[string]any)
 	if want := map[string]any{"command": bin, "args": []any{"mcp"}}; !reflect.DeepEqual(servers["memnode"], want) || servers["github"] == nil {
 		t.Errorf("mcpServers = %v", servers)
 	}
@@ -109,7 +86,7 @@ func TestCursorInstallCreatesAndUninstallRemoves(t *testing.T) {
 		t.Fatalf("install: %v %v", cs, err)
 	}
 	hooksPath := filepath.Join(dir, ".cursor", "hooks.json")
-	h := readJSON(t, hooksPath)
+	h := platformtest.ReadJSON(t, hooksPath)
 	if h["version"] != float64(1) || h["hooks"].(map[string]any)["sessionStart"] == nil {
 		t.Fatalf("hooks.json = %v", h)
 	}
@@ -143,7 +120,7 @@ func TestCursorReinstallMovesAStaleBinary(t *testing.T) {
 	if _, err := (Installer{}).Install(o); err != nil {
 		t.Fatal(err)
 	}
-	hooks := readJSON(t, filepath.Join(home, ".cursor", "hooks.json"))["hooks"].(map[string]any)
+	hooks := platformtest.ReadJSON(t, filepath.Join(home, ".cursor", "hooks.json"))["hooks"].(map[string]any)
 	for _, spec := range HookSpecs() {
 		if n := len(hooks[spec.Event].([]any)); n != 1 {
 			t.Errorf("%s has %d entries, want 1", spec.Event, n)

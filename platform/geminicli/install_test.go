@@ -1,7 +1,6 @@
 package geminicli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 const bin = "/opt/memnode/bin/memnode"
@@ -16,19 +16,6 @@ const bin = "/opt/memnode/bin/memnode"
 func userOpts(t *testing.T) install.Options {
 	t.Helper()
 	return install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: bin}
-}
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return m
 }
 
 // TestGeminiCLIInstallRoundTrip: hooks and MCP server land in the one settings.json next to
@@ -50,7 +37,7 @@ func TestGeminiCLIInstallRoundTrip(t *testing.T) {
 	if len(cs) != 1 || cs[0].Action != "updated" || cs[0].Path != settings {
 		t.Fatalf("install: %v", cs)
 	}
-	s := readJSON(t, settings)
+	s := platformtest.ReadJSON(t, settings)
 	hooks := s["hooks"].(map[string]any)
 	for _, ev := range []string{"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"} {
 		if hooks[ev] == nil {
@@ -123,7 +110,7 @@ func TestGeminiCLIInstallFresh(t *testing.T) {
 	if _, err := (Installer{}).Uninstall(o); err != nil {
 		t.Fatal(err)
 	}
-	if s := readJSON(t, settings); !reflect.DeepEqual(s, map[string]any{"theme": "dark"}) {
+	if s := platformtest.ReadJSON(t, settings); !reflect.DeepEqual(s, map[string]any{"theme": "dark"}) {
 		t.Fatalf("after uninstall: %v", s)
 	}
 }

@@ -1,5 +1,6 @@
-// Package platformtest reads the recorded hook sessions in testdata/fixtures/<platform>,
-// for the tests of the platforms and of the hook.
+// Package platformtest holds what the tests of the platforms and of the hook share: the
+// recorded hook sessions in testdata/fixtures/<platform>, and the config files an installer
+// test writes and reads back.
 package platformtest
 
 import (

@@ -145,14 +145,6 @@ func assertSessionContext(t *testing.T, first, searchTool string, titles []strin
 	}
 }
 
-// assertNoSecret: nothing below the data dir holds the planted secret.
-func (in *instance) assertNoSecret(t *testing.T) {
-	t.Helper()
-	if hits := testkit.FilesContaining(t, in.dataDir, plantedSecret); len(hits) > 0 {
-		t.Errorf("the private secret reached the data dir: %v", hits)
-	}
-}
-
 // assertRestored: a config file has exactly the bytes it had before install.
 func assertRestored(t *testing.T, path string, orig []byte) {
 	t.Helper()

@@ -124,9 +124,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 	rig.mustRun(nil, "install", "claude-code")
 	rig.mustRun(nil, "uninstall", "claude-code")
 	for p, want := range map[string][]byte{settings: settingsOrig, userJSON: userOrig} {
-		if got := readFile(t, p); string(got) != string(want) {
-			t.Errorf("install + uninstall changed %s:\n%q\nwant\n%q", p, got, want)
-		}
+		assertRestored(t, p, want)
 	}
 	assertNoBackups(t, rig.home)
 
@@ -214,9 +212,7 @@ func TestClaudeCodeCLI(t *testing.T) {
 
 	// Uninstall after real sessions removes exactly memnode's entries.
 	rig.mustRun(nil, "uninstall", "claude-code")
-	if got := readFile(t, settings); string(got) != string(settingsOrig) {
-		t.Errorf("uninstall did not restore settings.json:\n%s", got)
-	}
+	assertRestored(t, settings, settingsOrig)
 	if got := readFile(t, userJSON); strings.Contains(string(got), "memnode") {
 		t.Errorf("~/.claude.json keeps memnode after uninstall:\n%s", got)
 	}

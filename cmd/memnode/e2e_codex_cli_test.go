@@ -163,9 +163,7 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	grepDataDir(t, rig.dataDir, "SECRET-")
 
 	rig.mustRun(nil, "uninstall", "codex")
-	if got := readFile(t, config); string(got) != string(configOrig) {
-		t.Errorf("uninstall did not restore config.toml:\n%s\nwant\n%s", got, configOrig)
-	}
+	assertRestored(t, config, configOrig)
 	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); !os.IsNotExist(err) {
 		t.Errorf("hooks.json left behind: %v", err)
 	}

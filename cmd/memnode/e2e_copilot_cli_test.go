@@ -169,9 +169,7 @@ func TestCopilotCLI(t *testing.T) {
 	grepDataDir(t, rig.dataDir, "SECRET-")
 
 	rig.mustRun(nil, "uninstall", "copilot")
-	if got := readFile(t, settings); string(got) != string(settingsOrig) {
-		t.Errorf("uninstall did not restore settings.json:\n%s", got)
-	}
+	assertRestored(t, settings, settingsOrig)
 	if b, err := os.ReadFile(filepath.Join(copilotHome, "mcp-config.json")); err == nil && strings.Contains(string(b), "memnode") {
 		t.Errorf("mcp-config.json keeps memnode:\n%s", b)
 	}

@@ -86,7 +86,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "mcp_memnode_search"); !strings.Contains(got, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model: %q", got)
 	}
-	in.assertNoSecret(t)
+	grepDataDir(t, in.dataDir, plantedSecret)
 
 	in.mustRun(nil, "uninstall", "gemini-cli")
 	assertRestored(t, settings, orig)

@@ -143,7 +143,7 @@ func TestRealOpenCode(t *testing.T) {
 	if read := requestText(reqs[2]); !strings.Contains(read, "memnode: "+agentFile+" has") {
 		t.Errorf("the re-read of %s got no file context:\n%.4000s", agentFile, read)
 	}
-	rig.assertNoSecret(t)
+	grepDataDir(t, rig.dataDir, plantedSecret)
 
 	rig.mustRun(nil, "uninstall", "opencode")
 	assertRestored(t, config, orig)

@@ -268,9 +268,6 @@ func (s *Server) feedPage(ctx context.Context, q apitype.SearchQuery) (apitype.V
 	return page, nil
 }
 
-// firstFeedPage is the query of the feed's first page as feed.js asks for it (no filter).
-var firstFeedPage = apitype.SearchQuery{Order: "newest", Limit: viewer.FeedPage}
-
 // index serves the viewer's page. A logged-in browser gets the feed's first page in it, as
 // a JSON data block (type application/json: never run, and the CSP allows no inline
 // script anyway), so the first cards need no request after the scripts load. Without a
@@ -283,7 +280,8 @@ func (s *Server) index(page []byte) gin.HandlerFunc {
 			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
 			return
 		}
-		first, err := s.feedPage(c.Request.Context(), firstFeedPage)
+		// The feed's first page as feed.js asks for it (no filter).
+		first, err := s.feedPage(c.Request.Context(), apitype.SearchQuery{Order: "newest", Limit: viewer.FeedPage})
 		if err != nil {
 			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
 			return

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -23,10 +24,7 @@ func (n *Node) compactFloor(ctx context.Context) (replica.VersionVector, error) 
 	g := n.group()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	floor := replica.VersionVector{}
-	for o, s := range mine {
-		floor[o] = s
-	}
+	floor := maps.Clone(mine) // nil when this replica holds nothing: nothing to compact
 	for id := range g.Members {
 		if p, err := peer.Decode(id); err != nil || p == n.self {
 			continue

@@ -134,6 +134,7 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, high int6
 			select {
 			case batches <- b:
 			case <-fctx.Done():
+				fetchErr = fctx.Err() // a stopped pull is not a finished one
 				return
 			}
 			after = b.ops[len(b.ops)-1].Pos

@@ -83,3 +83,21 @@ func TestNoteLengthIsCapped(t *testing.T) {
 		t.Fatalf("a note at the cap: %+v %v", res, err)
 	}
 }
+
+func TestIDRoutesNameTheBodyTheyWant(t *testing.T) {
+	_, _, url := searchNode(t)
+	for _, path := range []string{"/api/records/batch", "/api/forget"} {
+		req, _ := http.NewRequest(http.MethodPost, url+path, strings.NewReader(`{"ids": "not a list"}`))
+		req.Header.Set("Authorization", "Bearer tok")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), `{\"ids\"`) {
+			t.Errorf("%s: %d %s, want 400 naming the {\"ids\": …} body", path, resp.StatusCode, msg)
+		}
+	}
+}

@@ -137,13 +137,22 @@ func (s *Server) timeline(c *gin.Context) {
 	c.JSON(http.StatusOK, tl)
 }
 
-func (s *Server) records(c *gin.Context) {
+// bindIDs reads an {"ids": […]} body; on a bad or oversized body it has answered the
+// request and reports false.
+func bindIDs(c *gin.Context) (apitype.IDs, bool) {
 	var body apitype.IDs
 	if err := c.ShouldBindJSON(&body); err != nil {
-		if tooLarge(c, err) {
-			return
+		if !tooLarge(c, err) {
+			badRequest(c, `body must be {"ids": ["…"]}`)
 		}
-		badRequest(c, `body must be {"ids": ["…"]}`)
+		return body, false
+	}
+	return body, true
+}
+
+func (s *Server) records(c *gin.Context) {
+	body, ok := bindIDs(c)
+	if !ok {
 		return
 	}
 	recs, err := s.cfg.Search.Get(c.Request.Context(), body.IDs)
@@ -155,12 +164,8 @@ func (s *Server) records(c *gin.Context) {
 }
 
 func (s *Server) forget(c *gin.Context) {
-	var body apitype.IDs
-	if err := c.ShouldBindJSON(&body); err != nil {
-		if tooLarge(c, err) {
-			return
-		}
-		badRequest(c, `body must be {"ids": ["…"]}`)
+	body, ok := bindIDs(c)
+	if !ok {
 		return
 	}
 	res, err := s.cfg.Search.Forget(c.Request.Context(), body.IDs)

@@ -32,7 +32,7 @@ func putClaudeMemIDs(ctx context.Context, tx *wtx, ids []ClaudeMemID) error {
 // records of kind (OpObservation, OpSummary or OpPrompt); ok is false when no import
 // brought such a record.
 func (r *Replica) ClaudeMemRecord(ctx context.Context, kind string, num int64) (id string, ok bool, err error) {
-	err = r.r.QueryRowContext(ctx, "SELECT id FROM claude_mem_ids WHERE kind = ? AND num = ?", kind, num).Scan(&id)
+	err = r.reads.queryRow(ctx, "SELECT id FROM claude_mem_ids WHERE kind = ? AND num = ?", kind, num).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil

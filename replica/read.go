@@ -40,7 +40,7 @@ func parseList(s string) []string {
 }
 
 func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) ([]memory.Observation, error) {
-	rows, err := r.r.QueryContext(ctx, q, args...)
+	rows, err := r.reads.query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func prefixed(p, cols string) string {
 func (r *Replica) GetObservations(ctx context.Context, ids []string) ([]memory.Observation, error) {
 	out := make([]memory.Observation, 0, len(ids))
 	for _, id := range ids {
-		row := r.r.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id)
+		row := r.reads.queryRow(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id)
 		o, err := scanObservation(row)
 		if err == sql.ErrNoRows {
 			continue
@@ -136,7 +136,7 @@ func scanSummary(sc interface{ Scan(...any) error }) (memory.Summary, error) {
 
 // RecentSummaries returns a project's newest session summaries, newest first.
 func (r *Replica) RecentSummaries(ctx context.Context, project string, limit int) ([]memory.Summary, error) {
-	rows, err := r.r.QueryContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE project = ? ORDER BY created_at DESC LIMIT ?", project, limit)
+	rows, err := r.reads.query(ctx, "SELECT "+sumColumns+" FROM summaries WHERE project = ? ORDER BY created_at DESC LIMIT ?", project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent summaries: %w", err)
 	}
@@ -181,14 +181,14 @@ func (r *Replica) Counts(ctx context.Context) (Counts, error) {
 
 // ProjectStats returns the total discovery tokens and observation count of a project.
 func (r *Replica) ProjectStats(ctx context.Context, project string) (observations, discoveryTokens int, err error) {
-	err = r.r.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(SUM(discovery_tokens), 0) FROM observations WHERE project = ?", project).
+	err = r.reads.queryRow(ctx, "SELECT COUNT(*), COALESCE(SUM(discovery_tokens), 0) FROM observations WHERE project = ?", project).
 		Scan(&observations, &discoveryTokens)
 	return observations, discoveryTokens, err
 }
 
 // DeviceNames maps every known origin to its device name.
 func (r *Replica) DeviceNames(ctx context.Context) (map[string]string, error) {
-	rows, err := r.r.QueryContext(ctx, "SELECT origin, name FROM devices")
+	rows, err := r.reads.query(ctx, "SELECT origin, name FROM devices")
 	if err != nil {
 		return nil, fmt.Errorf("device names: %w", err)
 	}
@@ -324,7 +324,7 @@ type Record struct {
 // Lookup finds the observation, summary or prompt whose ID is id; ok is false when none
 // has it (never stored, or forgotten).
 func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, err error) {
-	o, err := scanObservation(r.r.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id))
+	o, err := scanObservation(r.reads.queryRow(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id))
 	switch {
 	case err == nil:
 		rec = Record{Kind: OpObservation, Observation: &o}
@@ -332,7 +332,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 	}
 	if rec.Kind == "" {
-		s, err := scanSummary(r.r.QueryRowContext(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
+		s, err := scanSummary(r.reads.queryRow(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
 		switch {
 		case err == nil:
 			rec = Record{Kind: OpSummary, Summary: &s}
@@ -341,7 +341,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 		}
 	}
 	if rec.Kind == "" {
-		p, err := scanPrompt(r.r.QueryRowContext(ctx, "SELECT "+promptColumns+" FROM prompts WHERE id = ?", id))
+		p, err := scanPrompt(r.reads.queryRow(ctx, "SELECT "+promptColumns+" FROM prompts WHERE id = ?", id))
 		switch {
 		case err == nil:
 			rec = Record{Kind: OpPrompt, Prompt: &p}
@@ -360,7 +360,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 	default:
 		origin = rec.Prompt.Origin
 	}
-	if err := r.r.QueryRowContext(ctx, "SELECT name FROM devices WHERE origin = ?", origin).Scan(&rec.Device); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := r.reads.queryRow(ctx, "SELECT name FROM devices WHERE origin = ?", origin).Scan(&rec.Device); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 	}
 	return rec, true, nil
@@ -369,7 +369,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 // HasSession reports whether a session with id is stored.
 func (r *Replica) HasSession(ctx context.Context, id string) (bool, error) {
 	var one int
-	err := r.r.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one)
+	err := r.reads.queryRow(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -394,7 +394,7 @@ func (r *Replica) SessionPlatforms(ctx context.Context, sessionIDs []string) (ma
 			continue
 		}
 		var p string
-		err := r.r.QueryRowContext(ctx, "SELECT platform FROM sessions WHERE id = ?", id).Scan(&p)
+		err := r.reads.queryRow(ctx, "SELECT platform FROM sessions WHERE id = ?", id).Scan(&p)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}

@@ -40,3 +40,56 @@ func TestReadStatementCacheFull(t *testing.T) {
 		t.Fatalf("cache changed when full: %d statements", len(r.reads.stmts))
 	}
 }
+
+// TestContextReadsArePrepared: the session-start context's reads (and get's) run through
+// the read statement cache: a second context prepares no statement, and the first left
+// one per read in the cache (parsing them cost more than running them).
+func TestContextReadsArePrepared(t *testing.T) {
+	ctx := context.Background()
+	r, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: "webhook retries", CreatedAt: 1}}}
+	res, err := r.Commit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Observations[0].ID
+	read := func() {
+		t.Helper()
+		obs, err := r.RecentObservations(ctx, "p", 50)
+		if err != nil || len(obs) != 1 {
+			t.Fatalf("recent observations: %d %v", len(obs), err)
+		}
+		if _, err := r.RecentSummaries(ctx, "p", 3); err != nil {
+			t.Fatal(err)
+		}
+		if n, _, err := r.ProjectStats(ctx, "p"); err != nil || n != 1 {
+			t.Fatalf("project stats: %d %v", n, err)
+		}
+		if _, err := r.DeviceNames(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if short, err := r.ShortIDs(ctx, []string{id}); err != nil || short[id] == "" {
+			t.Fatalf("short ids: %v %v", short, err)
+		}
+		if _, ok, err := r.Lookup(ctx, id); err != nil || !ok {
+			t.Fatalf("lookup: %v %v", ok, err)
+		}
+	}
+	read()
+	r.reads.mu.Lock()
+	first := len(r.reads.stmts)
+	r.reads.mu.Unlock()
+	if first < 5 {
+		t.Fatalf("%d statements cached after a context, want one per read", first)
+	}
+	read()
+	r.reads.mu.Lock()
+	defer r.reads.mu.Unlock()
+	if len(r.reads.stmts) != first {
+		t.Fatalf("a second context prepared %d more statements", len(r.reads.stmts)-first)
+	}
+}

@@ -110,7 +110,7 @@ func (r *Replica) ShortIDs(ctx context.Context, ids []string) (map[string]string
 		}
 		byHash[h] = append(byHash[h], id)
 	}
-	rows, err := r.r.QueryContext(ctx, `SELECT j.value,
+	rows, err := r.reads.query(ctx, `SELECT j.value,
 			(SELECT id FROM short_ids WHERE h = j.value),
 			(SELECT h FROM short_ids WHERE h < j.value ORDER BY h DESC LIMIT 1),
 			(SELECT h FROM short_ids WHERE h > j.value ORDER BY h LIMIT 1)
@@ -182,7 +182,7 @@ func (r *Replica) ResolveShortID(ctx context.Context, prefix string) (id string,
 		return "", false, nil
 	}
 	p := strings.ToUpper(prefix)
-	rows, err := r.r.QueryContext(ctx, "SELECT h, id FROM short_ids WHERE h >= ? AND h <= ? ORDER BY h LIMIT 11",
+	rows, err := r.reads.query(ctx, "SELECT h, id FROM short_ids WHERE h >= ? AND h <= ? ORDER BY h LIMIT 11",
 		p, p+strings.Repeat("Z", shortIDHash-len(p)))
 	if err != nil {
 		return "", false, fmt.Errorf("resolve short id: %w", err)

@@ -32,48 +32,56 @@ func (r *Replica) CutOrigin(ctx context.Context, origin string, seq uint64) (int
 			ON CONFLICT(origin) DO UPDATE SET seq = MAX(seq, excluded.seq)`, origin, seq); err != nil {
 			return fmt.Errorf("cut origin: %w", err)
 		}
-		cut, _, err := originCut(ctx, tx, origin)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT kind, record_id FROM ops WHERE origin = ? AND seq > ?", origin, cut)
-		if err != nil {
-			return fmt.Errorf("cut origin: %w", err)
-		}
-		type rec struct{ kind, id string }
-		var recs []rec
-		for rows.Next() {
-			var x rec
-			if err := rows.Scan(&x.kind, &x.id); err != nil {
-				rows.Close()
-				return fmt.Errorf("cut origin: %w", err)
-			}
-			recs = append(recs, x)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("cut origin: %w", err)
-		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin = ? AND seq > ?", origin, cut)
-		if err != nil {
-			return fmt.Errorf("cut origin: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		dropped = int(n)
-		if _, err := tx.ExecContext(ctx, "UPDATE version_vector SET seq = ? WHERE origin = ? AND seq > ?", cut, origin, cut); err != nil {
-			return fmt.Errorf("cut origin: %w", err)
-		}
-		for _, x := range recs {
-			if err := r.rewind(ctx, tx, x.kind, x.id); err != nil {
-				return fmt.Errorf("cut origin %s: %w", x.id, err)
-			}
-		}
-		return nil
+		var err error
+		dropped, err = r.cutTx(ctx, tx, origin)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	return dropped, nil
+}
+
+// cutTx applies origin's recorded cut inside tx: its ops past the cut are deleted, its
+// version-vector entry lowered to the cut and the records they touched rewound. It returns
+// how many ops it deleted.
+func (r *Replica) cutTx(ctx context.Context, tx *wtx, origin string) (int, error) {
+	cut, _, err := originCut(ctx, tx, origin)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT kind, record_id FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+	if err != nil {
+		return 0, fmt.Errorf("cut origin: %w", err)
+	}
+	type rec struct{ kind, id string }
+	var recs []rec
+	for rows.Next() {
+		var x rec
+		if err := rows.Scan(&x.kind, &x.id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("cut origin: %w", err)
+		}
+		recs = append(recs, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("cut origin: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+	if err != nil {
+		return 0, fmt.Errorf("cut origin: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, "UPDATE version_vector SET seq = ? WHERE origin = ? AND seq > ?", cut, origin, cut); err != nil {
+		return 0, fmt.Errorf("cut origin: %w", err)
+	}
+	for _, x := range recs {
+		if err := r.rewind(ctx, tx, x.kind, x.id); err != nil {
+			return 0, fmt.Errorf("cut origin %s: %w", x.id, err)
+		}
+	}
+	return int(n), nil
 }
 
 // rewind makes a record what the remaining ops say: it deletes the row and applies again

@@ -223,18 +223,27 @@ func storeObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool
 	if err != nil {
 		return false, fmt.Errorf("insert observation: %w", err)
 	}
+	if err := indexObservationFiles(ctx, tx, rowid, o.FilesModified, o.FilesRead); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// indexObservationFiles writes the observation_files rows (derived, never replicated) of the
+// observation stored at rowid.
+func indexObservationFiles(ctx context.Context, tx *wtx, rowid int64, modified, read []string) error {
 	for _, f := range []struct {
 		paths    []string
 		modified int
-	}{{o.FilesModified, 1}, {o.FilesRead, 0}} {
+	}{{modified, 1}, {read, 0}} {
 		for _, p := range f.paths {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path, obs_rowid, modified, name) VALUES (?, ?, ?, ?)`,
 				p, rowid, f.modified, FileName(p)); err != nil {
-				return false, fmt.Errorf("insert observation file: %w", err)
+				return fmt.Errorf("insert observation file: %w", err)
 			}
 		}
 	}
-	return true, nil
+	return nil
 }
 
 func insertSummary(ctx context.Context, tx *wtx, s memory.Summary) (bool, error) {

@@ -1,0 +1,257 @@
+package replica_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/replica"
+)
+
+// takeSnapshot reads src's snapshot into memory, in chunks of about chunkBytes.
+func takeSnapshot(tb testing.TB, src *replica.Replica, chunkBytes int) []replica.SnapshotChunk {
+	var chunks []replica.SnapshotChunk
+	if err := src.Snapshot(context.Background(), chunkBytes, func(c replica.SnapshotChunk) error {
+		chunks = append(chunks, c)
+		return nil
+	}); err != nil {
+		tb.Fatalf("snapshot: %v", err)
+	}
+	return chunks
+}
+
+// feedChunks is an InstallSnapshot source over chunks; after failAfter chunks (if ≥ 0) it
+// fails as a cut connection does.
+func feedChunks(chunks []replica.SnapshotChunk, failAfter int) func() (replica.SnapshotChunk, error) {
+	i := 0
+	return func() (replica.SnapshotChunk, error) {
+		if i == failAfter || i >= len(chunks) {
+			return replica.SnapshotChunk{}, errors.New("connection reset")
+		}
+		i++
+		return chunks[i-1], nil
+	}
+}
+
+// TestCRDTSnapshotThenChaos: histories as in TestCRDTCompactionNeverLosesAState (writes,
+// forgets, renames, compaction, partial exchanges); at the end of the history — a random
+// point of the group's life, the origins not yet equal — a new device installs a snapshot
+// of a random origin (in chunks of random size) and must then equal that origin exactly, vector
+// included. Then every op travels under the chaos schedule to the origins and to the
+// snapshot-started device, and a fourth device is fed only by op replay from the
+// snapshot-started one (it serves ops it never applied one by one): all end equal, and
+// nothing forgotten comes back.
+func TestCRDTSnapshotThenChaos(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		w := newWorld(rt, t, rapid.IntRange(2, 3).Draw(rt, "origins"))
+		defer w.close()
+		c := &compactionWorld{world: w, shadow: map[opKey]replica.Op{}}
+		w.compact = func(i int) { c.compactAt(w.origins[i], fmt.Sprintf("compact %d", i)) }
+		w.run()
+		src := w.origins[rapid.IntRange(0, len(w.origins)-1).Draw(rt, "snapshot source")]
+		s := w.fresh("snap-device")
+		if _, err := s.ApplyOps(w.ctx, nil); err != nil {
+			rt.Fatal(err)
+		}
+		chunks := takeSnapshot(t, src, rapid.IntRange(1, 4096).Draw(rt, "chunk bytes"))
+		if _, err := s.InstallSnapshot(w.ctx, feedChunks(chunks, -1)); err != nil {
+			rt.Fatalf("install: %v", err)
+		}
+		if got, want := w.dump(s), w.dump(src); got != want {
+			rt.Fatalf("installed snapshot differs from its source:\n%s\n---\n%s", want, got)
+		}
+		vs, _ := s.VersionVector(w.ctx)
+		vsrc, _ := src.VersionVector(w.ctx)
+		maps.DeleteFunc(vsrc, func(_ string, s uint64) bool { return s == 0 }) // an entry of 0 says nothing
+		if !maps.Equal(vs, vsrc) {
+			rt.Fatalf("installed vector %v, source's %v", vs, vsrc)
+		}
+		all := w.allOps()
+		for k, r := range w.origins {
+			w.deliverChaos(r, all, fmt.Sprintf("origin %d", k))
+		}
+		w.deliverChaos(s, all, "snapshot device")
+		d := w.fresh("relay-device")
+		w.deliverChaos(d, w.held(s), "device fed by the snapshot device")
+		want := w.dump(w.origins[0])
+		for name, r := range map[string]*replica.Replica{"snapshot device": s, "relay device": d, "origin 1": w.origins[1]} {
+			if got := w.dump(r); got != want {
+				rt.Fatalf("%s differs from origin 0:\n%s\n---\n%s", name, want, got)
+			}
+			w.checkForgotten(r, name)
+		}
+	})
+}
+
+// TestSnapshotInstallIsAllOrNothing: a source that fails in the middle (a cut connection)
+// leaves the receiver blank — no row, no vector entry — and the next attempt installs it all;
+// a replica that holds something refuses a snapshot.
+func TestSnapshotInstallIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	a := openPlain(t, "dev-a")
+	now := time.Now().UnixMilli()
+	for i := range 30 {
+		if _, err := a.Commit(ctx, &replica.Batch{
+			Sessions:     []memory.Session{{ID: fmt.Sprintf("s%d", i%3), Project: "p", StartedAt: now}},
+			Observations: []memory.Observation{{SessionID: fmt.Sprintf("s%d", i%3), Project: "p", Type: "change", Title: fmt.Sprintf("zebraword %d", i), CreatedAt: now, FilesRead: []string{"dir/main.go"}}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chunks := takeSnapshot(t, a, 512)
+	if len(chunks) < 4 {
+		t.Fatalf("%d chunks: the test needs a snapshot of several", len(chunks))
+	}
+	c := openPlain(t, "dev-c")
+	if err := c.SetDeviceName(ctx, "dev-c", "laptop"); err != nil { // what a node does at its first start
+		t.Fatal(err)
+	}
+	if _, err := c.InstallSnapshot(ctx, feedChunks(chunks, len(chunks)/2)); err == nil {
+		t.Fatal("install from a source cut in the middle succeeded")
+	}
+	if blank, err := c.IsBlank(ctx); err != nil || !blank {
+		t.Fatalf("after a failed install: blank %v, %v; want still blank", blank, err)
+	}
+	if vv, _ := c.VersionVector(ctx); vv["dev-a"] != 0 {
+		t.Fatalf("after a failed install the vector claims %v", vv)
+	}
+	res, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 30 observation ops and 30 session ops; 30 observations and 3 sessions.
+	if res.Ops != 60 || res.Records != 33 {
+		t.Fatalf("installed %+v, want 60 ops and 33 records", res)
+	}
+	if got, want := withoutDevice(mustDump(t, c), "dev-c"), mustDump(t, a); got != want {
+		t.Fatalf("installed state differs from the source's:\n%s\n---\n%s", want, got)
+	}
+	if vv, _ := c.VersionVector(ctx); vv["dev-a"] != 60 || vv["dev-c"] != 1 {
+		t.Fatalf("vector after install %v, want dev-a 60 and its own dev-c 1", vv)
+	}
+	// Search and the file index work on what came by snapshot.
+	if n, err := c.CountMatches(ctx, replica.OpObservation, "zebraword", 100); err != nil || n != 30 {
+		t.Fatalf("FTS finds %d snapshot records (%v), want 30", n, err)
+	}
+	if _, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1)); !errors.Is(err, replica.ErrNotBlank) {
+		t.Fatalf("second install: %v, want ErrNotBlank", err)
+	}
+	// c serves a new device by op replay: d equals a.
+	d := openPlain(t, "dev-d")
+	vv, _ := c.VersionVector(ctx)
+	for o := range vv {
+		ops, err := c.OpsSince(ctx, o, 0, 1_000_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.ApplyOps(ctx, ops); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := mustDump(t, d), mustDump(t, c); got != want {
+		t.Fatalf("device fed by the snapshot device differs:\n%s\n---\n%s", want, got)
+	}
+}
+
+// withoutDevice drops origin's device row from a dump.
+func withoutDevice(dump, origin string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(dump, "\n") {
+		if !strings.HasPrefix(l, "device\t"+origin+"\t") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+// TestSnapshotInstallIsPublishedAndFollowsTheRules: the install is one change on the feed
+// naming every record it stored (so embeddings, FTS consumers and the viewer catch up);
+// records of a local-only project never travel; a removed origin's ops past the receiver's
+// cut are dropped with what they wrote; a stamp beyond the clock bound refuses the snapshot.
+func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UnixMilli()
+	a, err := replica.Open(ctx, replica.Config{Path: t.TempDir() + "/a.db", Origin: "dev-a", LocalOnly: func(p string) bool { return p == "secret" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var kept []string
+	for i, project := range []string{"p", "secret", "p"} {
+		res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s", Project: project, Type: "change", Title: fmt.Sprintf("obs %d", i), CreatedAt: now}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if project == "p" {
+			kept = append(kept, res.Observations[0].ID)
+		}
+	}
+	x := openPlain(t, "dev-x") // a device removed after its first op
+	for i := range 3 {
+		if _, err := x.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "sx", Project: "p", Type: "change", Title: fmt.Sprintf("x %d", i), CreatedAt: now}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.ApplyOps(ctx, allOpsOf(t, x)); err != nil {
+		t.Fatal(err)
+	}
+	chunks := takeSnapshot(t, a, 1<<20)
+
+	c, bus := testkit.OpenReplicaWithFeed(t, "dev-c")
+	sub := bus.Subscribe(0)
+	defer sub.Close()
+	if _, err := c.CutOrigin(ctx, "dev-x", 1); err != nil {
+		t.Fatal(err)
+	}
+	sub.Take()
+	res, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cut != 2 {
+		t.Fatalf("install %+v, want the 2 ops of dev-x past its cut dropped", res)
+	}
+	changes, _ := sub.Take()
+	if len(changes) != 1 || changes[0].Origin != feed.Device {
+		t.Fatalf("feed after install: %+v, want one change from a device", changes)
+	}
+	if got := changes[0].Observations; len(got) < 3 {
+		t.Fatalf("feed names observations %v, want a's 2 and dev-x's first", got)
+	}
+	d := mustDump(t, c)
+	if strings.Contains(d, "obs 1") || !strings.Contains(d, "obs 0") || !strings.Contains(d, "obs 2") {
+		t.Fatalf("installed dump: want a's two shared observations and not the local-only one:\n%s", d)
+	}
+	if !strings.Contains(d, "x 0") || strings.Contains(d, "x 1") || strings.Contains(d, "x 2") {
+		t.Fatalf("installed dump: want dev-x's op up to its cut only:\n%s", d)
+	}
+	if vv, _ := c.VersionVector(ctx); vv["dev-x"] != 1 || vv["dev-a"] != 2 {
+		t.Fatalf("vector %v, want dev-x at its cut 1 and dev-a at 2", vv)
+	}
+
+	// A clock far ahead: the whole snapshot is refused, nothing stored.
+	late := openPlain(t, "dev-late")
+	ahead, err := replica.Open(ctx, replica.Config{Path: t.TempDir() + "/f.db", Origin: "dev-f", Now: func() time.Time { return time.Now().Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ahead.Close()
+	if _, err := ahead.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "sf", Project: "p", Type: "change", Title: "future", CreatedAt: now}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.InstallSnapshot(ctx, feedChunks(takeSnapshot(t, ahead, 1<<20), -1)); !errors.Is(err, memory.ErrClockAhead) {
+		t.Fatalf("snapshot stamped an hour ahead: %v, want ErrClockAhead", err)
+	}
+	if blank, _ := late.IsBlank(ctx); !blank {
+		t.Fatal("a refused snapshot left rows behind")
+	}
+}

@@ -106,6 +106,7 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	default:
 		return nil
 	}
+	tx.deletesRecords()
 	// The ops are read first: an observation op kept in the row (oplog_inrow.go) gets its
 	// payload from the row about to be deleted.
 	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload, inrow FROM ops

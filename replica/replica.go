@@ -106,7 +106,8 @@ type Replica struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
-	reads *readStmts // the index reads' statements on the read pool (readindex.go)
+	reads  *readStmts // the index reads' statements on the read pool (readindex.go)
+	shorts shortIndex // short_ids in memory (shortid.go)
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.

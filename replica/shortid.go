@@ -1,13 +1,17 @@
 package replica
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Short IDs: a record's full ID is 26 characters (~6.5 tokens in every index row); its
@@ -25,35 +29,152 @@ const (
 // ErrAmbiguous reports a short ID that several records share; the error names them.
 var ErrAmbiguous = errors.New("ambiguous short ID")
 
-// shortHash is the Crockford base32 form of the first 60 bits of SHA-256(id).
-func shortHash(id string) string {
+// shortKey is a record's place in the short-ID order: h, the 60 bits of SHA-256(id) its
+// short hash spells, and fp, the next 64 bits, which tell apart two IDs whose hashes agree.
+type shortKey struct{ h, fp uint64 }
+
+func shortKeyOf(id string) shortKey {
 	sum := sha256.Sum256([]byte(id))
-	v := uint64(sum[0])<<56 | uint64(sum[1])<<48 | uint64(sum[2])<<40 | uint64(sum[3])<<32 |
-		uint64(sum[4])<<24 | uint64(sum[5])<<16 | uint64(sum[6])<<8 | uint64(sum[7])
+	return shortKey{h: binary.BigEndian.Uint64(sum[:8]) >> 4, fp: binary.BigEndian.Uint64(sum[8:16])}
+}
+
+// spell is the Crockford base32 form of a 60-bit hash, most significant character first.
+func spell(h uint64) string {
 	var out [shortIDHash]byte
 	for i := range out {
-		out[i] = idAlphabet[v>>59]
-		v <<= 5
+		out[i] = idAlphabet[h>>(5*(shortIDHash-1-i))&31]
 	}
 	return string(out[:])
 }
+
+// shortHash is the Crockford base32 form of the first 60 bits of SHA-256(id).
+func shortHash(id string) string { return spell(shortKeyOf(id).h) }
 
 // shortTables are the record tables whose rows get short IDs, by change-feed kind.
 var shortTables = map[string]string{OpPrompt: "prompts", OpObservation: "observations", OpSummary: "summaries"}
 
 // indexShortIDs gives every record the transaction stored a short_ids row (records it
-// recorded but did not keep — a tombstoned or cut one — get none).
+// recorded but did not keep — a tombstoned or cut one — get none), and notes the rows it
+// added for the in-memory index.
 func (t *wtx) indexShortIDs(ctx context.Context) error {
 	for kind, ids := range map[string][]string{OpPrompt: t.change.Prompts, OpObservation: t.change.Observations, OpSummary: t.change.Summaries} {
 		q := "INSERT OR IGNORE INTO short_ids(h, id) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM " + shortTables[kind] + " WHERE id = ?2)"
 		for _, id := range ids {
-			if _, err := t.ExecContext(ctx, q, shortHash(id), id); err != nil {
+			k := shortKeyOf(id)
+			res, err := t.ExecContext(ctx, q, spell(k.h), id)
+			if err != nil {
 				return fmt.Errorf("index short id: %w", err)
+			}
+			if n, err := res.RowsAffected(); err == nil && n > 0 {
+				t.shortAdded = append(t.shortAdded, k)
 			}
 		}
 	}
 	return nil
 }
+
+// deletesRecords notes that the transaction deletes prompt, observation or summary rows
+// (their short_ids rows go with them, by trigger): the in-memory short-ID index is read
+// again from the table after it commits. Every statement that deletes such rows must be
+// preceded by it.
+func (t *wtx) deletesRecords() { t.shortStale = true }
+
+// shortIndex is the short_ids table in memory, sorted by hash, so that a short ID is a
+// binary search to its two neighbours and no SQL: the session-start context and every
+// search ask for the short IDs of all they show. Read from the table on first use and
+// after a transaction that deleted records; kept by the commit path (runTx) for the rows
+// each transaction added. 16 bytes a record.
+type shortIndex struct {
+	mu     sync.RWMutex
+	loaded bool
+	keys   []shortKey // sorted by h; h is unique (the table's key)
+}
+
+// committed brings the index up to a committed transaction: it adds the rows the
+// transaction added, or, when it deleted records, drops the index to be read again.
+func (x *shortIndex) committed(added []shortKey, stale bool) {
+	if len(added) == 0 && !stale {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if stale {
+		x.loaded, x.keys = false, nil
+	}
+	if !x.loaded {
+		return // the next read loads what this transaction committed
+	}
+	for _, k := range added {
+		i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey)
+		if !found { // found: a load that began after the commit has it already
+			x.keys = slices.Insert(x.keys, i, k)
+		}
+	}
+}
+
+func cmpShortKey(k shortKey, h uint64) int { return cmp.Compare(k.h, h) }
+
+// load reads the index from the table. It holds the lock while it reads, so a commit that
+// the read does not see adds its rows after it.
+func (x *shortIndex) load(ctx context.Context, r *Replica) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.loaded {
+		return nil
+	}
+	rows, err := r.r.QueryContext(ctx, "SELECT id FROM short_ids")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var keys []shortKey
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		keys = append(keys, shortKeyOf(id))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.SortFunc(keys, func(a, b shortKey) int { return cmp.Compare(a.h, b.h) })
+	x.loaded, x.keys = true, keys
+	return nil
+}
+
+// forms sets out[id] to the short form of each of ids the index holds; ok is false when
+// the index must be loaded first.
+func (x *shortIndex) forms(ids []string, out map[string]string) (ok bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if !x.loaded {
+		return false
+	}
+	for _, id := range ids {
+		k := shortKeyOf(id)
+		i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey)
+		if !found || x.keys[i].fp != k.fp {
+			continue // no record here, or another ID owns the hash
+		}
+		n := MinShortID
+		if i > 0 {
+			n = max(n, commonChars(k.h, x.keys[i-1].h)+1)
+		}
+		if i+1 < len(x.keys) {
+			n = max(n, commonChars(k.h, x.keys[i+1].h)+1)
+		}
+		h := spell(k.h)
+		for n < len(h) && looksNumeric(h[:n]) {
+			n++
+		}
+		out[id] = h[:min(n, len(h))]
+	}
+	return true
+}
+
+// commonChars is how many leading base32 characters two distinct 60-bit hashes share.
+func commonChars(a, b uint64) int { return (bits.LeadingZeros64(a^b) - (64 - 5*shortIDHash)) / 5 }
 
 // backfillShortIDs is migration 6's Go step: short IDs for the records already stored.
 func backfillShortIDs(ctx context.Context, tx *sql.Tx) error {
@@ -93,65 +214,18 @@ var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillSho
 // ShortIDs returns the short form of each ID that names a record here (IDs without one
 // are left out): the shortest prefix of its hash, at least MinShortID characters, that no
 // other record shares, lengthened while it would read as a claude-mem number (digits, or
-// S and digits).
+// S and digits). It reads the in-memory index (shortIndex).
 func (r *Replica) ShortIDs(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	// One query for the whole list (the session-start context asks for every observation
-	// it shows): each hash with the ID that owns it and its two neighbours in hash order.
-	hashes := make([]string, 0, len(ids))
-	byHash := make(map[string][]string, len(ids))
-	for _, id := range ids {
-		h := shortHash(id)
-		if _, dup := byHash[h]; !dup {
-			hashes = append(hashes, h)
-		}
-		byHash[h] = append(byHash[h], id)
-	}
-	rows, err := r.reads.query(ctx, `SELECT j.value,
-			(SELECT id FROM short_ids WHERE h = j.value),
-			(SELECT h FROM short_ids WHERE h < j.value ORDER BY h DESC LIMIT 1),
-			(SELECT h FROM short_ids WHERE h > j.value ORDER BY h LIMIT 1)
-		FROM json_each(?) AS j`, string(mustJSON(hashes)))
-	if err != nil {
-		return nil, fmt.Errorf("short ids: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h string
-		var mine, before, after sql.NullString
-		if err := rows.Scan(&h, &mine, &before, &after); err != nil {
+	for !r.shorts.forms(ids, out) {
+		if err := r.shorts.load(ctx, r); err != nil {
 			return nil, fmt.Errorf("short ids: %w", err)
 		}
-		if !mine.Valid || !slices.Contains(byHash[h], mine.String) {
-			continue // no record here, or another ID owns the hash
-		}
-		id := mine.String
-		n := MinShortID
-		for _, nb := range []sql.NullString{before, after} {
-			if nb.Valid {
-				n = max(n, commonPrefix(h, nb.String)+1)
-			}
-		}
-		for n < len(h) && looksNumeric(h[:n]) {
-			n++
-		}
-		out[id] = h[:min(n, len(h))]
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("short ids: %w", err)
 	}
 	return out, nil
-}
-
-func commonPrefix(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // looksNumeric reports a form that would read as a claude-mem ID: digits, or S and digits.

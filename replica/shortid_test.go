@@ -2,9 +2,12 @@ package replica
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,4 +169,168 @@ func BenchmarkShortIDs(b *testing.B) {
 			b.Fatalf("%d short IDs, %v", len(got), err)
 		}
 	}
+}
+
+// shortIDsFromTable is the short-ID rule computed from the short_ids table in SQL (the
+// reads ShortIDs made before the index was kept in memory): the oracle the in-memory
+// index must agree with.
+func shortIDsFromTable(t *testing.T, r *Replica, ids []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, id := range ids {
+		h := shortHash(id)
+		var owner, before, after sql.NullString
+		err := r.r.QueryRow(`SELECT (SELECT id FROM short_ids WHERE h = ?1),
+			(SELECT h FROM short_ids WHERE h < ?1 ORDER BY h DESC LIMIT 1),
+			(SELECT h FROM short_ids WHERE h > ?1 ORDER BY h LIMIT 1)`, h).Scan(&owner, &before, &after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner.String != id {
+			continue
+		}
+		n := MinShortID
+		for _, nb := range []sql.NullString{before, after} {
+			if nb.Valid {
+				c := 0
+				for c < len(h) && h[c] == nb.String[c] {
+					c++
+				}
+				n = max(n, c+1)
+			}
+		}
+		for n < len(h) && looksNumeric(h[:n]) {
+			n++
+		}
+		out[id] = h[:n]
+	}
+	return out
+}
+
+// TestShortIndexFollowsEveryWrite: the in-memory short-ID index answers what the
+// short_ids table says after every kind of write — local commits before and after it is
+// first read, an import, ops applied from another device, forgetting a record and a
+// session, cutting an origin — and after reopening.
+func TestShortIndexFollowsEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.Close() }()
+	var asked []string // every ID ever stored, and one never stored
+	asked = append(asked, "0000000000000000000000NONE")
+	check := func(step string) {
+		t.Helper()
+		got, err := r.ShortIDs(ctx, asked)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		want := shortIDsFromTable(t, r, asked)
+		if len(want) == 0 {
+			t.Fatalf("%s: no records", step)
+		}
+		if !maps.Equal(got, want) {
+			for id, w := range want {
+				if got[id] != w {
+					t.Errorf("%s: %s: short ID %q, the table says %q", step, id, got[id], w)
+				}
+			}
+			for id, g := range got {
+				if _, ok := want[id]; !ok {
+					t.Errorf("%s: %s: short ID %q for a record the table does not hold", step, id, g)
+				}
+			}
+			t.FailNow()
+		}
+	}
+	commit := func(session string, n int) {
+		t.Helper()
+		b := &Batch{Sessions: []memory.Session{{ID: session, Project: "p", StartedAt: 1}},
+			Prompts:   []memory.Prompt{{SessionID: session, Project: "p", PromptNumber: 1, Text: "do " + session, CreatedAt: 1}},
+			Summaries: []memory.Summary{{SessionID: session, Project: "p", Request: "did " + session, CreatedAt: 2}}}
+		for i := range n {
+			b.Observations = append(b.Observations, memory.Observation{SessionID: session, Project: "p", Type: "change",
+				Title: fmt.Sprint(session, " obs ", i), CreatedAt: int64(3 + i)})
+		}
+		res, err := r.Commit(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range res.Observations {
+			asked = append(asked, o.ID)
+		}
+		for _, p := range res.Prompts {
+			asked = append(asked, p.ID)
+		}
+		for _, s := range res.Summaries {
+			asked = append(asked, s.ID)
+		}
+	}
+	commit("s1", 1500) // before the index is first read
+	check("first read")
+	// Added to the loaded index, while another goroutine reads it.
+	stop, read := make(chan struct{}), make(chan error, 1)
+	go func() {
+		ids := slices.Clone(asked)
+		for {
+			select {
+			case <-stop:
+				read <- nil
+				return
+			default:
+			}
+			if _, err := r.ShortIDs(ctx, ids); err != nil {
+				read <- err
+				return
+			}
+		}
+	}()
+	commit("s2", 1500)
+	close(stop)
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	check("commit")
+	asked = append(asked, importObservations(t, r, 300)...)
+	check("import")
+
+	other := openTest(t, "dev-b")
+	if _, err := other.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s3", Project: "p", StartedAt: 1}},
+		Observations: []memory.Observation{{SessionID: "s3", Project: "p", Type: "change", Title: "from b", CreatedAt: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	ops, err := other.OpsSince(ctx, "dev-b", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ApplyOps(ctx, ops); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		asked = append(asked, op.RecordID)
+	}
+	check("remote ops")
+
+	if _, err := r.Forget(ctx, []string{asked[1]}); err != nil {
+		t.Fatal(err)
+	}
+	check("forget a record")
+	if _, err := r.Forget(ctx, []string{"s2"}); err != nil {
+		t.Fatal(err)
+	}
+	check("forget a session")
+	commit("s4", 10) // after a forget dropped the index
+	check("commit after a forget")
+	if _, err := r.CutOrigin(ctx, "dev-b", 0); err != nil {
+		t.Fatal(err)
+	}
+	check("cut an origin")
+
+	r.Close()
+	if r, err = Open(ctx, Config{Path: path, Origin: "dev-a"}); err != nil {
+		t.Fatal(err)
+	}
+	check("reopen")
 }

@@ -372,6 +372,7 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO tombstones(id, hlc, origin) VALUES (?, ?, ?)", id, hlc, origin); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
+	tx.deletesRecords()
 	stmts := []string{
 		// Op payloads of the record and of every record of the session it names.
 		`UPDATE ops SET payload = NULL, inrow = 0 WHERE kind != 'forget' AND (record_id = ?1

@@ -1,13 +1,19 @@
 package hooks
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/codex"
+	"github.com/memnode/memnode/platform/copilot"
 )
 
 func at(day, hour, minute int) int64 {
@@ -35,13 +41,21 @@ func TestSelectFileObservations(t *testing.T) {
 	}
 }
 
-func TestFileContextTimelineAndGates(t *testing.T) {
-	n := newFakeNode(t)
-	cfg := n.config(t)
-	cwd := newProject(t)
-	file := filepath.Join(cwd, "internal/auth/middleware.go")
+// fileWithHistory is a fake node that knows fileObs of a 2000-byte file in a new project,
+// older than those observations.
+func fileWithHistory(t *testing.T) (n *fakeNode, cfg Config, cwd, file string) {
+	t.Helper()
+	n = newFakeNode(t)
+	cfg = n.config(t)
+	cwd = newProject(t)
+	file = filepath.Join(cwd, "internal/auth/middleware.go")
 	writeSourceFile(t, file, 2000, time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
 	n.byFile[file] = fileObs(file)
+	return n, cfg, cwd, file
+}
+
+func TestFileContextTimelineAndGates(t *testing.T) {
+	n, cfg, cwd, file := fileWithHistory(t)
 	read := func(paths ...string) string {
 		t.Helper()
 		ti := map[string]any{"file_path": paths[0]}
@@ -116,5 +130,62 @@ obs-5 9:00a 🟣 Add refresh token expiry
 	read(paths...)
 	if c := strings.Count(strings.TrimPrefix(n.Seen(), before), "/api/observations/by-file"); c != 10 {
 		t.Fatalf("looked up %d paths, want 10", c)
+	}
+}
+
+// TestObservationAnswersWithFileContext: for Codex (a shell read) and Copilot (a view) the
+// one PostToolUse observation hook records the call and answers with the file's context in
+// the agent's output contract; a shell command that names no file makes the observation's
+// request and no other.
+func TestObservationAnswersWithFileContext(t *testing.T) {
+	n, cfg, cwd, _ := fileWithHistory(t)
+	run := func(p platform.Platform, payload string) map[string]any {
+		t.Helper()
+		var stdout bytes.Buffer
+		if code := Run(context.Background(), cfg, p, platform.EventObservation, strings.NewReader(payload), &stdout, io.Discard); code != 0 {
+			t.Fatalf("%s: exit %d", p.Name, code)
+		}
+		return oneObject(t, stdout.String())
+	}
+	const header = "memnode: internal/auth/middleware.go has 3 prior observation(s)"
+	for _, tc := range []struct {
+		p       platform.Platform
+		payload string
+		context func(map[string]any) string
+		tool    string
+	}{
+		{codex.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat internal/auth/middleware.go"},"tool_response":"package auth"}`,
+			func(o map[string]any) string {
+				hso, _ := o["hookSpecificOutput"].(map[string]any)
+				if hso["hookEventName"] != "PostToolUse" {
+					return ""
+				}
+				s, _ := hso["additionalContext"].(string)
+				return s
+			}, "Bash"},
+		{copilot.Platform(), `{"sessionId":"s","cwd":` + jsonQuote(cwd) + `,"toolName":"view","toolArgs":{"path":"internal/auth/middleware.go"},"toolResult":{"resultType":"success","textResultForLlm":"1. package auth"}}`,
+			func(o map[string]any) string { s, _ := o["additionalContext"].(string); return s }, "Read"},
+	} {
+		events, before := len(n.Events()), n.Seen()
+		out := run(tc.p, tc.payload)
+		if got := tc.context(out); !strings.Contains(got, header) {
+			t.Errorf("%s: the observation hook answered without the file's context: %v", tc.p.Name, out)
+		}
+		evs := n.Events()
+		if len(evs) != events+1 || evs[len(evs)-1].ToolName != tc.tool {
+			t.Errorf("%s: the call is not recorded once as %s: %+v", tc.p.Name, tc.tool, evs[events:])
+		}
+		if seen := strings.TrimPrefix(n.Seen(), before); !strings.Contains(seen, "/api/observations/by-file") {
+			t.Errorf("%s: no file lookup:\n%s", tc.p.Name, seen)
+		}
+	}
+
+	before := n.Seen()
+	out := run(codex.Platform(), `{"session_id":"s","cwd":`+jsonQuote(cwd)+`,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"python3 test_app.py"},"tool_response":"ok"}`)
+	if len(out) != 0 {
+		t.Errorf("a command that names no file got context: %v", out)
+	}
+	if seen := strings.TrimPrefix(n.Seen(), before); strings.Count(seen, "/api/") != 1 || !strings.Contains(seen, "POST /api/events") {
+		t.Errorf("a command that names no file made other requests than the observation:\n%s", seen)
 	}
 }

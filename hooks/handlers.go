@@ -111,14 +111,29 @@ func handleSessionInit(ctx context.Context, h *hook, in *platform.Input) (platfo
 	return semanticContext(ctx, h, ev.Prompt, project), nil
 }
 
-// handleObservation records one tool call.
+// handleObservation records one tool call and, when the call read files (in.FilePaths:
+// Codex's shell, Copilot's view), answers with their file context, so one hook process
+// does both for an agent whose file context comes after the read. A call that names no
+// file makes no request beyond the observation; neither does one whose observation could
+// not reach the node (it was spooled).
 func handleObservation(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
-	if in.ToolName == "" || in.Bookkeeping || h.skipTool(in.ToolName) {
+	if err := recordObservation(ctx, h, in); err != nil {
+		return platform.Result{}, err
+	}
+	if len(in.FilePaths) == 0 || (h.missed && !h.reached) {
 		return platform.Result{}, nil
+	}
+	return handleFileContext(ctx, h, in)
+}
+
+// recordObservation sends one tool call to the node (or the spool).
+func recordObservation(ctx context.Context, h *hook, in *platform.Input) error {
+	if in.ToolName == "" || in.Bookkeeping || h.skipTool(in.ToolName) {
+		return nil
 	}
 	project := h.project(in)
 	if h.excluded(project) {
-		return platform.Result{}, nil
+		return nil
 	}
 	ev := h.newEvent(memory.KindObservation, in, project)
 	ev.ToolName = in.ToolName
@@ -127,7 +142,7 @@ func handleObservation(ctx context.Context, h *hook, in *platform.Input) (platfo
 	ev.ToolResponse = in.ToolResponse
 	ev.AgentID = in.AgentID
 	ev.AgentType = in.AgentType
-	return platform.Result{}, h.send(ctx, ev)
+	return h.send(ctx, ev)
 }
 
 // handleSummarize asks for the session summary at the end of a main-agent turn.
@@ -199,7 +214,7 @@ func recordFailedCalls(ctx context.Context, h *hook, in *platform.Input) {
 			continue
 		}
 		c.ToolInput, c.ToolResponse = platform.NonNull(parts[0]), platform.NonNull(parts[1])
-		if _, err := handleObservation(ctx, h, &c); err != nil {
+		if err := recordObservation(ctx, h, &c); err != nil {
 			h.logf("failed call %s: %v", c.ToolUseID, err)
 		}
 	}

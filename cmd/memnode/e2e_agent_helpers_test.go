@@ -261,3 +261,45 @@ func (r *agentRig) observationTexts() []string {
 	}
 	return out
 }
+
+// countedHooks gives the rig a memnode of its own whose lean hook binary is a wrapper that
+// logs each run's arguments ("hook codex observation") before it runs the real one: `bin
+// install <agent>` writes hooks that count the hook processes the agent starts. runs reads
+// the log.
+func (r *agentRig) countedHooks() (bin string, runs func() []string) {
+	r.tb.Helper()
+	dir := r.tb.TempDir()
+	bin = filepath.Join(dir, "memnode")
+	if err := os.Link(memnodeBin, bin); err != nil {
+		b, err := os.ReadFile(memnodeBin)
+		if err == nil {
+			err = os.WriteFile(bin, b, 0o755)
+		}
+		if err != nil {
+			r.tb.Fatalf("copy memnode: %v", err)
+		}
+	}
+	log := filepath.Join(dir, "hook-runs.log")
+	lean := filepath.Join(filepath.Dir(memnodeBin), "memnode-hook")
+	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + lean + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "memnode-hook"), []byte(script), 0o755); err != nil {
+		r.tb.Fatal(err)
+	}
+	return bin, func() []string {
+		b, err := os.ReadFile(log)
+		if err != nil && !os.IsNotExist(err) {
+			r.tb.Fatal(err)
+		}
+		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", "_"))
+	}
+}
+
+// hookRunsOf counts runs (from countedHooks) per memnode event.
+func hookRunsOf(runs []string) map[string]int {
+	n := map[string]int{}
+	for _, r := range runs {
+		parts := strings.Split(r, "_")
+		n[parts[len(parts)-1]]++
+	}
+	return n
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,9 +100,10 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	rig.extra = append(rig.extra, "PATH="+filepath.Dir(codex)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
 	rig.start()
-	out := rig.mustRun(nil, "install", "codex")
-	if !strings.Contains(out, "trusted 6 memnode hooks") {
-		t.Fatalf("install did not trust memnode's hooks:\n%s", out)
+	bin, hookRuns := rig.countedHooks()
+	inst := rig.runBin(bin, nil, "install", "codex")
+	if inst.code != 0 || !strings.Contains(inst.stdout, "trusted 5 memnode hooks") {
+		t.Fatalf("install did not trust memnode's hooks: exit %d\n%s%s", inst.code, inst.stdout, inst.stderr)
 	}
 	exec := func(prompt string) {
 		t.Helper()
@@ -120,6 +122,12 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	})
 	obs := rig.observationTexts()
 	t.Logf("observations:\n%s", strings.Join(obs, "\n"))
+	// One hook process per tool call: the five calls that fire PostToolUse (the failed patch
+	// fires none) start five, each recording the call and answering with file context.
+	want := map[string]int{"context": 1, "session-init": 1, "observation": 5, "summarize": 1, "session-end": 1}
+	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {
+		t.Errorf("session 1 ran hooks %v, want %v", got, want)
+	}
 	var failing, patch string
 	for _, o := range obs {
 		if strings.Contains(o, "import test_greeting") {
@@ -159,6 +167,11 @@ env_key = "FAKE_OPENAI_KEY"`) // no trailing newline: uninstall must give these 
 	// context through PostToolUse's additionalContext.
 	if !reqs[s1+3].Contains("memnode: app.py has") {
 		t.Errorf("the re-read of app.py got no file context:\n%.4000s", lastPart(reqs[s1+3].Body, 4000))
+	}
+	// Session 2's search and re-read fire PostToolUse: two more, one process each.
+	want = map[string]int{"context": 2, "session-init": 2, "observation": 7, "summarize": 2, "session-end": 2}
+	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {
+		t.Errorf("sessions 1 and 2 ran hooks %v, want %v", got, want)
 	}
 	grepDataDir(t, rig.dataDir, "SECRET-")
 

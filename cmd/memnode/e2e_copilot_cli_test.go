@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +85,10 @@ func TestCopilotCLI(t *testing.T) {
 	}
 
 	rig.start()
-	rig.mustRun(nil, "install", "copilot")
+	bin, hookRuns := rig.countedHooks()
+	if r := rig.runBin(bin, nil, "install", "copilot"); r.code != 0 {
+		t.Fatalf("install copilot: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	run := func(prompt string) {
 		t.Helper()
 		rig.runAgent(copilot, "-p", prompt, "--allow-all")
@@ -99,6 +103,12 @@ func TestCopilotCLI(t *testing.T) {
 	})
 	obs := rig.observationTexts()
 	t.Logf("session 1: %d model requests; observations:\n%s", s1, strings.Join(obs, "\n"))
+	// One hook process per tool call: five calls (the failed view fires postToolUseFailure),
+	// five observation hooks, each recording the call and answering with file context.
+	want := map[string]int{"context": 1, "session-init": 1, "observation": 5, "summarize": 1, "session-end": 1}
+	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {
+		t.Errorf("session 1 ran hooks %v, want %v", got, want)
+	}
 	var failing, missing, edit string
 	for _, o := range obs {
 		switch {
@@ -165,6 +175,11 @@ func TestCopilotCLI(t *testing.T) {
 	}
 	if !viewed {
 		t.Error("no request carried the re-read of app.py back to the model")
+	}
+	// Session 2's search and re-read: two more, one process each.
+	want = map[string]int{"context": 2, "session-init": 2, "observation": 7, "summarize": 2, "session-end": 2}
+	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {
+		t.Errorf("sessions 1 and 2 ran hooks %v, want %v", got, want)
 	}
 	grepDataDir(t, rig.dataDir, "SECRET-")
 

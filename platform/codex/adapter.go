@@ -66,13 +66,14 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	if in.Reason == "" {
 		in.Reason = p.Source
 	}
-	switch event {
-	case platform.EventObservation:
-		canonicalCall(&in)
-	case platform.EventFileContext:
+	if event == platform.EventObservation {
+		// A shell call that read files also asks for their context: the one PostToolUse
+		// hook records the call and answers with it. (file-context, which an install from
+		// before registered beside it, has nothing left to do.)
 		if isShell(in.ToolName) {
 			in.FilePaths = shellFilePaths(shellInput(in.ToolInput))
 		}
+		canonicalCall(&in)
 	}
 	return in, nil
 }
@@ -199,8 +200,8 @@ func absPath(p, cwd string) string {
 
 // Format implements platform.Adapter with the output Codex validates: context as
 // hookSpecificOutput {hookEventName, additionalContext} from SessionStart,
-// UserPromptSubmit and (file context after a shell read) PostToolUse, an empty object
-// (neutral) everywhere else.
+// UserPromptSubmit and (the observation's file context after a shell read) PostToolUse, an
+// empty object (neutral) everywhere else.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	hookEvent := ""
 	switch event {
@@ -208,7 +209,7 @@ func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 		hookEvent = "SessionStart"
 	case platform.EventSessionInit:
 		hookEvent = "UserPromptSubmit"
-	case platform.EventFileContext:
+	case platform.EventObservation:
 		hookEvent = "PostToolUse"
 	}
 	if hookEvent == "" || res.AdditionalContext == "" {

@@ -136,7 +136,8 @@ func TestFormatIsWhatCodexValidates(t *testing.T) {
 		{platform.EventSessionInit, "<b>", `{"hookSpecificOutput":{"additionalContext":"<b>","hookEventName":"UserPromptSubmit"}}`},
 		{platform.EventSessionInit, "", `{}`},
 		{platform.EventContext, "", `{}`},
-		{platform.EventObservation, "ignored", `{}`},
+		{platform.EventObservation, "", `{}`},
+		{platform.EventFileContext, "ignored", `{}`},
 		{platform.EventSummarize, "", `{}`},
 	} {
 		got, err := ad.Format(tc.event, platform.Result{AdditionalContext: tc.ctx})
@@ -193,25 +194,31 @@ func TestCodexReadFiles(t *testing.T) {
 	}
 }
 
-// TestCodexFileContextHook: a shell read is a file-context question about its files, and the
-// answer is PostToolUse's additionalContext (the one Codex output that adds context after a
-// tool); other tools ask nothing.
+// TestCodexFileContextHook: the PostToolUse observation of a shell read also asks for its
+// files' context, and the answer is PostToolUse's additionalContext (the one Codex output
+// that adds context after a tool); other tools ask nothing, and file-context (which an old
+// install registered as a second hook) asks nothing either.
 func TestCodexFileContextHook(t *testing.T) {
-	in, err := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"session_id":"s","cwd":"/w","hook_event_name":"PostToolUse",
-		"tool_name":"Bash","tool_input":{"command":"sed -n 1,80p app.py"},"tool_response":"def greet(): ..."}`))
-	if err != nil || !slices.Equal(in.FilePaths, []string{"app.py"}) || in.Cwd != "/w" {
+	read := []byte(`{"session_id":"s","cwd":"/w","hook_event_name":"PostToolUse",
+		"tool_name":"Bash","tool_input":{"command":"sed -n 1,80p app.py"},"tool_response":"def greet(): ..."}`)
+	in, err := Adapter{}.Normalize(platform.EventObservation, read)
+	if err != nil || !slices.Equal(in.FilePaths, []string{"app.py"}) || in.Cwd != "/w" || in.ToolName != "Bash" {
 		t.Fatalf("%+v, %v", in, err)
 	}
-	other, _ := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`))
-	if len(other.FilePaths) != 0 {
-		t.Errorf("apply_patch asked for file context: %v", other.FilePaths)
+	if old, _ := (Adapter{}).Normalize(platform.EventFileContext, read); len(old.FilePaths) != 0 {
+		t.Errorf("file-context still asks, beside the observation: %v", old.FilePaths)
 	}
-	b, err := Adapter{}.Format(platform.EventFileContext, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
+	for _, raw := range []string{
+		`{"tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch"}}`,
+		`{"tool_name":"Bash","tool_input":{"command":"python3 test_app.py"},"tool_response":"ok"}`,
+	} {
+		if other, _ := (Adapter{}).Normalize(platform.EventObservation, []byte(raw)); len(other.FilePaths) != 0 {
+			t.Errorf("%s asked for file context: %v", raw, other.FilePaths)
+		}
+	}
+	b, err := Adapter{}.Format(platform.EventObservation, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
 	if err != nil || string(b) != `{"hookSpecificOutput":{"additionalContext":"<memnode-context>x</memnode-context>","hookEventName":"PostToolUse"}}` {
 		t.Errorf("Format = %s, %v", b, err)
-	}
-	if b, _ := (Adapter{}).Format(platform.EventFileContext, platform.Result{}); string(b) != "{}" {
-		t.Errorf("no context: %s", b)
 	}
 }
 

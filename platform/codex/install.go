@@ -30,15 +30,15 @@ type Installer struct {
 var _ platform.Installer = Installer{}
 
 // HookSpecs are the Codex hooks memnode installs (timeouts in seconds). PreToolUse cannot
-// add context in Codex, so file context comes after a shell call that read files, from
-// PostToolUse (Codex reads files with the shell: `cat`, `sed -n`). A shell command that exits
-// non-zero still fires PostToolUse (the rollout has its exit code); a tool that fails
-// fires none. Codex clamps SessionEnd hooks to 3 s.
+// add context in Codex, so file context comes after a shell call that read files (Codex
+// reads files with the shell: `cat`, `sed -n`), from the same PostToolUse hook that records
+// the call: one process per tool call. A shell command that exits non-zero still fires
+// PostToolUse (the rollout has its exit code); a tool that fails fires none. Codex clamps
+// SessionEnd hooks to 3 s.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "SessionStart", Sub: platform.EventContext, Timeout: 60},
 		{Event: "UserPromptSubmit", Sub: platform.EventSessionInit, Timeout: 60},
-		{Event: "PostToolUse", Matcher: "Bash", Sub: platform.EventFileContext, Timeout: 60},
 		{Event: "PostToolUse", Matcher: "*", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "Stop", Sub: platform.EventSummarize, Timeout: 120},
 		{Event: "SessionEnd", Sub: platform.EventSessionEnd, Timeout: 3},
@@ -77,11 +77,20 @@ func hooksTarget(p paths, opts install.Options) install.Target {
 	return t
 }
 
-// Install implements platform.Installer.
+// Install implements platform.Installer. Over an older install whose hooks sat elsewhere in
+// hooks.json (a second PostToolUse hook for file context), the trust entries of positions
+// memnode no longer holds go, so uninstall can still give config.toml its bytes back.
 func (i Installer) Install(opts install.Options) ([]install.Change, error) {
 	p := pathsOf(opts)
+	before, err := trustKeys(p.hooks)
+	if err != nil {
+		return nil, err
+	}
 	changes, err := install.Install(hooksTarget(p, opts), opts)
 	if err != nil {
+		return changes, err
+	}
+	if err := dropStaleTrust(p, before); err != nil {
 		return changes, err
 	}
 	c, err := installMCP(p.config, opts)
@@ -145,6 +154,27 @@ func (Installer) Uninstall(opts install.Options) ([]install.Change, error) {
 	}
 	c, err := uninstallTOML(p.config, func(name []string) bool { return isMCPTable(name) || isKey(name) }, "removed MCP server "+install.MCPServerName)
 	return append(changes, c), err
+}
+
+// dropStaleTrust removes from the user's config.toml the trust entries of the positions in
+// hooks.json that held memnode's hooks before (keys) and hold none now.
+func dropStaleTrust(p paths, before map[string]bool) error {
+	after, err := trustKeys(p.hooks)
+	if err != nil {
+		return err
+	}
+	stale := func(name []string) bool {
+		return len(name) == 3 && name[0] == "hooks" && name[1] == "state" && before[name[2]] && !after[name[2]]
+	}
+	text, mode, exists, err := readText(p.userConfig)
+	if err != nil || !exists {
+		return err
+	}
+	rest, removed := removeTables(text, stale)
+	if !removed {
+		return nil
+	}
+	return writeFile(p.userConfig, rest, mode)
 }
 
 // isMCPTable reports whether a table is memnode's MCP server or one of its sub-tables.

@@ -150,3 +150,69 @@ func FuzzTables(f *testing.F) {
 		}
 	})
 }
+
+// TestInstallUpgradesTheTwoHookLayout: an install from before registered a second
+// PostToolUse hook (matcher Bash, file-context) beside the observation hook, and Codex
+// trusted both. Installing again leaves one PostToolUse hook (one process per tool call),
+// drops the trust entry of the position memnode no longer holds, and uninstall still gives
+// config.toml its bytes back.
+func TestInstallUpgradesTheTwoHookLayout(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".codex")
+	config, hooksFile := filepath.Join(dir, "config.toml"), filepath.Join(dir, "hooks.json")
+	orig := "model = \"gpt-5.5\"\n"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "PostToolUse", Matcher: "Bash", Sub: "file-context", Timeout: 60})
+	if _, err := install.Install(install.Target{Platform: Name, Settings: hooksFile, Hooks: old, NewMode: 0o600}, opts(home)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := installMCP(config, opts(home)); err != nil {
+		t.Fatal(err)
+	}
+	oldKeys, err := trustKeys(hooksFile)
+	if err != nil || len(oldKeys) != len(old) {
+		t.Fatalf("old trust keys %v, %v", oldKeys, err)
+	}
+	trust := "\n[hooks.state]\n"
+	for k := range oldKeys {
+		trust += "\n[hooks.state." + tomlString(k) + "]\ntrusted_hash = \"sha256:00\"\n"
+	}
+	b, _ := os.ReadFile(config)
+	if err := os.WriteFile(config, append(b, trust...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	inst := Installer{Codex: filepath.Join(home, "no-codex-here")}
+	if _, err := inst.Install(opts(home)); err != nil {
+		t.Fatal(err)
+	}
+	hooks, _ := os.ReadFile(hooksFile)
+	if n := strings.Count(string(hooks), " hook codex "); n != len(HookSpecs()) {
+		t.Errorf("hooks.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), hooks)
+	}
+	if strings.Contains(string(hooks), "file-context") || strings.Count(string(hooks), "hook codex observation") != 1 {
+		t.Errorf("hooks.json keeps a second PostToolUse hook:\n%s", hooks)
+	}
+	newKeys, _ := trustKeys(hooksFile)
+	b, _ = os.ReadFile(config)
+	for k := range oldKeys {
+		if in := strings.Contains(string(b), tomlString(k)); in != newKeys[k] {
+			t.Errorf("trust entry %s in config.toml: %v, want %v:\n%s", k, in, newKeys[k], b)
+		}
+	}
+
+	if _, err := inst.Uninstall(opts(home)); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(config); string(got) != orig {
+		t.Fatalf("uninstall after the upgrade left:\n%q\nwant\n%q", got, orig)
+	}
+	if _, err := os.Stat(hooksFile); !os.IsNotExist(err) {
+		t.Errorf("hooks.json left behind: %v", err)
+	}
+}

@@ -81,11 +81,12 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 	if in.Reason == "" {
 		in.Reason = p.Source
 	}
-	switch event {
-	case platform.EventObservation:
-		canonicalCall(&in, p)
-	case platform.EventFileContext:
+	if event == platform.EventObservation {
+		// A view also asks for its file's context: the one postToolUse hook records the
+		// call and answers with it. (file-context, which an install from before registered
+		// beside it, has nothing left to do.)
 		in.FilePaths = viewedFile(p, in.Cwd)
+		canonicalCall(&in, p)
 	}
 	return in, nil
 }
@@ -215,11 +216,11 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // Format implements platform.Adapter: Copilot takes context as a flat
-// {"additionalContext": …} from sessionStart, userPromptSubmitted and (a view's file
-// context) postToolUse (its hookSpecificOutput shape does not reach the model); every other
-// answer is neutral.
+// {"additionalContext": …} from sessionStart, userPromptSubmitted and (the observation's
+// file context after a view) postToolUse (its hookSpecificOutput shape does not reach the
+// model); every other answer is neutral.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
-	if (event != platform.EventContext && event != platform.EventSessionInit && event != platform.EventFileContext) || res.AdditionalContext == "" {
+	if (event != platform.EventContext && event != platform.EventSessionInit && event != platform.EventObservation) || res.AdditionalContext == "" {
 		return []byte("{}"), nil
 	}
 	b := mustJSON(map[string]string{"additionalContext": res.AdditionalContext})

@@ -79,7 +79,8 @@ func TestFormatIsFlat(t *testing.T) {
 		{platform.EventContext, "C", `{"additionalContext":"C"}`},
 		{platform.EventSessionInit, "<x>", `{"additionalContext":"<x>"}`},
 		{platform.EventSessionInit, "", `{}`},
-		{platform.EventObservation, "C", `{}`},
+		{platform.EventObservation, "", `{}`},
+		{platform.EventFileContext, "C", `{}`},
 	} {
 		got, err := Adapter{}.Format(tc.event, platform.Result{AdditionalContext: tc.ctx})
 		if err != nil || string(got) != tc.want {
@@ -107,24 +108,29 @@ func FuzzNormalize(f *testing.F) {
 	})
 }
 
-// TestCopilotFileContextHook: a successful view asks what memnode knows about its file (a
-// relative path resolved against cwd) and gets it back as postToolUse's flat
-// additionalContext; other tools and failed views ask nothing.
+// TestCopilotFileContextHook: the postToolUse observation of a successful view also asks
+// what memnode knows about its file (a relative path resolved against cwd) and gets it back
+// as postToolUse's flat additionalContext; other tools and failed views ask nothing, and
+// file-context (which an old install registered as a second hook) asks nothing either.
 func TestCopilotFileContextHook(t *testing.T) {
-	in, err := Adapter{}.Normalize(platform.EventFileContext, []byte(`{"sessionId":"s","cwd":"/w","toolName":"view",
-		"toolArgs":{"path":"app.py"},"toolResult":{"resultType":"success","textResultForLlm":"1. def greet"}}`))
-	if err != nil || len(in.FilePaths) != 1 || in.FilePaths[0] != "/w/app.py" || in.HookEventName != "postToolUse" {
+	view := []byte(`{"sessionId":"s","cwd":"/w","toolName":"view",
+		"toolArgs":{"path":"app.py"},"toolResult":{"resultType":"success","textResultForLlm":"1. def greet"}}`)
+	in, err := Adapter{}.Normalize(platform.EventObservation, view)
+	if err != nil || len(in.FilePaths) != 1 || in.FilePaths[0] != "/w/app.py" || in.HookEventName != "postToolUse" || in.ToolName != "Read" {
 		t.Fatalf("%+v, %v", in, err)
 	}
+	if old, _ := (Adapter{}).Normalize(platform.EventFileContext, view); len(old.FilePaths) != 0 {
+		t.Errorf("file-context still asks, beside the observation: %v", old.FilePaths)
+	}
 	for _, raw := range []string{
-		`{"toolName":"bash","toolArgs":{"command":"cat app.py"},"toolResult":{"resultType":"success"}}`,
+		`{"toolName":"bash","toolArgs":{"command":"python3 test_app.py"},"toolResult":{"resultType":"success"}}`,
 		`{"toolName":"view","toolArgs":{"path":"/w/x"},"error":"Path does not exist"}`,
 	} {
-		if in, _ := (Adapter{}).Normalize(platform.EventFileContext, []byte(raw)); len(in.FilePaths) != 0 {
+		if in, _ := (Adapter{}).Normalize(platform.EventObservation, []byte(raw)); len(in.FilePaths) != 0 {
 			t.Errorf("%s asked for file context: %v", raw, in.FilePaths)
 		}
 	}
-	b, err := Adapter{}.Format(platform.EventFileContext, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
+	b, err := Adapter{}.Format(platform.EventObservation, platform.Result{AdditionalContext: "<memnode-context>x</memnode-context>"})
 	if err != nil || string(b) != `{"additionalContext":"<memnode-context>x</memnode-context>"}` {
 		t.Errorf("Format = %s, %v", b, err)
 	}

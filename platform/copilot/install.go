@@ -16,13 +16,12 @@ var _ platform.Installer = Installer{}
 
 // HookSpecs are the Copilot hooks memnode installs (timeouts in seconds). Copilot hooks
 // have no matcher: postToolUse fires for every tool, postToolUseFailure for a failed one.
-// preToolUse cannot add context, so a view's file context is postToolUse's
-// additionalContext (the hook answers at once for every other tool).
+// preToolUse cannot add context, so a view's file context is the additionalContext of the
+// postToolUse hook that records the call: one process per tool call.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "sessionStart", Sub: platform.EventContext, Timeout: 60},
 		{Event: "userPromptSubmitted", Sub: platform.EventSessionInit, Timeout: 60},
-		{Event: "postToolUse", Sub: platform.EventFileContext, Timeout: 60},
 		{Event: "postToolUse", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "postToolUseFailure", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "agentStop", Sub: platform.EventSummarize, Timeout: 120},

@@ -3,10 +3,12 @@ package copilot
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 func TestInstallRoundTrip(t *testing.T) {
@@ -45,5 +47,41 @@ func TestInstallRoundTrip(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "mcp-config.json")); !os.IsNotExist(err) {
 		t.Errorf("mcp-config.json that memnode created is left: %v", err)
+	}
+}
+
+// TestInstallUpgradesTheTwoHookLayout: an install from before registered two postToolUse
+// hooks (file-context and observation); installing again leaves the observation hook alone
+// (one process per tool call), and uninstall gives settings.json its bytes back.
+func TestInstallUpgradesTheTwoHookLayout(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, ".copilot")
+	settings := filepath.Join(dir, "settings.json")
+	orig := "{\n  \"theme\": \"dark\"\n}"
+	platformtest.WriteFile(t, settings, orig, 0o600)
+	opts := install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: "/opt/m/memnode", HookBinary: "/opt/m/memnode-hook"}
+	old := target(opts)
+	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "postToolUse", Sub: "file-context", Timeout: 60})
+	if _, err := install.Install(old, opts); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook copilot file-context") {
+		t.Fatalf("the old layout is not installed:\n%s", b)
+	}
+	if _, err := (Installer{}).Install(opts); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(settings)
+	if strings.Contains(string(b), "file-context") || strings.Count(string(b), "hook copilot observation") != 2 { // postToolUse, postToolUseFailure
+		t.Errorf("settings.json after the upgrade:\n%s", b)
+	}
+	if n := strings.Count(string(b), " hook copilot "); n != len(HookSpecs()) {
+		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
+	}
+	if _, err := (Installer{}).Uninstall(opts); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != orig {
+		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	Scope      string // ScopeUser or ScopeProject
 	HomeDir    string // for ScopeUser
 	ProjectDir string // for ScopeProject
+	// ConfigHome is the XDG base directory for user configuration ($XDG_CONFIG_HOME, made
+	// absolute) for ScopeUser; empty means HomeDir/.config. Agents that keep their config
+	// there (OpenCode) install below it.
+	ConfigHome string
 	// Binary is the memnode executable: an absolute path, or for ScopeProject a bare name
 	// found in PATH.
 	Binary string
@@ -54,12 +58,22 @@ func (o Options) hookBinary() string {
 	return o.Binary
 }
 
+// UserConfigDir is the XDG config directory of ScopeUser: ConfigHome, or HomeDir/.config.
+func (o Options) UserConfigDir() string {
+	if o.ConfigHome != "" {
+		return o.ConfigHome
+	}
+	return filepath.Join(o.HomeDir, ".config")
+}
+
 func (o Options) validate() error {
 	switch {
 	case o.Scope != ScopeUser && o.Scope != ScopeProject:
 		return fmt.Errorf("%w: scope %q (want user or project)", ErrBadOption, o.Scope)
 	case o.Scope == ScopeUser && !filepath.IsAbs(o.HomeDir):
 		return fmt.Errorf("%w: home directory %q is not absolute", ErrBadOption, o.HomeDir)
+	case o.Scope == ScopeUser && o.ConfigHome != "" && !filepath.IsAbs(o.ConfigHome):
+		return fmt.Errorf("%w: config directory %q is not absolute", ErrBadOption, o.ConfigHome)
 	case o.Scope == ScopeProject && !filepath.IsAbs(o.ProjectDir):
 		return fmt.Errorf("%w: project directory %q is not absolute", ErrBadOption, o.ProjectDir)
 	case o.Scope == ScopeUser && (!filepath.IsAbs(o.Binary) || !filepath.IsAbs(o.hookBinary())):

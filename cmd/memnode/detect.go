@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/memnode/memnode/install"
@@ -20,10 +21,11 @@ type detected struct {
 }
 
 // detectAgents lists the registered agents that look installed, in registration order.
-func detectAgents(reg *platform.Registry, home string, lookPath func(string) (string, error)) []detected {
+// configHome is $XDG_CONFIG_HOME's value.
+func detectAgents(reg *platform.Registry, home, configHome string, lookPath func(string) (string, error)) []detected {
 	var out []detected
 	for _, p := range reg.All() {
-		if why, ok := p.Detect.Found(home, lookPath); ok {
+		if why, ok := p.Detect.Found(home, configHome, lookPath); ok {
 			out = append(out, detected{p, why})
 		}
 	}
@@ -45,7 +47,7 @@ func installDetected(env *cliEnv, args []string) int {
 	}
 	reg := registry.Builtin()
 	home, _ := os.UserHomeDir()
-	found := detectAgents(reg, home, exec.LookPath)
+	found := detectAgents(reg, home, xdgConfigHome(env.Getenv), exec.LookPath)
 	if *all {
 		found = found[:0]
 		for _, p := range reg.All() {
@@ -72,7 +74,7 @@ func installDetected(env *cliEnv, args []string) int {
 			return 0
 		}
 	}
-	opts, err := installOptions("install", *scope)
+	opts, err := installOptions(env, "install", *scope)
 	if err != nil {
 		return fail(env, "install: %v", err)
 	}
@@ -88,6 +90,21 @@ func installDetected(env *cliEnv, args []string) int {
 		}
 	}
 	return code
+}
+
+// xdgConfigHome is $XDG_CONFIG_HOME made absolute (an agent that honours it, as OpenCode
+// does through xdg-basedir, resolves a relative one against its working directory), or ""
+// when it is unset or cannot be resolved.
+func xdgConfigHome(getenv func(string) string) string {
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // isTerminal reports whether r is an interactive terminal.

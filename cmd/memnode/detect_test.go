@@ -108,8 +108,28 @@ func TestDetectAgentsFromRegistry(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(home, filepath.FromSlash(dir)), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if !slices.ContainsFunc(detectAgents(reg, home, noCommands), func(d detected) bool { return d.p.Name == p.Name }) {
+			if !slices.ContainsFunc(detectAgents(reg, home, "", noCommands), func(d detected) bool { return d.p.Name == p.Name }) {
 				t.Errorf("%s: not detected from ~/%s", p.Name, dir)
+			}
+		}
+		for _, dir := range p.Detect.ConfigPaths {
+			home, xdg := t.TempDir(), t.TempDir()
+			if err := os.MkdirAll(filepath.Join(home, ".config", filepath.FromSlash(dir)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(detectAgents(reg, home, "", noCommands), func(d detected) bool { return d.p.Name == p.Name }) {
+				t.Errorf("%s: not detected from ~/.config/%s", p.Name, dir)
+			}
+			// With XDG_CONFIG_HOME set the agent reads its config there, not in ~/.config.
+			if slices.ContainsFunc(detectAgents(reg, home, xdg, noCommands), func(d detected) bool { return d.p.Name == p.Name }) {
+				t.Errorf("%s: detected from ~/.config/%s although XDG_CONFIG_HOME is elsewhere", p.Name, dir)
+			}
+			if err := os.MkdirAll(filepath.Join(xdg, filepath.FromSlash(dir)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			want := filepath.Join(xdg, filepath.FromSlash(dir))
+			if !slices.ContainsFunc(detectAgents(reg, home, xdg, noCommands), func(d detected) bool { return d.p.Name == p.Name && d.why == want }) {
+				t.Errorf("%s: not detected from %s", p.Name, want)
 			}
 		}
 		for _, cmd := range p.Detect.Commands {
@@ -119,15 +139,47 @@ func TestDetectAgentsFromRegistry(t *testing.T) {
 				}
 				return "", exec.ErrNotFound
 			}
-			found := detectAgents(reg, t.TempDir(), lookPath)
+			found := detectAgents(reg, t.TempDir(), "", lookPath)
 			if !slices.ContainsFunc(found, func(d detected) bool { return d.p.Name == p.Name && d.why == cmd+" in PATH" }) {
 				t.Errorf("%s: not detected from %s in PATH", p.Name, cmd)
 			}
 		}
 	}
-	if found := detectAgents(reg, t.TempDir(), noCommands); len(found) != 0 {
+	if found := detectAgents(reg, t.TempDir(), "", noCommands); len(found) != 0 {
 		t.Errorf("detected agents on an empty machine: %v", found)
 	}
 }
 
 func noCommands(string) (string, error) { return "", exec.ErrNotFound }
+
+// TestInstallOpenCodeHonoursXDGConfigHome: `memnode install opencode` with XDG_CONFIG_HOME
+// set writes where OpenCode reads ($XDG_CONFIG_HOME/opencode), `memnode install` finds
+// OpenCode there, and uninstall removes memnode from there.
+func TestInstallOpenCodeHonoursXDGConfigHome(t *testing.T) {
+	home, xdg := t.TempDir(), filepath.Join(t.TempDir(), "xdg")
+	t.Setenv("PATH", t.TempDir())
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdg, "MEMNODE_DATA_DIR": filepath.Join(home, ".memnode")}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runMain(context.Background(), args, strings.NewReader(""), &out, &errb, func(k string) string { return env[k] }); code != 0 {
+			t.Fatalf("memnode %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	run("install", "opencode")
+	config := filepath.Join(xdg, "opencode", "opencode.json")
+	if b, err := os.ReadFile(config); err != nil || !strings.Contains(string(b), `"memnode"`) {
+		t.Fatalf("%s: %v\n%s", config, err, b)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config")); !os.IsNotExist(err) {
+		t.Fatalf("~/.config written although XDG_CONFIG_HOME is set: %v", err)
+	}
+	if out := run("install"); !strings.Contains(out, "opencode") || !strings.Contains(out, filepath.Join(xdg, "opencode")) {
+		t.Fatalf("install did not detect OpenCode in XDG_CONFIG_HOME:\n%s", out)
+	}
+	run("uninstall", "opencode")
+	if _, err := os.Stat(filepath.Join(xdg, "opencode", "plugin", "memnode.js")); !os.IsNotExist(err) {
+		t.Fatalf("plugin left after uninstall: %v", err)
+	}
+}

@@ -46,13 +46,13 @@ func installArgs(env *cliEnv, name string, args []string) (platform.Platform, in
 		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: platform %q is not supported (supported: %s)", errUsage, args[0],
 			strings.Join(registry.Builtin().Names(), ", "))
 	}
-	opts, err := installOptions(name, *scope)
+	opts, err := installOptions(env, name, *scope)
 	return p, opts, err
 }
 
 // installOptions are the install options of a scope: this home and working directory, and
 // the binaries the agent's files should run.
-func installOptions(name, scope string) (install.Options, error) {
+func installOptions(env *cliEnv, name, scope string) (install.Options, error) {
 	home, err := os.UserHomeDir()
 	if err != nil && scope == install.ScopeUser {
 		return install.Options{}, fmt.Errorf("find home directory: %w", err)
@@ -61,7 +61,7 @@ func installOptions(name, scope string) (install.Options, error) {
 	if err != nil {
 		return install.Options{}, fmt.Errorf("find current directory: %w", err)
 	}
-	opts := install.Options{Scope: scope, HomeDir: home, ProjectDir: cwd}
+	opts := install.Options{Scope: scope, HomeDir: home, ConfigHome: xdgConfigHome(env.Getenv), ProjectDir: cwd}
 	if scope == install.ScopeProject {
 		// Files a team commits name the commands, not this machine's paths.
 		if _, err := exec.LookPath("memnode"); err != nil && name == "install" {

@@ -22,8 +22,8 @@ var pluginJS []byte
 var pluginMarker = []byte("// memnode plugin for OpenCode")
 
 // Installer writes memnode's plugin into OpenCode's plugin folder and its MCP server under
-// "mcp" in opencode.json: ~/.config/opencode/ (user scope) or <project>/.opencode/plugin/
-// and <project>/opencode.json (project scope).
+// "mcp" in opencode.json: $XDG_CONFIG_HOME/opencode/ (user scope; ~/.config/opencode/ when
+// it is unset) or <project>/.opencode/plugin/ and <project>/opencode.json (project scope).
 type Installer struct{}
 
 var _ platform.Installer = Installer{}
@@ -33,7 +33,8 @@ func paths(opts install.Options) (plugin, config string) {
 	if opts.Scope == install.ScopeProject {
 		return filepath.Join(opts.ProjectDir, ".opencode", "plugin", "memnode.js"), filepath.Join(opts.ProjectDir, "opencode.json")
 	}
-	dir := filepath.Join(opts.HomeDir, ".config", "opencode")
+	// OpenCode's global config dir is xdg-basedir's: $XDG_CONFIG_HOME/opencode.
+	dir := filepath.Join(opts.UserConfigDir(), "opencode")
 	return filepath.Join(dir, "plugin", "memnode.js"), filepath.Join(dir, "opencode.json")
 }
 

@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,49 @@ func TestOpenCodeInstallRoundTrip(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
 		t.Fatalf("plugin folder left: %v", err)
+	}
+}
+
+// TestOpenCodeUserScopeHonoursXDGConfigHome: with XDG_CONFIG_HOME set (ConfigHome),
+// OpenCode reads $XDG_CONFIG_HOME/opencode, so the plugin and the MCP entry go there and
+// nothing is written under ~/.config; uninstall removes them from there again. A relative
+// ConfigHome is refused before anything is written.
+func TestOpenCodeUserScopeHonoursXDGConfigHome(t *testing.T) {
+	o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), ConfigHome: filepath.Join(t.TempDir(), "xdg"), Binary: bin}
+	dir := filepath.Join(o.ConfigHome, "opencode")
+	cs, err := Installer{}.Install(o)
+	if err != nil || len(cs) != 2 {
+		t.Fatalf("install: %v %v", cs, err)
+	}
+	if cs[0].Path != filepath.Join(dir, "opencode.json") || cs[1].Path != filepath.Join(dir, "plugin", "memnode.js") {
+		t.Fatalf("installed into %s and %s, want below %s", cs[0].Path, cs[1].Path, dir)
+	}
+	var c struct{ MCP map[string]any }
+	b, err := os.ReadFile(filepath.Join(dir, "opencode.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil || c.MCP["memnode"] == nil {
+		t.Fatalf("opencode.json: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plugin", "memnode.js")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.HomeDir, ".config")); !os.IsNotExist(err) {
+		t.Fatalf("~/.config written although XDG_CONFIG_HOME is set: %v", err)
+	}
+	cs, err = Installer{}.Uninstall(o)
+	if err != nil || len(cs) != 2 || cs[1].Action != "removed" {
+		t.Fatalf("uninstall: %v %v", cs, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plugin")); !os.IsNotExist(err) {
+		t.Fatalf("plugin folder left: %v", err)
+	}
+
+	rel := o
+	rel.ConfigHome = "xdg"
+	if _, err := (Installer{}).Install(rel); !errors.Is(err, install.ErrBadOption) {
+		t.Fatalf("relative config home: %v, want ErrBadOption", err)
 	}
 }
 

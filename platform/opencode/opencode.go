@@ -18,6 +18,6 @@ func Platform() platform.Platform {
 		Adapter:   Adapter{},
 		Installer: Installer{},
 		Fixtures:  "testdata/fixtures/opencode",
-		Detect:    platform.Detect{HomePaths: []string{".config/opencode"}, Commands: []string{"opencode"}},
+		Detect:    platform.Detect{ConfigPaths: []string{"opencode"}, Commands: []string{"opencode"}},
 	}
 }

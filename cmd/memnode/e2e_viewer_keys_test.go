@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/testkit"
 )
 
@@ -25,30 +24,13 @@ func (b *browser) press(keys string) {
 // its text.
 const focused = `(() => { const a = document.activeElement; return a.id || a.dataset.id || a.textContent.trim().slice(0, 40); })()`
 
-// loginViewer opens in's one-time viewer URL and waits for n feed cards.
-func loginViewer(t *testing.T, b *browser, in *instance, n int) {
-	t.Helper()
-	url := strings.Fields(in.mustRun(nil, "viewer"))[0]
-	b.do("open the one-time URL", chromedp.Navigate(url))
-	b.waitJS(fmt.Sprintf("%d cards", n), fmt.Sprintf(`document.body.dataset.ready === 'true' && document.querySelectorAll('#feed .card').length === %d`, n), 15*time.Second)
-}
-
 // TestViewerKeyboard uses the viewer with the keyboard only (real key events into a real
 // Chromium against a real node): Tab walks header → filters → cards with a visible focus;
 // j/k select cards, Enter opens one and Esc comes back to it, t opens its timeline, x opens
 // its toggles, # asks before forgetting; / focuses search, where typed letters are text and
 // never shortcuts; g d / g f / g s switch pages; ? shows the help.
 func TestViewerKeyboard(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short")
-	}
-	b := newBrowser(t)
-	in := newInstance(t)
-	in.start()
-	c, err := client.FromDataDir(in.dataDir, in.port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, in, c := startViewerNode(t)
 	words := []string{"alphaword", "bravoword", "charlieword"} // the feed shows them newest first
 	ids := map[string]string{}
 	for _, w := range words {

@@ -14,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/client"
 )
 
 // liveCap is the feed's LIVE_CAP (viewer/static/app/feed.js): the cards kept while records
@@ -94,16 +93,7 @@ func (b *browser) mainThread() map[string]float64 {
 // cannot flake — every record was drawn live, the newest liveCap are on screen in order,
 // the DOM stays bounded — and prints the timings.
 func TestViewerLiveBurst(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short")
-	}
-	b := newBrowser(t)
-	in := newInstance(t)
-	in.start()
-	c, err := client.FromDataDir(in.dataDir, in.port)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, in, c := startViewerNode(t)
 	loginViewer(t, b, in, 0)
 	b.waitJS("the live stream", `document.getElementById('live').classList.contains('on') && document.getElementById('feed').getAttribute('aria-busy') === 'false'`, 10*time.Second)
 	eval[bool](b, measureFrames)
@@ -190,12 +180,7 @@ func TestViewerLiveBurst(t *testing.T) {
 // TestViewerAfterRestart: a node's restart ends its browser sessions; the open viewer says
 // so and how to log in again, instead of "reconnecting…" for ever.
 func TestViewerAfterRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test skipped in -short")
-	}
-	b := newBrowser(t)
-	in := newInstance(t)
-	in.start()
+	b, in, _ := startViewerNode(t)
 	loginViewer(t, b, in, 0)
 	b.waitJS("the live stream", `document.getElementById('live').classList.contains('on')`, 10*time.Second)
 	in.mustRun(nil, "stop")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/memory"
@@ -126,6 +127,32 @@ func (b *browser) shot(name string) {
 	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
+}
+
+// startViewerNode is the setup of a one-node browser test: skipped in -short, a real
+// Chromium, a started real node and a client of its API (to seed records before or after
+// loginViewer).
+func startViewerNode(t *testing.T) (*browser, *instance, *client.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test skipped in -short")
+	}
+	b := newBrowser(t)
+	in := newInstance(t)
+	in.start()
+	c, err := client.FromDataDir(in.dataDir, in.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, in, c
+}
+
+// loginViewer opens in's one-time viewer URL and waits for n feed cards.
+func loginViewer(t *testing.T, b *browser, in *instance, n int) {
+	t.Helper()
+	url := strings.Fields(in.mustRun(nil, "viewer"))[0]
+	b.do("open the one-time URL", chromedp.Navigate(url))
+	b.waitJS(fmt.Sprintf("%d cards", n), fmt.Sprintf(`document.body.dataset.ready === 'true' && document.querySelectorAll('#feed .card').length === %d`, n), 15*time.Second)
 }
 
 // cardWith is a JS expression: the feed card whose text holds word (null when none).

@@ -389,10 +389,12 @@ func FileName(p string) string {
 // sessions it does not hold, or that name none, are left out).
 func (r *Replica) SessionPlatforms(ctx context.Context, sessionIDs []string) (map[string]string, error) {
 	out := make(map[string]string, len(sessionIDs))
+	asked := make(map[string]bool, len(sessionIDs))
 	for _, id := range sessionIDs {
-		if _, done := out[id]; done || id == "" {
+		if asked[id] || id == "" {
 			continue
 		}
+		asked[id] = true // each session once, whether or not it names an agent
 		var p string
 		err := r.reads.queryRow(ctx, "SELECT platform FROM sessions WHERE id = ?", id).Scan(&p)
 		if errors.Is(err, sql.ErrNoRows) {

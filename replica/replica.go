@@ -31,7 +31,7 @@ var migrationFiles embed.FS
 var (
 	ErrClosed   = errors.New("replica closed")
 	ErrNotFound = errors.New("not found")
-	ErrNoFTS5   = errors.New("sqlite was built without FTS5 (build with -tags sqlite_fts5)")
+	ErrNoFTS5   = errors.New("this memnode was built without SQLite's FTS5 full-text search: rebuild it with -tags sqlite_fts5 (make build does)")
 	// ErrLocked is returned by Open when another process held the database's write lock
 	// for longer than Config.OpenLockWait while the schema was checked or migrated: the node
 	// is memnode.db's only writer, so the holder is some other program (a sqlite3 shell in

@@ -93,7 +93,7 @@ var snapshotTables = []snapshotTable{
 const snapshotChunkRows = 5000
 
 // Snapshot reads the replicated state in one read transaction and hands it to emit in
-// chunks of about chunkBytes, table by table, then a last chunk with the version vector the
+// chunks of at most chunkBytes (or one larger row alone), table by table, then a last chunk with the version vector the
 // rows belong to. emit's error ends the snapshot.
 func (r *Replica) Snapshot(ctx context.Context, chunkBytes int, emit func(SnapshotChunk) error) error {
 	tx, err := r.r.BeginTx(ctx, nil)
@@ -145,23 +145,27 @@ func snapshotRows(ctx context.Context, tx *sql.Tx, t snapshotTable, chunkBytes i
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("snapshot %s: %w", t.name, err)
 		}
+		rowSize := 0
 		for i, v := range vals {
 			switch x := v.(type) {
 			case string:
-				size += len(x)
+				rowSize += len(x)
 			case []byte:
 				vals[i] = slices.Clone(x)
-				size += len(x)
+				rowSize += len(x)
 			}
-			size += 2
+			rowSize += 2
 		}
-		chunk.Rows = append(chunk.Rows, vals)
-		if size >= chunkBytes || len(chunk.Rows) >= snapshotChunkRows {
+		// A chunk is at most chunkBytes, or one row alone: a large record never rides on
+		// top of a full chunk (the wire's frame limit).
+		if len(chunk.Rows) > 0 && (size+rowSize > chunkBytes || len(chunk.Rows) >= snapshotChunkRows) {
 			if err := emit(chunk); err != nil {
 				return err
 			}
 			chunk.Rows, size = nil, 0
 		}
+		chunk.Rows = append(chunk.Rows, vals)
+		size += rowSize
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("snapshot %s: %w", t.name, err)

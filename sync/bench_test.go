@@ -50,7 +50,8 @@ func (t *tnode) vv() replica.VersionVector {
 	return vv
 }
 
-// BenchmarkReplicate10k: a new device joins and pulls 10,000 ops from A over real libp2p.
+// BenchmarkReplicate10k: a new device joins and pulls 10,000 ops from A over real libp2p, by
+// op replay (BenchmarkCatchUp/snapshot measures the snapshot).
 // Reports ms per 10k ops and bytes on the wire per op.
 func BenchmarkReplicate10k(b *testing.B) {
 	const total = 10_000
@@ -60,7 +61,7 @@ func BenchmarkReplicate10k(b *testing.B) {
 	var bytes int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		nb := startNode(b, fmt.Sprintf("b%d", i), b.TempDir(), nil, func(c *Config) { c.AntiEntropyInterval = time.Hour })
+		nb := startNode(b, fmt.Sprintf("b%d", i), b.TempDir(), nil, snapshotsOff, func(c *Config) { c.AntiEntropyInterval = time.Hour })
 		sent := a.node.stats.BytesSent.Load() + a.node.stats.BytesRecv.Load()
 		b.StartTimer()
 		start := time.Now()
@@ -220,7 +221,9 @@ func BenchmarkOpLogOverhead(b *testing.B) {
 // BenchmarkCatchUp: a new device joins a device whose history is 5,000 observations, 5,000
 // session updates (50 sessions) and 500 forgets, and pulls it all — first from the op-log as
 // written ("oplog"), then, once compacted, from the compacted op-log ("compacted": the
-// superseded session ops and the forgotten observations' ops travel as placeholders).
+// superseded session ops and the forgotten observations' ops travel as placeholders), then
+// from a snapshot of the compacted state ("snapshot": rows and op-log installed in one
+// transaction, with the default SnapshotMin).
 // Reports the catch-up rate in ops (seqs the new device's vector moved past) and records
 // (observations it ends with) per second, and the CPU time of the whole process per 1k ops.
 func BenchmarkCatchUp(b *testing.B) {
@@ -233,10 +236,10 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("A holds %d ops of its own, %d observations, %d forgets", total, records, forgets)
-	catchUp := func(b *testing.B, name string) {
+	catchUp := func(b *testing.B, name string, snapshot nodeOpt) {
 		var elapsed, cpu time.Duration
 		for i := 0; i < b.N; i++ {
-			nb := startNode(b, fmt.Sprintf("%s-%d", name, i), testkit.FastTempDir(b), nil, func(c *Config) { c.AntiEntropyInterval = time.Hour })
+			nb := startNode(b, fmt.Sprintf("%s-%d", name, i), testkit.FastTempDir(b), nil, snapshot, func(c *Config) { c.AntiEntropyInterval = time.Hour })
 			before := cpuTime()
 			start := time.Now()
 			nb.join(a)
@@ -246,6 +249,14 @@ func BenchmarkCatchUp(b *testing.B) {
 			})
 			elapsed += time.Since(start)
 			cpu += cpuTime() - before
+			if name == "snapshot" { // counted just after the install committed
+				waitFor(b, 10*time.Second, "the snapshot to be counted", func() (bool, string) {
+					got := nb.node.stats.SnapshotsInstalled.Load()
+					return got == 1, fmt.Sprint(got, " snapshots")
+				})
+			} else if got := nb.node.stats.SnapshotsInstalled.Load(); got != 0 {
+				b.Fatalf("%s: the new device installed %d snapshots", name, got)
+			}
 			// A compacts only what every member holds: the new device says so in the Hello
 			// of A's next anti-entropy round.
 			waitFor(b, time.Minute, "A to know the new device holds its history", func() (bool, string) {
@@ -261,13 +272,14 @@ func BenchmarkCatchUp(b *testing.B) {
 		b.ReportMetric(float64(records)*float64(b.N)/elapsed.Seconds(), "records/s")
 		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N)/(float64(total)/1000), "cpu-ms/1k-ops")
 	}
-	b.Run("oplog", func(b *testing.B) { catchUp(b, "oplog") })
+	b.Run("oplog", func(b *testing.B) { catchUp(b, "oplog", snapshotsOff) })
 	res, err := a.node.Compact(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("compacted %d of %d ops of A", res.Removed(), total)
-	b.Run("compacted", func(b *testing.B) { catchUp(b, "compacted") })
+	b.Run("compacted", func(b *testing.B) { catchUp(b, "compacted", snapshotsOff) })
+	b.Run("snapshot", func(b *testing.B) { catchUp(b, "snapshot", func(*Config) {}) })
 }
 
 // cpuTime is the CPU time (user + system) this process has used.

@@ -105,7 +105,7 @@ func fileSizes(tb testing.TB, path string) (db, oplog int64) {
 // two devices with 10k session updates and 1k forgets; once both have every op (and have
 // told each other so), compaction leaves an op-log of at most 25 % of the database, and a
 // third device joining converges to the same state. Under -short or -race it runs the same
-// history at a tenth of the size and checks convergence only.
+// history at a tenth of the size and checks convergence only. C starts from a snapshot.
 func TestCompactionThenNewDeviceConverges(t *testing.T) {
 	records, updates, forgets := 25_000, 5_000, 500 // per device
 	full := !testing.Short() && !raceEnabled
@@ -168,14 +168,21 @@ func TestCompactionThenNewDeviceConverges(t *testing.T) {
 		t.Fatal("compaction changed a device's state")
 	}
 
+	// C starts from a snapshot (the default for a blank device and a peer holding at least
+	// SnapshotMin ops), which carries the compacted op-log.
+	joined := time.Now()
 	c := startNode(t, "dev-c", testkit.FastTempDir(t), nil)
 	c.join(a)
-	waitFor(t, 3*time.Minute, "C to catch up from the compacted op-logs", func() (bool, string) {
+	waitFor(t, 3*time.Minute, "C to catch up from a snapshot", func() (bool, string) {
 		vc := c.vv()
 		return maps.Equal(vc, a.vv()), fmt.Sprintf("C %v, A %v", vc, a.vv())
 	})
-	t.Logf("C caught up after %v", time.Since(start).Round(time.Millisecond))
+	t.Logf("C caught up %v after joining", time.Since(joined).Round(time.Millisecond))
 	if got := c.dump(); got != a.dump() || got != b.dump() {
 		t.Fatal("the device that joined after compaction differs from A and B")
+	}
+	waitSnapshots(t, c, 1)
+	if got := c.node.stats.OpsApplied.Load(); got != 0 {
+		t.Fatalf("C applied %d ops one by one after its snapshot, want 0", got)
 	}
 }

@@ -32,10 +32,13 @@ import (
 // Protocol IDs. A node speaks exactly these; everything else is refused. ProtocolSyncZ is
 // ProtocolSync's messages on a DEFLATE-compressed stream: an initiator offers it first and
 // falls back to ProtocolSync with a device that does not speak it (see DESIGN.md, "Wire
-// format").
+// format"). ProtocolSyncS is ProtocolSyncZ plus the snapshot messages: a device that
+// negotiates it can ask for and serve snapshots (DESIGN.md, "Snapshots"); one that does not
+// speak it is offered ProtocolSyncZ next.
 const (
 	ProtocolSync  protocol.ID = "/memnode/sync/1.0.0"
 	ProtocolSyncZ protocol.ID = "/memnode/sync-deflate/1.0.0"
+	ProtocolSyncS protocol.ID = "/memnode/sync-snapshot/1.0.0"
 	ProtocolPair  protocol.ID = "/memnode/pair/1.0.0"
 )
 
@@ -50,6 +53,10 @@ type Store interface {
 	CutOrigin(ctx context.Context, origin string, seq uint64) (int, error)
 	// Compact drops the ops at or below floor that no longer change any state (compact.go).
 	Compact(ctx context.Context, floor replica.VersionVector) (replica.CompactResult, error)
+	// IsBlank, Snapshot and InstallSnapshot start a new device from a snapshot (snapshot.go).
+	IsBlank(ctx context.Context) (bool, error)
+	Snapshot(ctx context.Context, chunkBytes int, emit func(replica.SnapshotChunk) error) error
+	InstallSnapshot(ctx context.Context, next func() (replica.SnapshotChunk, error)) (replica.SnapshotResult, error)
 }
 
 var _ Store = (*replica.Replica)(nil)
@@ -61,6 +68,7 @@ const (
 	DefaultDebounce            = 250 * time.Millisecond
 	DefaultBatchSize           = 500
 	DefaultJoinRetry           = 2 * time.Second
+	DefaultSnapshotMin         = 1000
 	sessionTimeout             = 2 * time.Minute
 	sessionIdle                = 10 * time.Second // per read or write of a session
 	pairTimeout                = 15 * time.Second
@@ -99,6 +107,10 @@ type Config struct {
 	BatchSize int
 	// JoinRetry is how often a node that misses members tries to (re)join their gossip.
 	JoinRetry time.Duration
+	// SnapshotMin is the fewest ops a peer must hold for this device, while it holds
+	// nothing of any other device, to start from the peer's snapshot instead of replaying
+	// every op (0: DefaultSnapshotMin; negative: never).
+	SnapshotMin int
 	// Now is the wall clock (tests inject one).
 	Now func() time.Time
 
@@ -141,6 +153,9 @@ func (c *Config) Validate() error {
 	}
 	if c.JoinRetry <= 0 {
 		c.JoinRetry = DefaultJoinRetry
+	}
+	if c.SnapshotMin == 0 {
+		c.SnapshotMin = DefaultSnapshotMin
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -191,12 +206,15 @@ type Node struct {
 	metas      *liveMetas            // what memberlist's event delegate copied (safe to read any time)
 	cut        map[peer.ID]bool      // peers a test has partitioned away (always empty in production)
 	pulling    map[string]*pullClaim // origins some session is pulling now: no second session pulls them
-	stallKick  chan struct{}         // a pull went silent: run a round so another member takes its origins over
-	started    bool
-	closed     bool
-	cancel     context.CancelFunc
-	wg         stdsync.WaitGroup
-	compacting atomic.Bool // a compaction runs (compact.go)
+	// snapRefused are peers whose snapshot this device refused (a stamp beyond the clock
+	// bound, a malformed snapshot): it catches up from them by op replay instead.
+	snapRefused map[peer.ID]bool
+	stallKick   chan struct{} // a pull went silent: run a round so another member takes its origins over
+	started     bool
+	closed      bool
+	cancel      context.CancelFunc
+	wg          stdsync.WaitGroup
+	compacting  atomic.Bool // a compaction runs (compact.go)
 
 	stats Stats
 }
@@ -224,6 +242,11 @@ type Stats struct {
 	OpsApplied atomic.Int64
 	BytesSent  atomic.Int64
 	BytesRecv  atomic.Int64
+	// SnapshotsInstalled counts snapshots this device started from, SnapshotOps the op-log
+	// rows they brought, SnapshotsServed the snapshots it sent.
+	SnapshotsInstalled atomic.Int64
+	SnapshotOps        atomic.Int64
+	SnapshotsServed    atomic.Int64
 }
 
 // New checks cfg and loads the identity; Start brings the node up.
@@ -335,6 +358,7 @@ func (n *Node) Start(ctx context.Context) error {
 	h.SetStreamHandler(ProtocolSync, n.handleSync)
 	if !n.cfg.plainOnly {
 		h.SetStreamHandler(ProtocolSyncZ, n.handleSync)
+		h.SetStreamHandler(ProtocolSyncS, n.handleSync)
 	}
 	h.SetStreamHandler(ProtocolPair, n.handlePair)
 

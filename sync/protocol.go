@@ -35,6 +35,8 @@ type conn struct {
 	r *bufio.Reader
 	w *bufio.Writer
 	z *flate.Writer // nil on an uncompressed stream
+	// snap: the stream speaks ProtocolSyncS, so both ends know the snapshot messages.
+	snap bool
 }
 
 func (n *Node) newConn(s network.Stream) *conn {
@@ -42,8 +44,8 @@ func (n *Node) newConn(s network.Stream) *conn {
 		s = n.cfg.wrapStream(s)
 	}
 	m := meter{rw: s, stats: &n.stats}
-	c := &conn{n: n, s: s}
-	if s.Protocol() != ProtocolSyncZ {
+	c := &conn{n: n, s: s, snap: s.Protocol() == ProtocolSyncS}
+	if s.Protocol() == ProtocolSync {
 		c.r, c.w = bufio.NewReaderSize(m, 64<<10), bufio.NewWriterSize(m, 64<<10)
 		return c
 	}
@@ -63,7 +65,7 @@ func (n *Node) syncProtocols() []protocol.ID {
 	if n.cfg.plainOnly {
 		return []protocol.ID{ProtocolSync}
 	}
-	return []protocol.ID{ProtocolSyncZ, ProtocolSync}
+	return []protocol.ID{ProtocolSyncS, ProtocolSyncZ, ProtocolSync}
 }
 
 // meter counts the bytes a session stream moves (compressed, when it is).
@@ -106,8 +108,11 @@ func (c *conn) flush() error {
 	return nil
 }
 
-func (c *conn) recv() (*message, error) {
-	_ = c.s.SetReadDeadline(time.Now().Add(sessionIdle))
+func (c *conn) recv() (*message, error) { return c.recvWithin(sessionIdle) }
+
+// recvWithin is recv with an idle deadline of d.
+func (c *conn) recvWithin(d time.Duration) (*message, error) {
+	_ = c.s.SetReadDeadline(time.Now().Add(d))
 	m, _, err := readMessage(c.r)
 	if err == nil && m.Type == msgError {
 		switch m.Text {
@@ -217,7 +222,8 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 		return err
 	}
 	pulled := n.pull(ctx, c, h.VV, rh.VV)
-	if pulled != nil && !errors.Is(pulled, memory.ErrClockAhead) {
+	// A refused stamp in an op batch leaves the stream in step; a refused snapshot does not.
+	if pulled != nil && (!errors.Is(pulled, memory.ErrClockAhead) || errors.Is(pulled, errSnapshotFailed)) {
 		s.Reset()
 		return pulled
 	}
@@ -295,8 +301,16 @@ func (n *Node) respond(ctx context.Context, c *conn, p peer.ID) error {
 }
 
 // pull asks for every origin where the peer is ahead of mine and applies the batches as they
-// arrive, one transaction each.
+// arrive, one transaction each. A device that holds nothing of any other device first
+// installs the peer's snapshot, when the peer speaks snapshots and holds enough (snapshot.go).
 func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVector) error {
+	if claim := n.claimSnapshot(ctx, c, mine, theirs); claim != nil {
+		vv, err := n.pullSnapshot(ctx, c, claim)
+		if err != nil {
+			return err
+		}
+		mine = vv
+	}
 	// An origin another session is already pulling is left to it: two sessions (ours and the
 	// peer's, started by the same event) would otherwise fetch and apply the same ops twice.
 	// A claim whose session has received nothing for pullStall is taken over: its path may
@@ -434,9 +448,18 @@ func (c *pullClaim) stalled() bool {
 // serve answers one Want with Ops batches in seq order, then Done. It serves ops of any
 // origin it holds: that is what lets ops relay through any member.
 func (n *Node) serve(ctx context.Context, c *conn) error {
-	w, err := c.expect(msgWant)
+	w, err := c.recv()
+	if err == nil && w.Type == msgSnapWant && c.snap {
+		if err := n.serveSnapshot(ctx, c); err != nil {
+			return err
+		}
+		w, err = c.recv()
+	}
 	if err != nil {
 		return err
+	}
+	if w.Type != msgWant {
+		return fmt.Errorf("got message %d, want %d: %w", w.Type, msgWant, ErrProtocol)
 	}
 	for _, wt := range w.Wants {
 		after := wt.After

@@ -21,6 +21,23 @@ const (
 	msgChallenge byte = 7
 	msgProof     byte = 8
 	msgWelcome   byte = 9
+	// Snapshot messages: only on ProtocolSyncS (see DESIGN.md, "Snapshots").
+	msgSnapWant byte = 10
+	msgSnapRows byte = 11
+	msgSnapEnd  byte = 12
+)
+
+// Value tags of a SnapRows value.
+const (
+	valNull  byte = 0
+	valInt   byte = 1 // zigzag varint
+	valText  byte = 2
+	valBlob  byte = 3
+	valLimit      = maxPayloadLen // one text or blob value
+	// A SnapRows message holds at most maxSnapRows × maxSnapColumns values, so decoding
+	// one allocates at most a few MiB of value slots whatever its bytes claim.
+	maxSnapColumns = 32
+	maxSnapRows    = 10_000
 )
 
 // Decoder limits: a peer can make us allocate at most this much per message.
@@ -59,6 +76,12 @@ type message struct {
 
 	// Error
 	Text string
+
+	// SnapRows: rows of one table, each a value per column (nil, int64, string, []byte).
+	// SnapEnd carries the snapshot's vector in VV.
+	Table   string
+	Columns []string
+	Rows    [][]any
 
 	// Pairing
 	Nonce  []byte // PairHello, Challenge
@@ -121,6 +144,25 @@ func encodeMessage(m *message) []byte {
 	case msgDone:
 	case msgError:
 		e.str(m.Text)
+	case msgSnapWant:
+	case msgSnapRows:
+		e.str(m.Table)
+		e.uvarint(uint64(len(m.Columns)))
+		for _, c := range m.Columns {
+			e.str(c)
+		}
+		e.uvarint(uint64(len(m.Rows)))
+		for _, row := range m.Rows {
+			for _, v := range row {
+				e.value(v)
+			}
+		}
+	case msgSnapEnd:
+		e.uvarint(uint64(len(m.VV)))
+		for _, o := range sortedOrigins(m.VV) {
+			e.str(o)
+			e.uvarint(m.VV[o])
+		}
 	case msgPairHello:
 		e.bytes(m.Nonce)
 		e.bytes(m.Member)
@@ -133,6 +175,26 @@ func encodeMessage(m *message) []byte {
 		e.bytes(m.Group)
 	}
 	return e.b
+}
+
+// value encodes one SnapRows value; a row has exactly one per column (encodeMessage's
+// caller, the snapshot reader, guarantees it).
+func (e *encoder) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		e.b = append(e.b, valNull)
+	case int64:
+		e.b = append(e.b, valInt)
+		e.b = binary.AppendVarint(e.b, x)
+	case string:
+		e.b = append(e.b, valText)
+		e.str(x)
+	case []byte:
+		e.b = append(e.b, valBlob)
+		e.bytes(x)
+	default: // SQLite gives no other type; never sent as something else silently
+		panic(fmt.Sprintf("snapshot value of type %T", v))
+	}
 }
 
 type decoder struct {
@@ -182,6 +244,37 @@ func (d *decoder) optBytes() []byte {
 		return nil
 	}
 	return d.raw(n-1, maxPayloadLen)
+}
+
+func (d *decoder) value() any {
+	if d.err != nil || len(d.b) == 0 {
+		d.fail()
+		return nil
+	}
+	tag := d.b[0]
+	d.b = d.b[1:]
+	switch tag {
+	case valNull:
+		return nil
+	case valInt:
+		v, n := binary.Varint(d.b)
+		if n <= 0 {
+			d.fail()
+			return nil
+		}
+		d.b = d.b[n:]
+		return v
+	case valText:
+		return string(d.bytes(valLimit))
+	case valBlob:
+		p := d.bytes(valLimit)
+		if p == nil {
+			p = []byte{}
+		}
+		return p
+	}
+	d.fail()
+	return nil
 }
 
 // count reads a list length, refusing lengths that the remaining bytes cannot hold (every
@@ -245,6 +338,39 @@ func decodeMessage(b []byte) (*message, error) {
 	case msgDone:
 	case msgError:
 		m.Text = d.str()
+	case msgSnapWant:
+	case msgSnapRows:
+		m.Table = d.str()
+		if m.Table == "" {
+			d.fail()
+		}
+		nc := d.count(1)
+		if nc == 0 || nc > maxSnapColumns {
+			d.fail()
+		}
+		m.Columns = make([]string, 0, nc)
+		for i := 0; i < nc && d.err == nil; i++ {
+			m.Columns = append(m.Columns, d.str())
+		}
+		nr := d.count(max(nc, 1)) // every value takes at least its tag byte
+		if nr > maxSnapRows {
+			d.fail()
+		}
+		m.Rows = make([][]any, 0, nr)
+		for i := 0; i < nr && d.err == nil; i++ {
+			row := make([]any, nc)
+			for j := range row {
+				row[j] = d.value()
+			}
+			m.Rows = append(m.Rows, row)
+		}
+	case msgSnapEnd:
+		n := d.count(2)
+		m.VV = make(replica.VersionVector, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			o := d.str()
+			m.VV[o] = d.uvarint()
+		}
 	case msgPairHello:
 		m.Nonce = d.bytes(64)
 		m.Member = d.bytes(maxStringLen)

@@ -27,6 +27,13 @@ func sampleMessages() []*message {
 		{Type: msgChallenge, Nonce: bytes.Repeat([]byte{2}, 32)},
 		{Type: msgProof, MAC: bytes.Repeat([]byte{3}, 32)},
 		{Type: msgWelcome, MAC: bytes.Repeat([]byte{4}, 32), Group: []byte(`{}`)},
+		{Type: msgSnapWant},
+		{Type: msgSnapRows, Table: "ops", Columns: []string{"origin", "seq", "hlc", "kind", "record_id", "payload", "inrow"}, Rows: [][]any{
+			{"a", int64(1), int64(1 << 40), "observation", "01ABC", nil, int64(1)},
+			{"a", int64(2), int64(1<<40 + 1), "forget", "01ABC", []byte(`{"id":"01ABC"}`), int64(0)},
+			{"a", int64(-3), int64(0), "", "", []byte{}, int64(0)},
+		}},
+		{Type: msgSnapEnd, VV: replica.VersionVector{"a": 2, "b": 7}},
 	}
 }
 
@@ -57,6 +64,9 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got := decoded[2]; got.Ops[1].Payload != nil || got.Ops[2].Payload == nil {
 		t.Fatal("nil and empty payloads must stay distinct")
 	}
+	if got := decoded[10].Rows; got[0][5] != nil || got[2][5] == nil {
+		t.Fatal("a snapshot's NULL and empty blob must stay distinct")
+	}
 }
 
 // normalize maps empty containers to nil so DeepEqual compares content.
@@ -73,6 +83,12 @@ func normalize(m *message) {
 	if len(m.Group) == 0 {
 		m.Group = nil
 	}
+	if len(m.Columns) == 0 {
+		m.Columns = nil
+	}
+	if len(m.Rows) == 0 {
+		m.Rows = nil
+	}
 }
 
 func TestDecoderRejectsHostileInput(t *testing.T) {
@@ -87,6 +103,10 @@ func TestDecoderRejectsHostileInput(t *testing.T) {
 		"truncated":    encodeMessage(sampleMessages()[2])[:20],
 		"no origin":    {msgOps, 0, 0},
 		"seq repeats":  zeroDelta,
+		"no table":     {msgSnapRows, 0, 1, 1, 'x', 0},
+		"no columns":   {msgSnapRows, 1, 't', 0, 0},
+		"bad value":    {msgSnapRows, 1, 't', 1, 1, 'x', 1, 9},
+		"huge rows":    {msgSnapRows, 1, 't', 1, 1, 'x', 0xff, 0xff, 0x03, 0},
 	} {
 		if _, err := decodeMessage(b); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v, want ErrMalformed", name, err)

@@ -1,0 +1,190 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+)
+
+func snapshotsOn(c *Config)  { c.SnapshotMin = 1 }
+func snapshotsOff(c *Config) { c.SnapshotMin = -1 }
+
+// waitSnapshots waits until t has counted want installed snapshots: the counter moves just
+// after the install committed, so a test that saw the data may be a moment early.
+func waitSnapshots(tb testing.TB, t *tnode, want int64) {
+	tb.Helper()
+	waitFor(tb, 10*time.Second, t.name+" to count its snapshot", func() (bool, string) {
+		got := t.node.stats.SnapshotsInstalled.Load()
+		return got == want, fmt.Sprint(got, " snapshots")
+	})
+}
+
+// TestNewDeviceStartsFromSnapshotAndServesOthers: A and B hold a history with session
+// updates, a forget, compacted ops and a removed device's writes up to its cut. A new device
+// C joins and starts from a snapshot (its stats say so, and it applied no op one by one),
+// equal to A and B, searchable. D, forced onto op replay and able to reach only C, catches up
+// from C's op-log — ops C never applied one by one — and is equal too. Then a new write on A
+// reaches C and D.
+func TestNewDeviceStartsFromSnapshotAndServesOthers(t *testing.T) {
+	checkGoroutines(t)
+	manual := func(c *Config) { c.CompactInterval = -1 }
+	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, manual)
+	b := startNode(t, "dev-b", t.TempDir(), nil, snapshotsOn, manual)
+	x := startNode(t, "dev-x", t.TempDir(), nil, snapshotsOn, manual)
+	b.join(a)
+	x.join(a)
+	var forgettable string
+	for i := range 20 {
+		a.write(fmt.Sprintf("sa%d", i%3), fmt.Sprintf("alpha record %d", i))
+		id := b.write(fmt.Sprintf("sb%d", i%3), fmt.Sprintf("bravo record %d", i))
+		if i == 7 {
+			forgettable = id
+		}
+	}
+	x.write("sx", "xray before removal")
+	converged(t, 30*time.Second, a, b, x)
+	if _, err := a.rep.Forget(context.Background(), []string{forgettable}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.node.Remove(context.Background(), "dev-x"); err != nil {
+		t.Fatal(err)
+	}
+	x.write("sx", "xray after removal") // never reaches anyone
+	x.stop()
+	converged(t, 30*time.Second, a, b)
+	// Compact A once B has told A it holds everything.
+	waitFor(t, 30*time.Second, "A to know B holds everything", func() (bool, string) {
+		floor, err := a.node.compactFloor(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return maps.Equal(floor, a.vv()), fmt.Sprintf("floor %v, vv %v", floor, a.vv())
+	})
+	res, err := a.node.Compact(context.Background())
+	if err != nil || res.Removed() == 0 {
+		t.Fatalf("compaction: %+v, %v; the history needs placeholders", res, err)
+	}
+
+	servedBefore := a.node.stats.SnapshotsServed.Load() + b.node.stats.SnapshotsServed.Load() // B and X joined blank too
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn)
+	c.join(a)
+	converged(t, 30*time.Second, a, b, c)
+	waitSnapshots(t, c, 1)
+	if got := c.node.stats.OpsApplied.Load(); got != 0 {
+		t.Fatalf("C applied %d ops one by one; it should have started from a snapshot", got)
+	}
+	if served := a.node.stats.SnapshotsServed.Load() + b.node.stats.SnapshotsServed.Load() - servedBefore; served != 1 {
+		t.Fatalf("A and B served %d snapshots, want 1", served)
+	}
+	if n := c.searchCount("alpha AND record"); n != 20 {
+		t.Fatalf("C's search finds %d of A's 20 records", n)
+	}
+	if n := c.searchCount("xray"); n != 1 {
+		t.Fatalf("C holds %d of the removed device's records, want the 1 before its cut", n)
+	}
+
+	d := startNode(t, "dev-d", t.TempDir(), nil, snapshotsOff)
+	a.node.refuse(d.id)
+	b.node.refuse(d.id)
+	d.node.refuse(a.id, b.id)
+	d.join(c)
+	converged(t, 30*time.Second, a, c, d)
+	if got := d.node.stats.SnapshotsInstalled.Load(); got != 0 {
+		t.Fatalf("D installed %d snapshots; it was to replay ops", got)
+	}
+	if got := d.node.stats.OpsApplied.Load(); got == 0 {
+		t.Fatal("D applied no ops")
+	}
+	if got := c.node.stats.OpsSent.Load(); got == 0 {
+		t.Fatal("C sent no ops: D did not catch up from C's op-log")
+	}
+
+	for _, n := range []*Node{a.node, b.node, d.node} {
+		n.setCut(nil)
+	}
+	a.write("sa-late", "charlie after the snapshot")
+	converged(t, 30*time.Second, a, b, c, d)
+	if c.searchCount("charlie") != 1 || d.searchCount("charlie") != 1 {
+		t.Fatal("a write after the snapshot did not reach C and D")
+	}
+}
+
+// TestSnapshotFallsBackToOpReplayWithAnOldPeer: a device that does not speak ProtocolSyncS
+// (an older memnode; here one that speaks only the plain protocol) is caught up from by op
+// replay.
+func TestSnapshotFallsBackToOpReplayWithAnOldPeer(t *testing.T) {
+	checkGoroutines(t)
+	old := startNode(t, "dev-old", t.TempDir(), nil, func(c *Config) { c.plainOnly = true })
+	for i := range 10 {
+		old.write("s", fmt.Sprintf("old record %d", i))
+	}
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn)
+	c.join(old)
+	converged(t, 30*time.Second, old, c)
+	if got := c.node.stats.SnapshotsInstalled.Load(); got != 0 {
+		t.Fatalf("C installed %d snapshots from a device that cannot send one", got)
+	}
+	if got := c.node.stats.OpsApplied.Load(); got < 10 {
+		t.Fatalf("C applied %d ops, want the old device's history", got)
+	}
+}
+
+// cuttingStream fails every read after limit bytes while its switch is on: a connection cut
+// in the middle of a snapshot.
+type cuttingStream struct {
+	network.Stream
+	on    *atomic.Bool
+	read  int
+	limit int
+	cuts  *atomic.Int64
+}
+
+var errCutMidway = errors.New("connection cut midway")
+
+func (s *cuttingStream) Read(b []byte) (int, error) {
+	if s.on.Load() && s.read >= s.limit {
+		s.cuts.Add(1)
+		s.Stream.Reset()
+		return 0, errCutMidway
+	}
+	n, err := s.Stream.Read(b)
+	s.read += n
+	return n, err
+}
+
+// TestSnapshotCutMidwayLeavesTheDeviceBlank: while every connection of the new device C is
+// cut after a few KiB, its snapshot sessions fail in the middle, and C stays blank — no
+// record, no vector entry of A — however often it retries; once the connection holds, it
+// installs the snapshot whole and converges.
+func TestSnapshotCutMidwayLeavesTheDeviceBlank(t *testing.T) {
+	checkGoroutines(t)
+	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn)
+	a.history(3000, 0, 0)
+	var on atomic.Bool
+	var cuts atomic.Int64
+	on.Store(true)
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+		cfg.wrapStream = func(s network.Stream) network.Stream {
+			return &cuttingStream{Stream: s, on: &on, limit: 16 << 10, cuts: &cuts}
+		}
+	})
+	c.join(a)
+	waitFor(t, 30*time.Second, "C's snapshot sessions to be cut twice", func() (bool, string) {
+		return cuts.Load() >= 2, fmt.Sprint(cuts.Load(), " cuts")
+	})
+	if blank, err := c.rep.IsBlank(context.Background()); err != nil || !blank {
+		t.Fatalf("C after cut snapshots: blank %v, %v", blank, err)
+	}
+	if got := c.vv()[a.id.String()]; got != 0 {
+		t.Fatalf("C's vector claims %d of A's ops after cut snapshots", got)
+	}
+	on.Store(false)
+	converged(t, 60*time.Second, a, c)
+	waitSnapshots(t, c, 1)
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/memnode/memnode/memory"
 )
@@ -29,9 +30,26 @@ func rowPayload(o memory.Observation) []byte {
 }
 
 // appendObservation appends the op of observation o, which this transaction has just
-// stored as a new row: without its payload when the row rebuilds it exactly.
+// stored as a new row: without its payload when the row rebuilds it exactly. payload is
+// encodeObservation(o), so the row rebuilds it exactly when o's lists survive their
+// columns' round trip (listsSurviveRow) — the same answer as comparing rowPayload(o) with
+// it (FuzzListsSurviveRow), without encoding the observation a second time.
 func (w *opWriter) appendObservation(ctx context.Context, o memory.Observation, hlc uint64, payload []byte) error {
-	return w.add(ctx, OpObservation, o.ID, o.Project, hlc, payload, bytes.Equal(rowPayload(o), payload))
+	return w.add(ctx, OpObservation, o.ID, o.Project, hlc, payload, listsSurviveRow(o))
+}
+
+// listsSurviveRow reports whether o's lists come back from their columns (jsonList, then
+// parseList) as they went in: JSON gives back every valid UTF-8 string unchanged and
+// replaces the invalid bytes of any other.
+func listsSurviveRow(o memory.Observation) bool {
+	for _, l := range [...][]string{o.Facts, o.Concepts, o.FilesRead, o.FilesModified} {
+		for _, s := range l {
+			if !utf8.ValidString(s) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // rowQuerier is what materialize reads with: the read transaction of OpsSince, the write

@@ -196,3 +196,23 @@ func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
 		}
 	}
 }
+
+// FuzzListsSurviveRow: the cheap in-row decision of a new observation's op agrees with
+// rebuilding the payload from what the row gives back and comparing the bytes.
+func FuzzListsSurviveRow(f *testing.F) {
+	for _, seed := range [][2]string{{"", ""}, {"plain fact", "internal/auth/middleware.go"}, {"\xff", "ok"},
+		{"a\u2028b", "<tag>&amp;"}, {"\xed\xa0\x80", "x"}, {"\ufffd", "\x00"}, {`"quoted" \ back`, "\xc3"}} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		o := memory.Observation{ID: "01ID", SessionID: "s", Project: "p", Type: "change", Title: a, CreatedAt: 1,
+			Facts: []string{a}, Concepts: []string{b, a}, FilesRead: []string{b}}
+		if a == "" {
+			o.FilesModified = []string{}
+		}
+		want := bytes.Equal(rowPayload(o), encodeObservation(o))
+		if got := listsSurviveRow(o); got != want {
+			t.Fatalf("listsSurviveRow = %v, the rebuilt payload equal = %v, for %q %q", got, want, a, b)
+		}
+	})
+}

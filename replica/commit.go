@@ -124,6 +124,40 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *Batch) (commitFacts, error
 	return f, nil
 }
 
+// mintedTombstoned returns which of the record IDs p minted carry a tombstone, in one
+// read. With planCommit having left out the records of forgotten sessions (their
+// tombstones read with the facts, in the same transaction), it is the rest of what
+// insertPrompt, insertObservation and insertSummary check one record at a time.
+func mintedTombstoned(ctx context.Context, tx *wtx, p commitPlan) (map[string]bool, error) {
+	ids := make([]string, 0, len(p.prompts)+len(p.observations)+len(p.summaries))
+	for _, pp := range p.prompts {
+		ids = append(ids, pp.p.ID)
+	}
+	for _, po := range p.observations {
+		ids = append(ids, po.o.ID)
+	}
+	for _, ps := range p.summaries {
+		ids = append(ids, ps.s.ID)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM tombstones WHERE id IN (SELECT value FROM json_each(?))", string(mustJSON(ids)))
+	if err != nil {
+		return nil, fmt.Errorf("tombstone lookup: %w", err)
+	}
+	defer rows.Close()
+	dead := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("tombstone lookup: %w", err)
+		}
+		dead[id] = true
+	}
+	return dead, rows.Err()
+}
+
 // planCommit decides what committing b means, given the facts read for it: now mints HLC
 // stamps (strictly increasing), origin is this device. It touches no database.
 func planCommit(b *Batch, f commitFacts, now func() uint64, origin string) commitPlan {

@@ -1,7 +1,10 @@
 package replica
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/memnode/memnode/memory"
@@ -91,4 +94,55 @@ func TestSelectOpsIsTheDeliveryRule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMintedTombstoned: the one tombstone read of a local commit finds a tombstoned ID
+// among the IDs it minted, and only that one; it reads the tombstones' key, not the table.
+func TestMintedTombstoned(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	for i := range 100 {
+		if _, err := r.w.ExecContext(ctx, "INSERT INTO tombstones(id, hlc, origin) VALUES (?, 1, 'dev-b')", fmt.Sprint("gone-", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := commitPlan{
+		prompts:      []plannedPrompt{{p: memory.Prompt{ID: "kept-prompt"}}},
+		observations: []plannedObservation{{o: memory.Observation{ID: "gone-7"}}, {o: memory.Observation{ID: "kept-obs"}}},
+		summaries:    []plannedSummary{{s: memory.Summary{ID: "gone-42"}}},
+	}
+	var dead map[string]bool
+	var qplan []string
+	err := r.writeTx(ctx, func(tx *wtx) error {
+		var err error
+		if dead, err = mintedTombstoned(ctx, tx, plan); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, "EXPLAIN QUERY PLAN SELECT id FROM tombstones WHERE id IN (SELECT value FROM json_each(?))", `["x"]`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				return err
+			}
+			qplan = append(qplan, detail)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{"gone-7": true, "gone-42": true}; !maps.Equal(dead, want) {
+		t.Fatalf("tombstoned among the minted IDs: %v, want %v", dead, want)
+	}
+	for _, d := range qplan {
+		if strings.HasPrefix(d, "SCAN tombstones") {
+			t.Fatalf("the lookup scans the tombstones: %q", qplan)
+		}
+	}
+	t.Logf("plan: %q", qplan)
 }

@@ -74,11 +74,19 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 				return fmt.Errorf("update session state: %w", err)
 			}
 		}
-		// The inserts re-check their guards (INSERT OR IGNORE, tombstones); with the facts
+		// The inserts re-check their guards (INSERT OR IGNORE, tombstones: the sessions'
+		// were read with the facts, the minted IDs' are read here in one go); with the facts
 		// read in this transaction they always store, but a record is only announced by an
 		// op if it was.
+		dead, err := mintedTombstoned(ctx, tx, plan)
+		if err != nil {
+			return err
+		}
 		for _, pp := range plan.prompts {
-			if ok, err := insertPrompt(ctx, tx, pp.p); err != nil || !ok {
+			if dead[pp.p.ID] {
+				continue
+			}
+			if ok, err := storePrompt(ctx, tx, pp.p); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -92,7 +100,10 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 		}
 		for _, po := range plan.observations {
 			o := po.o
-			if ok, err := insertObservation(ctx, tx, &o); err != nil || !ok {
+			if dead[o.ID] {
+				continue
+			}
+			if ok, err := storeObservation(ctx, tx, &o); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -105,7 +116,10 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			res.Observations = append(res.Observations, o)
 		}
 		for _, ps := range plan.summaries {
-			if ok, err := insertSummary(ctx, tx, ps.s); err != nil || !ok {
+			if dead[ps.s.ID] {
+				continue
+			}
+			if ok, err := storeSummary(ctx, tx, ps.s); err != nil || !ok {
 				if err != nil {
 					return err
 				}
@@ -185,6 +199,11 @@ func insertPrompt(ctx context.Context, tx *wtx, p memory.Prompt) (bool, error) {
 	if dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID); err != nil || dead {
 		return false, err
 	}
+	return storePrompt(ctx, tx, p)
+}
+
+// storePrompt is insertPrompt for a caller that has checked the tombstones.
+func storePrompt(ctx context.Context, tx *wtx, p memory.Prompt) (bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO prompts(id, session_id, project, prompt_number, text, created_at, origin, hlc)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, p.ID, p.SessionID, p.Project, p.PromptNumber, p.Text, p.CreatedAt, p.Origin, p.HLC)
 	if err != nil {
@@ -250,6 +269,11 @@ func insertSummary(ctx context.Context, tx *wtx, s memory.Summary) (bool, error)
 	if dead, err := isTombstoned(ctx, tx, s.ID, s.SessionID); err != nil || dead {
 		return false, err
 	}
+	return storeSummary(ctx, tx, s)
+}
+
+// storeSummary is insertSummary for a caller that has checked the tombstones.
+func storeSummary(ctx context.Context, tx *wtx, s memory.Summary) (bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO summaries(id, session_id, project, request, investigated,
 		learned, completed, next_steps, notes, discovery_tokens, model, created_at, origin, hlc)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

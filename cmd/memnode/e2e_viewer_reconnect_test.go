@@ -19,6 +19,7 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/testkit"
+	"github.com/memnode/memnode/viewer"
 )
 
 // streamCutter is a real HTTP proxy on 127.0.0.1 between the browser and a node, which the
@@ -139,9 +140,11 @@ func (sc *streamCutter) waiting() int {
 
 // TestViewerReconnectCatchUp: the live stream between a real Chromium and a real node drops
 // (a proxy in between cuts it and holds the browser's reconnects); records written meanwhile
-// reach no stream, so only the page's catch-up on reconnect can show them. After the
+// reach no stream, so only the page's catch-up on reconnect can show them — more of them
+// than one page of the feed. After the
 // stream is back every missed record is on the feed exactly once, newest first, above the
-// ones drawn before, and live records stream in again.
+// ones drawn before, and live records stream in again. Then a cut that misses more than the
+// live list keeps: the feed is drawn afresh, the newest first, without a gap or a repeat.
 func TestViewerReconnectCatchUp(t *testing.T) {
 	b, in, c := startViewerNode(t)
 	note := func(title string) string {
@@ -174,7 +177,8 @@ func TestViewerReconnectCatchUp(t *testing.T) {
 	sc.cut()
 	b.waitJS("the page to notice the dropped stream", `!`+liveOn, 10*time.Second)
 	testkit.WaitFor(t, "the browser's reconnect, held by the proxy", 15*time.Second, func() bool { return sc.waiting() > 0 })
-	for i := range 5 {
+	// More than the feed's page: the catch-up must read past its first page.
+	for i := range viewer.FeedPage + 10 {
 		want = append([]string{note(fmt.Sprintf("Missed while cut %d", i))}, want...)
 	}
 	if ids := cardIDs(); len(ids) != 2 {
@@ -189,5 +193,26 @@ func TestViewerReconnectCatchUp(t *testing.T) {
 	b.waitJS("the live card after the reconnect", fmt.Sprintf(`document.querySelector('#feed .card').dataset.id === %q`, want[0]), 10*time.Second)
 	if got := cardIDs(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("after the reconnect the feed shows\n got %v\nwant %v (every record once, newest first)", got, want)
+	}
+
+	// More missed than the live list keeps (liveCap): the feed is drawn afresh, newest first.
+	sc.cut()
+	b.waitJS("the page to notice the second drop", `!`+liveOn, 10*time.Second)
+	testkit.WaitFor(t, "the browser's second reconnect, held", 15*time.Second, func() bool { return sc.waiting() > 0 })
+	for i := range liveCap + 10 {
+		want = append([]string{note(fmt.Sprintf("Missed in the long cut %d", i))}, want...)
+	}
+	sc.restore()
+	b.waitJS("the feed drawn afresh from the newest", fmt.Sprintf(`document.querySelector('#feed .card')?.dataset.id === %q && document.querySelectorAll('#feed .card').length >= %d`, want[0], viewer.FeedPage), 20*time.Second)
+	got := cardIDs()
+	seen := map[string]bool{}
+	for i, id := range got {
+		if seen[id] {
+			t.Fatalf("card %s is on the feed twice: %v", id, got)
+		}
+		seen[id] = true
+		if i >= len(want) || id != want[i] {
+			t.Fatalf("after the long cut card %d is %s, want %s (newest first, no gap)", i, id, want[min(i, len(want)-1)])
+		}
 	}
 }

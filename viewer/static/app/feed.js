@@ -218,14 +218,25 @@ export function feedPage(main) {
   };
   // The stream tells only what happens while it is open: when it (re)connects, what came
   // meanwhile (since the page's first page was read, or while the connection was down) is
-  // fetched once and drawn like any live record.
+  // fetched and drawn like any live record — page after page until one reaches a record
+  // the page already has (or the list ends), since a long outage can miss more than a page.
+  // More than LIVE_CAP missed: only the newest could stay on screen, so the list is drawn
+  // afresh instead.
   const onOpen = async () => {
     if (state.loading) return;
     const gen = state.gen;
     try {
-      const res = await get('/api/viewer/feed', params(0));
-      const missed = res.items.filter((it) => !state.ids.has(view(it).id) && matches(view(it)));
-      if (gen === state.gen && missed.length) { ready.push(...missed); frame(); }
+      const known = new Set([...state.ids, ...ready.map((it) => view(it).id)]);
+      const missed = [];
+      for (let offset = 0; ; offset += PAGE) {
+        const res = await get('/api/viewer/feed', params(offset));
+        if (gen !== state.gen) return;
+        const unseen = res.items.filter((it) => !known.has(view(it).id));
+        missed.push(...unseen.filter((it) => matches(view(it))));
+        if (unseen.length < res.items.length || res.hits < PAGE) break;
+        if (missed.length >= LIVE_CAP) { reload(); return; }
+      }
+      if (missed.length) { ready.push(...missed); frame(); }
     } catch { /* the stream's own error shows in the header */ }
   };
   live.addEventListener('open', onOpen);

@@ -74,6 +74,67 @@ func BenchmarkApplyOps(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/(float64(applied)/1000), "cpu-ms/1k-ops")
 }
 
+// BenchmarkInstallSnapshot is BenchmarkApplyOps's history taken as a snapshot (Snapshot,
+// chunks of 2 MiB, in memory) and installed in a fresh replica; CPU per 1,000 ops covers
+// both the read and the install.
+//
+//	go test -tags sqlite_fts5,nomsgpack -run '^$' -bench 'BenchmarkApplyOps|BenchmarkInstallSnapshot' -benchtime 3x ./replica/
+func BenchmarkInstallSnapshot(b *testing.B) {
+	const n, batch = 2000, 500
+	ctx := context.Background()
+	src := openTest(b, "dev-src")
+	now := time.Now().UnixMilli()
+	if _, err := src.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}}}); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i += batch {
+		var obs []memory.Observation
+		for j := i; j < i+batch; j++ {
+			obs = append(obs, memory.Observation{SessionID: "s1", Project: "demo", Type: "discovery",
+				Title: fmt.Sprintf("Observation %d about the login flow", j), Narrative: fmt.Sprintf("narrative %d: the token expires early", j),
+				Facts: []string{"fact one", fmt.Sprintf("fact %d", j)}, Concepts: []string{"how-it-works"},
+				FilesRead: []string{"internal/auth/token.go"}, FilesModified: []string{fmt.Sprintf("internal/auth/f%d.go", j%50)},
+				CreatedAt: now + int64(j)})
+		}
+		if _, err := src.Commit(ctx, &Batch{Observations: obs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var cpu time.Duration
+	installed := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dst, err := Open(ctx, Config{Path: filepath.Join(b.TempDir(), "memnode.db"), Origin: "dev-dst"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := cpuTime()
+		var chunks []SnapshotChunk
+		if err := src.Snapshot(ctx, 2<<20, func(c SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+			b.Fatal(err)
+		}
+		k := 0
+		res, err := dst.InstallSnapshot(ctx, func() (SnapshotChunk, error) { k++; return chunks[k-1], nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		installed += res.Ops
+		cpu += cpuTime() - start
+		b.StopTimer()
+		if got, err := dst.VersionVector(ctx); err != nil || got[src.Origin()] != n+1 {
+			b.Fatalf("version vector after install: %v, %v", got, err)
+		}
+		dst.Close()
+		b.StartTimer()
+	}
+	if installed != b.N*(n+1) {
+		b.Fatalf("installed %d ops, want %d", installed, b.N*(n+1))
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/(float64(installed)/1000), "cpu-ms/1k-ops")
+}
+
 // cpuTime is this process's user+system CPU time.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

@@ -14,6 +14,8 @@ import (
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/codex"
 	"github.com/memnode/memnode/platform/copilot"
+	"github.com/memnode/memnode/platform/geminicli"
+	"github.com/memnode/memnode/platform/qwencode"
 )
 
 func at(day, hour, minute int) int64 {
@@ -133,12 +135,24 @@ obs-5 9:00a 🟣 Add refresh token expiry
 	}
 }
 
-// TestObservationAnswersWithFileContext: for Codex (a shell read) and Copilot (a view) the
-// one PostToolUse observation hook records the call and answers with the file's context in
-// the agent's output contract; a shell command that names no file makes the observation's
-// request and no other.
+// hookSpecific reads hookSpecificOutput.additionalContext when its hookEventName is event.
+func hookSpecific(event string) func(map[string]any) string {
+	return func(o map[string]any) string {
+		hso, _ := o["hookSpecificOutput"].(map[string]any)
+		if hso["hookEventName"] != event {
+			return ""
+		}
+		s, _ := hso["additionalContext"].(string)
+		return s
+	}
+}
+
+// TestObservationAnswersWithFileContext: for Codex (a shell read), Copilot (a view), Gemini
+// CLI and Qwen Code (a read_file) the one observation hook records the call and answers
+// with the file's context in the agent's output contract; a shell command that names no
+// file makes the observation's request and no other.
 func TestObservationAnswersWithFileContext(t *testing.T) {
-	n, cfg, cwd, _ := fileWithHistory(t)
+	n, cfg, cwd, file := fileWithHistory(t)
 	run := func(p platform.Platform, payload string) map[string]any {
 		t.Helper()
 		var stdout bytes.Buffer
@@ -155,16 +169,13 @@ func TestObservationAnswersWithFileContext(t *testing.T) {
 		tool    string
 	}{
 		{codex.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cat internal/auth/middleware.go"},"tool_response":"package auth"}`,
-			func(o map[string]any) string {
-				hso, _ := o["hookSpecificOutput"].(map[string]any)
-				if hso["hookEventName"] != "PostToolUse" {
-					return ""
-				}
-				s, _ := hso["additionalContext"].(string)
-				return s
-			}, "Bash"},
+			hookSpecific("PostToolUse"), "Bash"},
 		{copilot.Platform(), `{"sessionId":"s","cwd":` + jsonQuote(cwd) + `,"toolName":"view","toolArgs":{"path":"internal/auth/middleware.go"},"toolResult":{"resultType":"success","textResultForLlm":"1. package auth"}}`,
 			func(o map[string]any) string { s, _ := o["additionalContext"].(string); return s }, "Read"},
+		{geminicli.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"AfterTool","tool_name":"read_file","tool_input":{"file_path":` + jsonQuote(file) + `},"tool_response":{"llmContent":"package auth","returnDisplay":""}}`,
+			hookSpecific("AfterTool"), "Read"},
+		{qwencode.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"PostToolUse","tool_name":"read_file","tool_use_id":"t1","tool_input":{"file_path":` + jsonQuote(file) + `},"tool_response":{"llmContent":"package auth","returnDisplay":""}}`,
+			hookSpecific("PostToolUse"), "Read"},
 	} {
 		events, before := len(n.Events()), n.Seen()
 		out := run(tc.p, tc.payload)

@@ -78,7 +78,10 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		c := Canonical(p.ToolName, platform.NonNull(p.ToolInput), res)
 		in.ToolName, in.ToolInput, in.ToolResponse, in.Bookkeeping = c.Name, c.Input, c.Response, c.Bookkeeping
 	}
-	if event == platform.EventFileContext {
+	if event == platform.EventObservation && p.ToolName == "read_file" {
+		// A read also asks for its file's context: the one AfterTool hook records the call
+		// and answers with it. (file-context, which an install from before registered
+		// beside it, has nothing left to do.)
 		in.FilePaths = FilePaths(in.ToolInput)
 	}
 	return in, nil
@@ -99,13 +102,13 @@ func FilePaths(toolInput json.RawMessage) []string {
 var hookEvents = map[string]string{
 	platform.EventContext:     "SessionStart",
 	platform.EventSessionInit: "BeforeAgent",
-	platform.EventFileContext: "AfterTool",
+	platform.EventObservation: "AfterTool",
 }
 
 // Format implements platform.Adapter: context goes out as hookSpecificOutput's
 // additionalContext (SessionStart: prepended to the first prompt; BeforeAgent: a part of
-// the user's turn; AfterTool: appended to the tool's result); anything else is the neutral
-// {}.
+// the user's turn; AfterTool, the observation's file context after a read: appended to the
+// tool's result); anything else is the neutral {}.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	name, ok := hookEvents[event]
 	if !ok || res.AdditionalContext == "" {

@@ -16,14 +16,14 @@ var _ platform.Installer = Installer{}
 
 // HookSpecs are the Gemini CLI hooks memnode installs (timeouts in milliseconds, Gemini
 // CLI's unit). BeforeTool cannot add context, so a read's file context is appended to its
-// result by AfterTool. AfterTool fires for failed calls too. SessionEnd is best effort: the
+// result by the AfterTool hook that records the call: one process per tool call. AfterTool
+// fires for failed calls too. SessionEnd is best effort: the
 // CLI does not wait for it. BeforeModel, AfterModel and PreCompress fire per model request
 // or chunk and carry nothing memnode records.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "SessionStart", Sub: platform.EventContext, Timeout: 60000},
 		{Event: "BeforeAgent", Sub: platform.EventSessionInit, Timeout: 60000},
-		{Event: "AfterTool", Matcher: "read_file", Sub: platform.EventFileContext, Timeout: 60000},
 		{Event: "AfterTool", Matcher: ".*", Sub: platform.EventObservation, Timeout: 120000},
 		{Event: "AfterAgent", Sub: platform.EventSummarize, Timeout: 120000},
 		{Event: "SessionEnd", Sub: platform.EventSessionEnd, Timeout: 60000},

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,10 +46,10 @@ func TestGeminiCLIInstallRoundTrip(t *testing.T) {
 		}
 	}
 	after := hooks["AfterTool"].([]any)
-	if len(after) != 2 || after[0].(map[string]any)["matcher"] != "read_file" {
-		t.Errorf("AfterTool = %v", after)
+	if len(after) != 1 || after[0].(map[string]any)["matcher"] != ".*" { // one process per tool call
+		t.Fatalf("AfterTool = %v", after)
 	}
-	entry := after[1].(map[string]any)["hooks"].([]any)[0].(map[string]any)
+	entry := after[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)
 	if entry["command"] != bin+" hook gemini-cli observation" || entry["timeout"] != float64(120000) {
 		t.Errorf("observation hook = %v", entry)
 	}
@@ -124,5 +125,40 @@ func TestGeminiCLIInstallProjectScope(t *testing.T) {
 	b, err := os.ReadFile(p)
 	if err != nil || !strings.Contains(string(b), `"memnode hook gemini-cli context"`) {
 		t.Fatalf("%s: %s %v", p, b, err)
+	}
+}
+
+// TestGeminiCLIInstallUpgradesTheTwoHookLayout: an install from before registered a second
+// AfterTool hook (matcher read_file, file-context) beside the observation hook; installing
+// again leaves the observation hook alone (one process per tool call), and uninstall gives
+// settings.json its bytes back.
+func TestGeminiCLIInstallUpgradesTheTwoHookLayout(t *testing.T) {
+	o := userOpts(t)
+	settings := filepath.Join(o.HomeDir, ".gemini", "settings.json")
+	orig := "{\n  \"theme\": \"dark\"\n}"
+	platformtest.WriteFile(t, settings, orig, 0o600)
+	old := target(o)
+	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "AfterTool", Matcher: "read_file", Sub: "file-context", Timeout: 60000})
+	if _, err := install.Install(old, o); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook gemini-cli file-context") {
+		t.Fatalf("the old layout is not installed:\n%s", b)
+	}
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(settings)
+	if strings.Contains(string(b), "file-context") || strings.Contains(string(b), `"read_file"`) || strings.Count(string(b), "hook gemini-cli observation") != 1 {
+		t.Errorf("settings.json after the upgrade:\n%s", b)
+	}
+	if n := strings.Count(string(b), " hook gemini-cli "); n != len(HookSpecs()) {
+		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
+	}
+	if _, err := (Installer{}).Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != orig {
+		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

@@ -78,7 +78,10 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		c := geminicli.Canonical(p.ToolName, input, res)
 		in.ToolName, in.ToolInput, in.ToolResponse, in.Bookkeeping = c.Name, c.Input, c.Response, c.Bookkeeping
 	}
-	if event == platform.EventFileContext {
+	if event == platform.EventObservation && p.ToolName == "read_file" && p.HookEventName == "PostToolUse" {
+		// A read also asks for its file's context: the one PostToolUse hook records the call
+		// and answers with it. (file-context, which an install from before registered
+		// beside it, has nothing left to do.)
 		in.FilePaths = geminicli.FilePaths(in.ToolInput)
 	}
 	return in, nil
@@ -88,7 +91,7 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 var hookEvents = map[string]string{
 	platform.EventContext:     "SessionStart",
 	platform.EventSessionInit: "UserPromptSubmit",
-	platform.EventFileContext: "PostToolUse",
+	platform.EventObservation: "PostToolUse", // a read's file context
 }
 
 // Format implements platform.Adapter with Claude Code's hookSpecificOutput shape; anything

@@ -16,14 +16,13 @@ type Installer struct{}
 var _ platform.Installer = Installer{}
 
 // HookSpecs are the Qwen Code hooks memnode installs (timeouts in seconds). A read's file
-// context is appended to its result by PostToolUse (PreToolUse's answer is a permission
-// decision memnode never gives). PostToolUseFailure carries failed calls, non-zero shell
+// context is appended to its result by the PostToolUse hook that records the call, one
+// process per tool call (PreToolUse's answer is a permission decision memnode never gives). PostToolUseFailure carries failed calls, non-zero shell
 // exits included. `qwen -p` fires no SessionEnd: Stop summarizes.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "SessionStart", Sub: platform.EventContext, Timeout: 60},
 		{Event: "UserPromptSubmit", Sub: platform.EventSessionInit, Timeout: 60},
-		{Event: "PostToolUse", Matcher: "^read_file$", Sub: platform.EventFileContext, Timeout: 60},
 		{Event: "PostToolUse", Matcher: "*", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "PostToolUseFailure", Matcher: "*", Sub: platform.EventObservation, Timeout: 120},
 		{Event: "Stop", Sub: platform.EventSummarize, Timeout: 120},

@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform/platformtest"
 )
 
 const bin = "/opt/memnode/bin/memnode"
@@ -40,7 +43,7 @@ func TestQwenCodeInstallRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Security == nil || len(s.Hooks) != 6 || len(s.Hooks["PostToolUse"]) != 2 || s.Hooks["PostToolUse"][0].Matcher != "^read_file$" {
+	if s.Security == nil || len(s.Hooks) != 6 || len(s.Hooks["PostToolUse"]) != 1 || s.Hooks["PostToolUse"][0].Matcher != "*" { // one process per tool call
 		t.Fatalf("settings: %s", b)
 	}
 	if h := s.Hooks["PostToolUseFailure"][0].Hooks[0]; h["command"] != "/opt/memnode/bin/memnode-hook hook qwen-code observation" || h["timeout"] != float64(120) {
@@ -137,5 +140,41 @@ func TestQwenCodeUninstallAfterQwenRewroteTheFile(t *testing.T) {
 	}
 	if _, err := os.Stat(settings + ".memnode-backup"); !os.IsNotExist(err) {
 		t.Error("backup left behind")
+	}
+}
+
+// TestQwenCodeInstallUpgradesTheTwoHookLayout: an install from before registered a second
+// PostToolUse hook (matcher ^read_file$, file-context) beside the observation hook;
+// installing again leaves the observation hooks alone (one process per tool call), and
+// uninstall gives settings.json its bytes back, after Qwen Code's own rewrite too.
+func TestQwenCodeInstallUpgradesTheTwoHookLayout(t *testing.T) {
+	o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: bin, HookBinary: "/opt/memnode/bin/memnode-hook"}
+	settings := filepath.Join(o.HomeDir, ".qwen", "settings.json")
+	orig := "{\n  \"model\": {\"name\": \"qwen3-coder\"}\n}\n"
+	platformtest.WriteFile(t, settings, orig, 0o600)
+	old := target(o)
+	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "PostToolUse", Matcher: "^read_file$", Sub: "file-context", Timeout: 60})
+	if _, err := install.Install(old, o); err != nil {
+		t.Fatal(err)
+	}
+	qwenRewrite(t, settings)
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook qwen-code file-context") {
+		t.Fatalf("the old layout is not installed:\n%s", b)
+	}
+	if _, err := (Installer{}).Install(o); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(settings)
+	if strings.Contains(string(b), "file-context") || strings.Contains(string(b), "read_file") || strings.Count(string(b), "hook qwen-code observation") != 2 { // PostToolUse, PostToolUseFailure
+		t.Errorf("settings.json after the upgrade:\n%s", b)
+	}
+	if n := strings.Count(string(b), " hook qwen-code "); n != len(HookSpecs()) {
+		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
+	}
+	if _, err := (Installer{}).Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(settings); string(got) != orig {
+		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

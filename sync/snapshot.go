@@ -91,6 +91,7 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 		}
 		n.mu.Unlock()
 	}()
+	n.log.Info("catching up from a snapshot", "peer", shortID(c.s.Conn().RemotePeer()))
 	if err := c.send(&message{Type: msgSnapWant}); err != nil {
 		return nil, err
 	}

@@ -1,14 +1,19 @@
 package node
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
@@ -80,4 +85,67 @@ func BenchmarkSearchHTTP(b *testing.B) {
 		paths = append(paths, "/api/search?"+url.Values{"query": {q}, "project": {"p"}, "limit": {"20"}}.Encode())
 	}
 	benchGET(b, nd, tok, paths)
+}
+
+// BenchmarkIngestHTTP is memnode-bench's "ingest to records": b.N Bash observation events
+// POSTed to /api/events over 4 keep-alive clients (4 sessions, one prompt each first), then
+// the queue drained into records by the node's workers. It reports CPU-µs per event (the
+// whole process: intake, workers, commits, everything the commits wake).
+func BenchmarkIngestHTTP(b *testing.B) {
+	ctx := context.Background()
+	nd, tok := benchNode(b, 0)
+	hc := &http.Client{}
+	post := func(ev apitype.Event) {
+		body, _ := json.Marshal(ev)
+		req, _ := http.NewRequest(http.MethodPost, "http://"+nd.Addr()+"/api/events", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			b.Errorf("POST /api/events: %d", resp.StatusCode)
+		}
+	}
+	const conc = 4
+	for s := range conc {
+		post(apitype.Event{EventID: fmt.Sprint("p", s), Kind: memory.KindPrompt, Platform: "claude-code", SessionID: fmt.Sprint("bench-", s),
+			Project: "p", Cwd: "/work/demo", At: time.Now().UTC(), Prompt: "make the test suite pass"})
+	}
+	bodies := make([]apitype.Event, b.N)
+	for i := range bodies {
+		in, _ := json.Marshal(map[string]string{"command": fmt.Sprintf("go test ./pkg/x%d/... -run Test%d", i%97, i), "description": "run tests"})
+		out, _ := json.Marshal(map[string]any{"stdout": fmt.Sprintf("ok  \texample.com/x%d\t0.%ds\nPASS %d tests of the store", i%89, i%1000, i), "stderr": ""})
+		bodies[i] = apitype.Event{EventID: fmt.Sprint("e", i), Kind: memory.KindObservation, Platform: "claude-code", SessionID: fmt.Sprint("bench-", i%conc),
+			Project: "p", Cwd: "/work/demo", At: time.Now().UTC(), ToolName: "Bash", ToolUseID: fmt.Sprint("toolu_", i), ToolInput: in, ToolResponse: out}
+	}
+	base := func() int64 {
+		st, err := nd.Status(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.Queue.Processed
+	}
+	testkit.WaitFor(b, "the prompts to be processed", time.Minute, func() bool { return base() >= conc })
+	b.ResetTimer()
+	cpu := testkit.ProcessCPU(b)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
+				post(bodies[i])
+			}
+		}()
+	}
+	wg.Wait()
+	testkit.WaitFor(b, "the queue to drain", 10*time.Minute, func() bool { return base() >= int64(conc+b.N) })
+	b.StopTimer()
+	b.ReportMetric(float64(testkit.ProcessCPU(b)-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 }

@@ -53,10 +53,19 @@ func agentFiles(t *testing.T) map[string]string {
 	}
 }
 
-// agentProject is the temp git project the sessions work in.
+// longAgentFiles are agentFiles with app.js over the file-context size gate (hooks: 1,500
+// bytes), so that a session's re-read gets memnode's history of it.
+func longAgentFiles(t *testing.T) map[string]string {
+	t.Helper()
+	files := agentFiles(t)
+	files[agentFile] = strings.Repeat("// Greeting helpers for the demo app; kept long on purpose.\n", 30) + files[agentFile]
+	return files
+}
+
+// agentProject is the temp git project the sessions work in (longAgentFiles).
 func agentProject(t *testing.T) string {
 	t.Helper()
-	return agentcli.GitProject(t, agentFiles(t))
+	return agentcli.GitProject(t, longAgentFiles(t))
 }
 
 // agentEnv is the environment an agent runs in: an isolated home, and the instance's memnode
@@ -262,13 +271,13 @@ func (r *agentRig) observationTexts() []string {
 	return out
 }
 
-// countedHooks gives the rig a memnode of its own whose lean hook binary is a wrapper that
-// logs each run's arguments ("hook codex observation") before it runs the real one: `bin
-// install <agent>` writes hooks that count the hook processes the agent starts. runs reads
-// the log.
-func (r *agentRig) countedHooks() (bin string, runs func() []string) {
-	r.tb.Helper()
-	dir := r.tb.TempDir()
+// countedHooks gives the instance a memnode of its own whose lean hook binary is a wrapper
+// that logs each run's arguments ("hook codex observation") before it runs the real one:
+// `bin install <agent>` writes hooks that count the hook processes the agent starts. runs
+// reads the log.
+func (in *instance) countedHooks() (bin string, runs func() []string) {
+	in.tb.Helper()
+	dir := in.tb.TempDir()
 	bin = filepath.Join(dir, "memnode")
 	if err := os.Link(memnodeBin, bin); err != nil {
 		b, err := os.ReadFile(memnodeBin)
@@ -276,19 +285,19 @@ func (r *agentRig) countedHooks() (bin string, runs func() []string) {
 			err = os.WriteFile(bin, b, 0o755)
 		}
 		if err != nil {
-			r.tb.Fatalf("copy memnode: %v", err)
+			in.tb.Fatalf("copy memnode: %v", err)
 		}
 	}
 	log := filepath.Join(dir, "hook-runs.log")
 	lean := filepath.Join(filepath.Dir(memnodeBin), "memnode-hook")
 	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + lean + "' \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "memnode-hook"), []byte(script), 0o755); err != nil {
-		r.tb.Fatal(err)
+		in.tb.Fatal(err)
 	}
 	return bin, func() []string {
 		b, err := os.ReadFile(log)
 		if err != nil && !os.IsNotExist(err) {
-			r.tb.Fatal(err)
+			in.tb.Fatal(err)
 		}
 		return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", "_"))
 	}

@@ -18,7 +18,8 @@ const geminiCLIVersion = "0.61.0"
 // TestRealGeminiCLI runs the real Gemini CLI from npm, headless, against a fake Gemini API
 // on 127.0.0.1, with memnode installed: session 1 is recorded (a failing command too), session
 // 2's first model request carries memnode's context about it, memnode's MCP search reaches
-// the model, the private secret never reaches the data dir, and uninstall restores
+// the model, its re-read of app.js gets the file's history from the one hook process of
+// that call, the private secret never reaches the data dir, and uninstall restores
 // settings.json byte for byte.
 func TestRealGeminiCLI(t *testing.T) {
 	gemini := agentcli.Install(t, "@google/gemini-cli", geminiCLIVersion, "gemini")
@@ -42,8 +43,11 @@ func TestRealGeminiCLI(t *testing.T) {
 	if err := os.WriteFile(settings, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in.mustRun(nil, "install", "gemini-cli")
 	in.start()
+	bin, hookRuns := in.countedHooks()
+	if r := in.runBin(bin, nil, "install", "gemini-cli"); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	t.Cleanup(func() { in.run(nil, "stop") })
 
 	run := func(srv *agentcli.Server, prompt string) agentcli.Output {
@@ -71,20 +75,40 @@ func TestRealGeminiCLI(t *testing.T) {
 		t.Fatalf("session 1 did not really edit %s:\n%s", agentFile, b)
 	}
 	titles := in.recordedSession1(t, filepath.Base(proj))
+	// One hook process per tool call: the four calls' AfterTool starts four observation
+	// hooks, and the first read (of a file memnode knew nothing about) got no file context.
+	runs := hookRunsOf(hookRuns())
+	if runs["observation"] != 4 || runs["file-context"] != 0 {
+		t.Errorf("session 1 ran hooks %v, want 4 observation and no file-context", runs)
+	}
+	for i, r := range s1.ModelRequests() {
+		if strings.Contains(requestText(r), "memnode: "+agentFile+" has") {
+			t.Errorf("session 1's request %d has file context: the project was empty", i)
+		}
+	}
 
 	s2 := agentcli.NewServer(t, agentcli.GeminiAPI{}, agentcli.Sequence(
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "mcp_memnode_search", Args: map[string]any{"query": "greeting"}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "read_file", Args: map[string]any{"file_path": app}}}},
 		agentcli.Turn{Text: agentAnswer2},
 	))
 	run(s2, agentPrompt2)
 	reqs := s2.ModelRequests()
-	if len(reqs) < 2 || !reqs[0].HasTool("mcp_memnode_search") {
+	if len(reqs) < 3 || !reqs[0].HasTool("mcp_memnode_search") {
 		t.Fatalf("session 2: %d model requests; memnode's MCP tools offered: %v", len(reqs), len(reqs) > 0 && reqs[0].HasTool("mcp_memnode_"))
 	}
 	first := requestText(reqs[0])
 	assertSessionContext(t, first, "mcp_memnode_search", titles)
 	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "mcp_memnode_search"); !strings.Contains(got, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model: %q", got)
+	}
+	// The re-read of app.js gets memnode's file context, appended to the tool's result by
+	// the AfterTool hook that records it: one process for the search, one for the read.
+	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "read_file"); !strings.Contains(got, "memnode: "+agentFile+" has") {
+		t.Errorf("the re-read of %s got no file context: %.3000s", agentFile, got)
+	}
+	if runs := hookRunsOf(hookRuns()); runs["observation"] != 6 || runs["file-context"] != 0 {
+		t.Errorf("sessions 1 and 2 ran hooks %v, want 6 observation and no file-context", runs)
 	}
 	grepDataDir(t, in.dataDir, plantedSecret)
 

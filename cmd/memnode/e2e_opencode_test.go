@@ -44,12 +44,10 @@ func seedOpenCodeDeps(t *testing.T, dir string) {
 // the plugin.
 func TestRealOpenCode(t *testing.T) {
 	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
-	// app.js is over the file-context size gate (hooks: 1,500 bytes), so session 2's re-read
-	// gets memnode's history of it.
-	files := agentFiles(t)
-	files[agentFile] = strings.Repeat("// Greeting helpers for the demo app; kept long on purpose.\n", 30) + files[agentFile]
+	// app.js is over the file-context size gate, so session 2's re-read gets memnode's
+	// history of it.
 	var next agentcli.Script
-	rig := newAgentRig(t, files, &agentcli.OpenAIChat{},
+	rig := newAgentRig(t, longAgentFiles(t), &agentcli.OpenAIChat{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
 	// OpenCode takes its project directory from $PWD, not from its working directory.
 	rig.agentEnv = append(append(rig.agentEnv, openCodeEnv...), "PWD="+rig.project)

@@ -17,7 +17,8 @@ const qwenCodeVersion = "0.24.4"
 // TestRealQwenCode runs the real Qwen Code from npm, headless, against a fake
 // OpenAI-compatible provider on 127.0.0.1, with memnode installed: session 1 is recorded (its
 // failing command too) with one prompt although UserPromptSubmit fires before every model
-// request, session 2 gets memnode's context and its MCP search result, the private secret
+// request, session 2 gets memnode's context and its MCP search result and its re-read of
+// app.js the file's history from the one hook process of that call, the private secret
 // never reaches the data dir, and uninstall restores settings.json byte for byte.
 func TestRealQwenCode(t *testing.T) {
 	qwen := agentcli.Install(t, "@qwen-code/qwen-code", qwenCodeVersion, "qwen")
@@ -44,8 +45,11 @@ func TestRealQwenCode(t *testing.T) {
 	if err := os.WriteFile(settings, orig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in.mustRun(nil, "install", "qwen-code")
 	in.start()
+	bin, hookRuns := in.countedHooks()
+	if r := in.runBin(bin, nil, "install", "qwen-code"); r.code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	t.Cleanup(func() { in.run(nil, "stop") })
 
 	run := func(srv *agentcli.Server, prompt string) {
@@ -71,6 +75,18 @@ func TestRealQwenCode(t *testing.T) {
 		t.Fatalf("session 1 did not really edit %s:\n%s", agentFile, b)
 	}
 	titles := in.recordedSession1(t, filepath.Base(proj))
+	// One hook process per tool call: the four calls start four observation hooks
+	// (PostToolUse, or PostToolUseFailure for the failing command), and the first read (of a
+	// file memnode knew nothing about) got no file context.
+	runs := hookRunsOf(hookRuns())
+	if runs["observation"] != 4 || runs["file-context"] != 0 {
+		t.Errorf("session 1 ran hooks %v, want 4 observation and no file-context", runs)
+	}
+	for i, r := range s1.ModelRequests() {
+		if strings.Contains(requestText(r), "memnode: "+agentFile+" has") {
+			t.Errorf("session 1's request %d has file context: the project was empty", i)
+		}
+	}
 	db := in.db()
 	if n := in.count(db, "SELECT COUNT(*) FROM prompts WHERE project = ?", filepath.Base(proj)); n != 1 {
 		t.Errorf("session 1 has %d prompts, want 1 (UserPromptSubmit repeats before each model request)", n)
@@ -79,17 +95,28 @@ func TestRealQwenCode(t *testing.T) {
 	s2 := agentcli.NewServer(t, &agentcli.OpenAIChat{}, agentcli.Sequence(
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_search", Args: map[string]any{"query": "select:mcp__memnode__search"}}}},
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "tool_call", Args: map[string]any{"name": "mcp__memnode__search", "arguments": map[string]any{"query": "greeting"}}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{Name: "read_file", Args: map[string]any{"file_path": app}}}},
 		agentcli.Turn{Text: agentAnswer2},
 	))
 	run(s2, agentPrompt2)
 	reqs := s2.ModelRequests()
-	if len(reqs) < 3 {
+	if len(reqs) < 4 {
 		t.Fatalf("session 2: %d model requests", len(reqs))
 	}
 	first := requestText(reqs[0])
 	assertSessionContext(t, first, "mcp__memnode__search", titles)
-	if last := requestText(reqs[len(reqs)-1]); strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
+	last := requestText(reqs[len(reqs)-1])
+	if strings.Count(last, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model:\n%.4000s", last)
+	}
+	// The re-read of app.js gets memnode's file context, appended to the tool's result by
+	// the PostToolUse hook that records it: one process each for tool_search, the search and
+	// the read.
+	if before := requestText(reqs[len(reqs)-2]); strings.Contains(before, "memnode: "+agentFile+" has") || !strings.Contains(last, "memnode: "+agentFile+" has") {
+		t.Errorf("the re-read of %s got no file context:\n%.4000s", agentFile, lastPart([]byte(last), 4000))
+	}
+	if runs := hookRunsOf(hookRuns()); runs["observation"] != 7 || runs["file-context"] != 0 {
+		t.Errorf("sessions 1 and 2 ran hooks %v, want 7 observation and no file-context", runs)
 	}
 	grepDataDir(t, in.dataDir, plantedSecret)
 

@@ -22,8 +22,15 @@ type gooseInstaller struct{}
 
 var _ platform.Installer = gooseInstaller{}
 
-// GooseConfig is Goose's config file.
-func GooseConfig(home string) string { return filepath.Join(home, ".config", "goose", "config.yaml") }
+// GooseConfig is Goose's config file under configDir, the XDG config directory
+// (install.Options.UserConfigDir: $XDG_CONFIG_HOME, else ~/.config). Goose finds it with
+// etcetera's choose_app_strategy(...).config_dir(), the Xdg strategy on Linux and macOS:
+// $XDG_CONFIG_HOME/goose when that is absolute, else ~/.config/goose. Not mirrored: a
+// relative XDG_CONFIG_HOME, which etcetera ignores and memnode resolves against the working
+// directory, and GOOSE_PATH_ROOT, which newer Goose builds put before it.
+func GooseConfig(configDir string) string {
+	return filepath.Join(configDir, "goose", "config.yaml")
+}
 
 // gooseBlock is memnode's extension, indented under extensions:. Strings are JSON-quoted,
 // which YAML reads as double-quoted scalars.
@@ -96,11 +103,24 @@ func writeLines(path string, lines []string, mode fs.FileMode) error {
 	return atomicfile.Write(path, []byte(strings.Join(lines, "\n")+"\n"), mode)
 }
 
+// goosePath is the config file of opts (Goose has only the user's), refused when the
+// config directory is not absolute.
+func goosePath(opts install.Options) (string, error) {
+	dir := opts.UserConfigDir()
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%w: goose config directory %q is not absolute", install.ErrBadOption, dir)
+	}
+	return GooseConfig(dir), nil
+}
+
 func (gooseInstaller) Install(opts install.Options) ([]install.Change, error) {
 	if !filepath.IsAbs(opts.Binary) {
 		return nil, fmt.Errorf("%w: goose needs the memnode binary's absolute path (%q)", install.ErrBadOption, opts.Binary)
 	}
-	path := GooseConfig(opts.HomeDir)
+	path, err := goosePath(opts)
+	if err != nil {
+		return nil, err
+	}
 	lines, mode, exists, err := readLines(path)
 	if err != nil {
 		return nil, err
@@ -130,7 +150,10 @@ func (gooseInstaller) Install(opts install.Options) ([]install.Change, error) {
 }
 
 func (gooseInstaller) Uninstall(opts install.Options) ([]install.Change, error) {
-	path := GooseConfig(opts.HomeDir)
+	path, err := goosePath(opts)
+	if err != nil {
+		return nil, err
+	}
 	lines, mode, exists, err := readLines(path)
 	if err != nil || !exists {
 		return []install.Change{{Path: path, Action: "absent"}}, err

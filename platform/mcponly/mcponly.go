@@ -18,23 +18,24 @@ const (
 	Warp    = "warp"
 )
 
-// GoosePlatform is Goose: the extension in ~/.config/goose/config.yaml; context in the
-// project's .goosehints.
+// GoosePlatform is Goose: the extension in $XDG_CONFIG_HOME/goose/config.yaml
+// (~/.config/goose/ when it is unset); context in the project's .goosehints.
 func GoosePlatform() platform.Platform {
 	return platform.Platform{
 		Name: Goose, Display: "Goose", Installer: gooseInstaller{},
 		ContextFile: contextfile.Spec{Path: ".goosehints"},
-		Detect:      platform.Detect{HomePaths: []string{".config/goose"}, Commands: []string{"goose"}},
+		Detect:      platform.Detect{ConfigPaths: []string{"goose"}, Commands: []string{"goose"}},
 	}
 }
 
-// RooCodePlatform is Roo Code: mcpServers in its VS Code global settings file (user scope)
-// or the project's .roo/mcp.json; context in .roo/rules/memnode-context.md.
+// RooCodePlatform is Roo Code: mcpServers in its VS Code global settings file (user scope,
+// below $XDG_CONFIG_HOME/Code, else ~/.config/Code) or the project's .roo/mcp.json;
+// context in .roo/rules/memnode-context.md.
 func RooCodePlatform() platform.Platform {
 	return platform.Platform{
 		Name: RooCode, Display: "Roo Code", Installer: rooInstaller{},
 		ContextFile: contextfile.Spec{Path: ".roo/rules/memnode-context.md"},
-		Detect:      platform.Detect{HomePaths: []string{".config/Code/User/globalStorage/rooveterinaryinc.roo-cline"}},
+		Detect:      platform.Detect{ConfigPaths: []string{"Code/User/globalStorage/rooveterinaryinc.roo-cline"}},
 	}
 }
 

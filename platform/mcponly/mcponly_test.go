@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform"
 )
 
 const bin = "/opt/mem node/bin/memnode"
 
 func TestGooseInstallRoundTrip(t *testing.T) {
 	home := t.TempDir()
-	path := GooseConfig(home)
+	path := GooseConfig(filepath.Join(home, ".config"))
 	orig := "GOOSE_PROVIDER: anthropic\nextensions:\n  developer:\n    enabled: true\n    name: developer\n    type: builtin\n  github:\n    args:\n    - -y\n    - '@modelcontextprotocol/server-github'\n    cmd: npx\n    enabled: true\n    type: stdio\nGOOSE_MODE: smart_approve\n"
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -66,19 +67,19 @@ func TestGooseFreshInstallAndFlowStyle(t *testing.T) {
 	if cs, err := (gooseInstaller{}).Uninstall(o); err != nil || cs[0].Action != "removed" {
 		t.Fatalf("uninstall: %v %v", cs, err)
 	}
-	if _, err := os.Stat(GooseConfig(home)); !os.IsNotExist(err) {
+	if _, err := os.Stat(GooseConfig(filepath.Join(home, ".config"))); !os.IsNotExist(err) {
 		t.Fatalf("config left behind: %v", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(GooseConfig(home)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(GooseConfig(filepath.Join(home, ".config"))), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(GooseConfig(home), []byte("extensions: {}\n"), 0o600); err != nil {
+	if err := os.WriteFile(GooseConfig(filepath.Join(home, ".config")), []byte("extensions: {}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := (gooseInstaller{}).Install(o); !errors.Is(err, ErrGooseConfig) {
 		t.Fatalf("flow-style extensions: %v, want ErrGooseConfig", err)
 	}
-	if b, _ := os.ReadFile(GooseConfig(home)); string(b) != "extensions: {}\n" {
+	if b, _ := os.ReadFile(GooseConfig(filepath.Join(home, ".config"))); string(b) != "extensions: {}\n" {
 		t.Fatalf("file touched: %q", b)
 	}
 }
@@ -106,7 +107,7 @@ func TestRooCodeInstallRoundTrip(t *testing.T) {
 	}
 	home := t.TempDir()
 	u := install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: bin}
-	if cs, err := (rooInstaller{}).Install(u); err != nil || cs[0].Path != RooSettings(home) {
+	if cs, err := (rooInstaller{}).Install(u); err != nil || cs[0].Path != RooSettings(filepath.Join(home, ".config")) {
 		t.Fatalf("user install: %v %v", cs, err)
 	}
 }
@@ -128,5 +129,53 @@ func TestPlatformsHaveContextFilesAndNoHooks(t *testing.T) {
 		if p.file == "" || p.adapter {
 			t.Errorf("%s: context file %q, adapter %v", p.name, p.file, p.adapter)
 		}
+	}
+}
+
+// TestGooseAndRooHonourXDGConfigHome: Goose (etcetera's Xdg strategy) and VS Code on Linux
+// (Roo Code's settings live in its user data) read below $XDG_CONFIG_HOME when it is set,
+// so with ConfigHome the user-scope install and uninstall go there, nothing is written
+// under ~/.config, and detection looks there; a relative config directory is refused.
+func TestGooseAndRooHonourXDGConfigHome(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		inst interface {
+			Install(install.Options) ([]install.Change, error)
+			Uninstall(install.Options) ([]install.Change, error)
+		}
+		path   func(string) string
+		detect platform.Detect
+	}{
+		{"goose", gooseInstaller{}, GooseConfig, GoosePlatform().Detect},
+		{"roo-code", rooInstaller{}, RooSettings, RooCodePlatform().Detect},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), ConfigHome: filepath.Join(t.TempDir(), "xdg"), Binary: bin}
+			want := tc.path(o.ConfigHome)
+			cs, err := tc.inst.Install(o)
+			if err != nil || len(cs) != 1 || cs[0].Action != "created" || cs[0].Path != want {
+				t.Fatalf("install: %v %v, want %s created", cs, err, want)
+			}
+			if b, err := os.ReadFile(want); err != nil || !strings.Contains(string(b), `"`+bin+`"`) {
+				t.Fatalf("%s: %v\n%s", want, err, b)
+			}
+			if _, err := os.Stat(filepath.Join(o.HomeDir, ".config")); !os.IsNotExist(err) {
+				t.Fatalf("~/.config written although XDG_CONFIG_HOME is set: %v", err)
+			}
+			if why, ok := tc.detect.Found(o.HomeDir, o.ConfigHome, func(string) (string, error) { return "", os.ErrNotExist }); !ok || !strings.HasPrefix(why, o.ConfigHome) {
+				t.Fatalf("not detected below XDG_CONFIG_HOME: %q %v", why, ok)
+			}
+			if cs, err := tc.inst.Uninstall(o); err != nil || cs[0].Path != want || cs[0].Action != "removed" {
+				t.Fatalf("uninstall: %v %v", cs, err)
+			}
+			if _, err := os.Stat(want); !os.IsNotExist(err) {
+				t.Fatalf("%s left after uninstall: %v", want, err)
+			}
+			rel := o
+			rel.ConfigHome = "xdg"
+			if _, err := tc.inst.Install(rel); !errors.Is(err, install.ErrBadOption) {
+				t.Fatalf("relative config home: %v, want ErrBadOption", err)
+			}
+		})
 	}
 }

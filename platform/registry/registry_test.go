@@ -25,7 +25,7 @@ func TestBuiltinEntriesAreComplete(t *testing.T) {
 		if p.Display == "" || p.Installer == nil {
 			t.Errorf("%s: incomplete entry %+v", p.Name, p)
 		}
-		if len(p.Detect.HomePaths)+len(p.Detect.Commands) == 0 {
+		if len(p.Detect.HomePaths)+len(p.Detect.ConfigPaths)+len(p.Detect.Commands) == 0 {
 			t.Errorf("%s: no Detect: `memnode install` without a platform could never offer it", p.Name)
 		}
 		if p.Adapter == nil {

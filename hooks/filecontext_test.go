@@ -147,10 +147,10 @@ func hookSpecific(event string) func(map[string]any) string {
 	}
 }
 
-// TestObservationAnswersWithFileContext: for Codex (a shell read), Copilot (a view), Gemini
-// CLI and Qwen Code (a read_file) the one observation hook records the call and answers
-// with the file's context in the agent's output contract; a shell command that names no
-// file makes the observation's request and no other.
+// TestObservationAnswersWithFileContext: for Codex (a shell read), Copilot (a view or a
+// bash read), Gemini CLI and Qwen Code (a read_file) the one observation hook records the
+// call and answers with the file's context in the agent's output contract; a shell command
+// that names no file makes the observation's request and no other.
 func TestObservationAnswersWithFileContext(t *testing.T) {
 	n, cfg, cwd, file := fileWithHistory(t)
 	run := func(p platform.Platform, payload string) map[string]any {
@@ -172,6 +172,8 @@ func TestObservationAnswersWithFileContext(t *testing.T) {
 			hookSpecific("PostToolUse"), "Bash"},
 		{copilot.Platform(), `{"sessionId":"s","cwd":` + jsonQuote(cwd) + `,"toolName":"view","toolArgs":{"path":"internal/auth/middleware.go"},"toolResult":{"resultType":"success","textResultForLlm":"1. package auth"}}`,
 			func(o map[string]any) string { s, _ := o["additionalContext"].(string); return s }, "Read"},
+		{copilot.Platform(), `{"sessionId":"s","cwd":` + jsonQuote(cwd) + `,"toolName":"bash","toolArgs":{"command":"sed -n 1,40p internal/auth/middleware.go"},"toolResult":{"resultType":"success","textResultForLlm":"package auth"}}`,
+			func(o map[string]any) string { s, _ := o["additionalContext"].(string); return s }, "Bash"},
 		{geminicli.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"AfterTool","tool_name":"read_file","tool_input":{"file_path":` + jsonQuote(file) + `},"tool_response":{"llmContent":"package auth","returnDisplay":""}}`,
 			hookSpecific("AfterTool"), "Read"},
 		{qwencode.Platform(), `{"session_id":"s","cwd":` + jsonQuote(cwd) + `,"hook_event_name":"PostToolUse","tool_name":"read_file","tool_use_id":"t1","tool_input":{"file_path":` + jsonQuote(file) + `},"tool_response":{"llmContent":"package auth","returnDisplay":""}}`,

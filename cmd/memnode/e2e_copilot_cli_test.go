@@ -68,6 +68,7 @@ func TestCopilotCLI(t *testing.T) {
 		// Session 2.
 		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_search", Name: "memnode-search", Args: map[string]string{"query": "greeting"}}}},
 		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_view", Name: "view", Args: map[string]string{"path": app}}}},
+		agentcli.Turn{Calls: []agentcli.Call{{ID: "call_sed", Name: "bash", Args: map[string]string{"command": "sed -n 1,80p app.py", "description": "Read app.py"}}}},
 		agentcli.Turn{Text: "Last time the greeting typo in app.py was fixed."},
 	)
 	copilotHome := filepath.Join(rig.home, ".copilot")
@@ -162,22 +163,25 @@ func TestCopilotCLI(t *testing.T) {
 	if !answered {
 		t.Error("no request carried memnode's search result back to the model")
 	}
-	// The re-read of app.py gets memnode's file context (postToolUse's additionalContext).
-	var viewed bool
-	for _, r := range reqs[s1:] {
-		if chatToolOutput(t, r.Body, "call_view") == "" {
-			continue
+	// The re-read of app.py with view, and again with bash (`sed -n`, as Codex's shell
+	// reads), each get memnode's file context (postToolUse's additionalContext).
+	reread := func(id string, contexts int) {
+		t.Helper()
+		for _, r := range reqs[s1:] {
+			if chatToolOutput(t, r.Body, id) == "" || (id == "call_view" && chatToolOutput(t, r.Body, "call_sed") != "") {
+				continue
+			}
+			if n := strings.Count(requestText(r), "memnode: app.py has"); n != contexts {
+				t.Errorf("after the re-read %s the request has %d file contexts of app.py, want %d:\n%.4000s", id, n, contexts, lastPart(r.Body, 4000))
+			}
+			return
 		}
-		viewed = true
-		if !r.Contains("memnode: app.py has") {
-			t.Errorf("the re-read of app.py got no file context:\n%.4000s", lastPart(r.Body, 4000))
-		}
+		t.Errorf("no request carried the re-read %s back to the model", id)
 	}
-	if !viewed {
-		t.Error("no request carried the re-read of app.py back to the model")
-	}
-	// Session 2's search and re-read: two more, one process each.
-	want = map[string]int{"context": 2, "session-init": 2, "observation": 7, "summarize": 2, "session-end": 2}
+	reread("call_view", 1)
+	reread("call_sed", 2)
+	// Session 2's search and two re-reads: three more, one process each.
+	want = map[string]int{"context": 2, "session-init": 2, "observation": 8, "summarize": 2, "session-end": 2}
 	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {
 		t.Errorf("sessions 1 and 2 ran hooks %v, want %v", got, want)
 	}

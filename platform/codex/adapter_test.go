@@ -188,8 +188,8 @@ func TestCodexReadFiles(t *testing.T) {
 		{"cat < in.txt", []string{"in.txt"}},
 		{"cat a.txt > b.txt 2>/dev/null", []string{"a.txt"}},
 	} {
-		if got := readFiles(tc.cmd); !slices.Equal(got, tc.want) {
-			t.Errorf("readFiles(%q) = %q, want %q", tc.cmd, got, tc.want)
+		if got := ReadFiles(tc.cmd); !slices.Equal(got, tc.want) {
+			t.Errorf("ReadFiles(%q) = %q, want %q", tc.cmd, got, tc.want)
 		}
 	}
 }

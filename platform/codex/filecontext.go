@@ -19,10 +19,11 @@ var readers = map[string]bool{
 // maxReadFiles bounds the files taken from one command line.
 const maxReadFiles = 10
 
-// readFiles returns the files a shell command line reads with the commands above: each
+// ReadFiles returns the files a shell command line reads with the commands above: each
 // simple command (split on ;, &&, ||, | and newlines) whose program is a reader, its
-// operands that are not flags, counts, sed's script or a redirection's target. `sed -i` edits, it does not read.
-func readFiles(cmdline string) []string {
+// operands that are not flags, counts, sed's script or a redirection's target. `sed -i`
+// edits, it does not read. Copilot's bash reads files the same way.
+func ReadFiles(cmdline string) []string {
 	var files []string
 	for _, part := range splitCommands(cmdline) {
 		fields := strings.Fields(part)
@@ -87,5 +88,5 @@ func shellFilePaths(toolInput json.RawMessage) []string {
 	if json.Unmarshal(toolInput, &ti) != nil || ti.Command == "" {
 		return nil
 	}
-	return readFiles(ti.Command)
+	return ReadFiles(ti.Command)
 }

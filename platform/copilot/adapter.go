@@ -11,6 +11,7 @@ import (
 
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/codex"
 )
 
 // Adapter is the platform.Adapter for Copilot CLI command hooks.
@@ -82,19 +83,34 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		in.Reason = p.Source
 	}
 	if event == platform.EventObservation {
-		// A view also asks for its file's context: the one postToolUse hook records the
-		// call and answers with it. (file-context, which an install from before registered
-		// beside it, has nothing left to do.)
-		in.FilePaths = viewedFile(p, in.Cwd)
+		// A view, or a bash command that reads files (`cat`, `sed -n`, `head`), also asks
+		// for their context: the one postToolUse hook records the call and answers with it.
+		// (file-context, which an install from before registered beside it, has nothing
+		// left to do.)
+		in.FilePaths = readFiles(p, in.Cwd)
 		canonicalCall(&in, p)
 	}
 	return in, nil
 }
 
-// viewedFile is the file a successful view read (its postToolUse asks what memnode knows
-// about it); none for any other tool.
-func viewedFile(p payload, cwd string) []string {
-	if p.ToolName != "view" || p.ToolResult == nil || (p.ToolResult.ResultType != "" && p.ToolResult.ResultType != "success") {
+// readFiles are the files a successful view or bash command read (its postToolUse asks
+// what memnode knows about them: bash's as Codex's shell reads, relative to cwd); none for
+// any other tool.
+func readFiles(p payload, cwd string) []string {
+	if p.ToolResult == nil || (p.ToolResult.ResultType != "" && p.ToolResult.ResultType != "success") {
+		return nil
+	}
+	switch p.ToolName {
+	case "view":
+	case "bash":
+		var ti struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(platform.NonNull(p.ToolArgs), &ti) != nil {
+			return nil
+		}
+		return codex.ReadFiles(ti.Command)
+	default:
 		return nil
 	}
 	var ti struct {
@@ -217,8 +233,8 @@ func mustJSON(v any) json.RawMessage {
 
 // Format implements platform.Adapter: Copilot takes context as a flat
 // {"additionalContext": …} from sessionStart, userPromptSubmitted and (the observation's
-// file context after a view) postToolUse (its hookSpecificOutput shape does not reach the
-// model); every other answer is neutral.
+// file context after a view or a bash read) postToolUse (its hookSpecificOutput shape does
+// not reach the model); every other answer is neutral.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	if (event != platform.EventContext && event != platform.EventSessionInit && event != platform.EventObservation) || res.AdditionalContext == "" {
 		return []byte("{}"), nil

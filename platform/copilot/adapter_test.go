@@ -3,6 +3,7 @@ package copilot
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,8 +123,17 @@ func TestCopilotFileContextHook(t *testing.T) {
 	if old, _ := (Adapter{}).Normalize(platform.EventFileContext, view); len(old.FilePaths) != 0 {
 		t.Errorf("file-context still asks, beside the observation: %v", old.FilePaths)
 	}
+	// A bash command that reads files asks about them as Codex's shell reads do (relative
+	// paths are the hook's to resolve against cwd).
+	bash, err := Adapter{}.Normalize(platform.EventObservation, []byte(`{"sessionId":"s","cwd":"/w","toolName":"bash",
+		"toolArgs":{"command":"sed -n 1,40p app.py && head -n 5 /w/NOTES.md","description":"Read"},"toolResult":{"resultType":"success","textResultForLlm":"def greet"}}`))
+	if err != nil || !slices.Equal(bash.FilePaths, []string{"app.py", "/w/NOTES.md"}) || bash.ToolName != "Bash" {
+		t.Errorf("bash read: %+v, %v", bash, err)
+	}
 	for _, raw := range []string{
 		`{"toolName":"bash","toolArgs":{"command":"python3 test_app.py"},"toolResult":{"resultType":"success"}}`,
+		`{"toolName":"bash","toolArgs":{"command":"cat app.py"},"toolResult":{"resultType":"failure"}}`,
+		`{"toolName":"bash","toolArgs":"cat app.py","toolResult":{"resultType":"success"}}`,
 		`{"toolName":"view","toolArgs":{"path":"/w/x"},"error":"Path does not exist"}`,
 	} {
 		if in, _ := (Adapter{}).Normalize(platform.EventObservation, []byte(raw)); len(in.FilePaths) != 0 {

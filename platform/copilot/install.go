@@ -16,8 +16,9 @@ var _ platform.Installer = Installer{}
 
 // HookSpecs are the Copilot hooks memnode installs (timeouts in seconds). Copilot hooks
 // have no matcher: postToolUse fires for every tool, postToolUseFailure for a failed one.
-// preToolUse cannot add context, so a view's file context is the additionalContext of the
-// postToolUse hook that records the call: one process per tool call.
+// preToolUse cannot add context, so the file context of a view (or a bash read) is the
+// additionalContext of the postToolUse hook that records the call: one process per tool
+// call.
 func HookSpecs() []install.HookSpec {
 	return []install.HookSpec{
 		{Event: "sessionStart", Sub: platform.EventContext, Timeout: 60},

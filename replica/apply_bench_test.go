@@ -20,24 +20,7 @@ import (
 func BenchmarkApplyOps(b *testing.B) {
 	const n, batch = 2000, 500
 	ctx := context.Background()
-	src := openTest(b, "dev-src")
-	now := time.Now().UnixMilli()
-	if _, err := src.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}}}); err != nil {
-		b.Fatal(err)
-	}
-	for i := 0; i < n; i += batch {
-		var obs []memory.Observation
-		for j := i; j < i+batch; j++ {
-			obs = append(obs, memory.Observation{SessionID: "s1", Project: "demo", Type: "discovery",
-				Title: fmt.Sprintf("Observation %d about the login flow", j), Narrative: fmt.Sprintf("narrative %d: the token expires early", j),
-				Facts: []string{"fact one", fmt.Sprintf("fact %d", j)}, Concepts: []string{"how-it-works"},
-				FilesRead: []string{"internal/auth/token.go"}, FilesModified: []string{fmt.Sprintf("internal/auth/f%d.go", j%50)},
-				CreatedAt: now + int64(j)})
-		}
-		if _, err := src.Commit(ctx, &Batch{Observations: obs}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	src := benchSource(b, n, batch)
 	ops, err := src.OpsSince(ctx, src.Origin(), 0, 1_000_000)
 	if err != nil || len(ops) != n+1 {
 		b.Fatalf("ops since: %d ops, %v", len(ops), err)
@@ -74,13 +57,8 @@ func BenchmarkApplyOps(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/(float64(applied)/1000), "cpu-ms/1k-ops")
 }
 
-// BenchmarkInstallSnapshot is BenchmarkApplyOps's history taken as a snapshot (Snapshot,
-// chunks of 2 MiB, in memory) and installed in a fresh replica; CPU per 1,000 ops covers
-// both the read and the install.
-//
-//	go test -tags sqlite_fts5,nomsgpack -run '^$' -bench 'BenchmarkApplyOps|BenchmarkInstallSnapshot' -benchtime 3x ./replica/
-func BenchmarkInstallSnapshot(b *testing.B) {
-	const n, batch = 2000, 500
+// benchSource is a replica holding one session and n observations committed in batches.
+func benchSource(b *testing.B, n, batch int) *Replica {
 	ctx := context.Background()
 	src := openTest(b, "dev-src")
 	now := time.Now().UnixMilli()
@@ -100,6 +78,18 @@ func BenchmarkInstallSnapshot(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	return src
+}
+
+// BenchmarkInstallSnapshot is BenchmarkApplyOps's history taken as a snapshot (Snapshot,
+// chunks of 2 MiB, in memory) and installed in a fresh replica; CPU per 1,000 ops covers
+// both the read and the install.
+//
+//	go test -tags sqlite_fts5,nomsgpack -run '^$' -bench 'BenchmarkApplyOps|BenchmarkInstallSnapshot' -benchtime 3x ./replica/
+func BenchmarkInstallSnapshot(b *testing.B) {
+	const n, batch = 2000, 500
+	ctx := context.Background()
+	src := benchSource(b, n, batch)
 	var cpu time.Duration
 	installed := 0
 	b.ResetTimer()

@@ -108,11 +108,8 @@ func (c *conn) flush() error {
 	return nil
 }
 
-func (c *conn) recv() (*message, error) { return c.recvWithin(sessionIdle) }
-
-// recvWithin is recv with an idle deadline of d.
-func (c *conn) recvWithin(d time.Duration) (*message, error) {
-	_ = c.s.SetReadDeadline(time.Now().Add(d))
+func (c *conn) recv() (*message, error) {
+	_ = c.s.SetReadDeadline(time.Now().Add(sessionIdle))
 	m, _, err := readMessage(c.r)
 	if err == nil && m.Type == msgError {
 		switch m.Text {
@@ -326,7 +323,7 @@ func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVe
 		if theirs[o] <= mine[o] {
 			continue
 		}
-		if cur := n.pulling[o]; cur != nil && !cur.stalled() {
+		if cur := n.pulling[o]; cur != nil && (cur.snapshot || !cur.stalled()) {
 			continue
 		} else if cur != nil {
 			n.log.Debug("took over a stalled pull", "origin", shortIDString(o))
@@ -431,7 +428,13 @@ const pullStall = time.Second
 
 // pullClaim is one pull's hold on the origins it asked for, with the time it last received a
 // message.
-type pullClaim struct{ last atomic.Int64 }
+type pullClaim struct {
+	last atomic.Int64
+	// snapshot: the claim of a snapshot being installed. It is never taken over (the
+	// install holds the replica's writer, so a second pull could apply nothing until it
+	// ends); a dead path ends it at the idle deadline and frees the origins.
+	snapshot bool
+}
 
 func newPullClaim() *pullClaim {
 	c := &pullClaim{}

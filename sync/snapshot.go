@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -19,12 +18,6 @@ import (
 // peer streams its replicated rows and op-log (SnapRows…) and the vector they belong to
 // (SnapEnd); the initiator installs them in one transaction and then pulls what lies past
 // that vector with an ordinary Want, in the same session.
-
-// snapshotIdle is how long a snapshot being installed may receive nothing. The install holds
-// the replica's writer, so a dead path must end it sooner than sessionIdle: the sender
-// streams chunks back to back (each read in milliseconds), and the round the failure kicks
-// off catches up from another member (see TestSnapshotCutMidwayLeavesTheDeviceBlank).
-const snapshotIdle = 3 * time.Second
 
 // errSnapshotFailed marks a pull whose snapshot failed: the stream is left mid-snapshot, so
 // the session ends there (even for a refused stamp, which an op batch survives).
@@ -71,6 +64,7 @@ func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs replica.
 		return nil
 	}
 	claim := &snapshotClaim{pullClaim: newPullClaim()}
+	claim.snapshot = true
 	for o := range theirs {
 		n.pulling[o] = claim.pullClaim
 		claim.origins = append(claim.origins, o)
@@ -100,7 +94,7 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 	}
 	p := c.s.Conn().RemotePeer()
 	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (replica.SnapshotChunk, error) {
-		m, err := c.recvWithin(snapshotIdle)
+		m, err := c.recv()
 		claim.touch()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			kick(n.stallKick) // the path may be dead: a round with the other members takes over

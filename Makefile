@@ -57,7 +57,7 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	  MEMNODE_LOCOMO="$(MEMNODE_LOCOMO)" $(GO) test -tags $(TAGS) -run '^$$' -bench 'LoCoMo|CodingMemory' -benchtime 1x -timeout 30m ./search/recall/; \
 	else echo "no LoCoMo archive at $(MEMNODE_LOCOMO) (set MEMNODE_LOCOMO): coding-memory set only"; \
 	  $(GO) test -tags $(TAGS) -run '^$$' -bench 'CodingMemory' -benchtime 1x ./search/recall/; fi
-	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead, a new device's catch-up from the op-log and from the compacted op-log"
+	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead, a new device's catch-up from the op-log, from the compacted op-log and from a snapshot"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'CatchUp' -benchtime 1x -timeout 30m ./sync/
 	@echo "== embeddings: encode speed, vector and hybrid search"

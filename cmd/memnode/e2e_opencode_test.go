@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/agentcli"
 	"github.com/memnode/memnode/internal/testkit"
 )
@@ -35,10 +37,35 @@ func seedOpenCodeDeps(t *testing.T, dir string) {
 	}
 }
 
+// semanticHeader starts the per-prompt context block (inject.Semantic).
+const semanticHeader = "past observations related to this prompt"
+
+// userMessagesText is the text of the user messages of an OpenAI chat request.
+func userMessagesText(t *testing.T, r agentcli.Request) string {
+	t.Helper()
+	var body struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatalf("model request: %v", err)
+	}
+	var b strings.Builder
+	for _, m := range body.Messages {
+		if m.Role == "user" {
+			b.WriteString(requestText(agentcli.Request{Body: m.Content}))
+		}
+	}
+	return b.String()
+}
+
 // TestRealOpenCode runs the real OpenCode from npm, headless (`opencode run`), against a
 // fake OpenAI-compatible provider on 127.0.0.1, with memnode's plugin installed: session 1
 // reads, fails to read, edits, runs a failing and a passing command, and is recorded and
-// summarized; session 2's requests carry memnode's context in the system prompt and its MCP
+// summarized; session 2's requests carry memnode's context in the system prompt, the
+// prompt's related observations in its user message (semantic inject), and its MCP
 // search result, and its re-read of app.js gets memnode's file context; the private secret
 // never reaches the data dir; uninstall restores opencode.json byte for byte and removes
 // the plugin.
@@ -90,6 +117,15 @@ func TestRealOpenCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	seedOpenCodeDeps(t, configDir)
+	// Per-prompt context is semantic inject: a random tiny encoder (cybertron's real loader
+	// and forward pass, no download) embeds session 1, so session 2's prompt gets its
+	// related observations.
+	if err := embed.WriteRandomModel(filepath.Join(rig.dataDir, "models", "test", "tiny"), embed.TinyModelSpec()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rig.dataDir, "settings.json"), []byte(`{"embed_model":"test/tiny","semantic_inject":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	rig.mustRun(nil, "install", "opencode")
 	rig.start()
 	t.Cleanup(func() { rig.run(nil, "stop") })
@@ -120,6 +156,7 @@ func TestRealOpenCode(t *testing.T) {
 		n := rig.count(db, "SELECT COUNT(*) FROM summaries WHERE project = ?", filepath.Base(rig.project))
 		return n >= 1, strconv.Itoa(n) + " summaries"
 	})
+	rig.mustRun(nil, "embed", "status", "--wait")
 	before := len(rig.model.ModelRequests())
 
 	run(agentPrompt2)
@@ -134,6 +171,11 @@ func TestRealOpenCode(t *testing.T) {
 	}
 	first := requestText(reqs[0])
 	assertSessionContext(t, first, "memnode_search", titles)
+	// The prompt's own context rides in the user's message (a synthetic part), not in the
+	// system prompt.
+	if user := userMessagesText(t, reqs[0]); !strings.Contains(user, agentPrompt2) || !strings.Contains(user, semanticHeader) {
+		t.Errorf("session 2's prompt got no per-prompt context in its user message:\n%.4000s", user)
+	}
 	if searched := requestText(reqs[1]); strings.Count(searched, "Edit "+agentFile) <= strings.Count(first, "Edit "+agentFile) {
 		t.Errorf("memnode's search result did not reach the model:\n%.4000s", searched)
 	}

@@ -280,8 +280,8 @@ func canonicalArgs(args json.RawMessage) json.RawMessage {
 }
 
 // Format implements platform.Adapter: the plugin reads a flat {"additionalContext": …} (and
-// pushes it onto the system prompt, or appends a file's to the read's output); anything
-// else is {}.
+// pushes the session's onto the system prompt, adds a prompt's to the user's message as a
+// synthetic text part, or appends a file's to the read's output); anything else is {}.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	switch event {
 	case platform.EventContext, platform.EventSessionInit, platform.EventFileContext:

@@ -2,6 +2,11 @@
 // installs a small JS plugin (plugin.js, embedded) that hands OpenCode's plugin hook
 // arguments, unchanged, to `memnode-hook hook opencode <event>`; this package's adapter
 // decodes them. The plugin holds no token: the hook binary reads it, as for every agent.
+// Context reaches the model three ways: the session's in the system prompt
+// (experimental.chat.system.transform), a prompt's (semantic inject, the answer to the
+// session-init that records it) as a synthetic text part pushed onto chat.message's
+// output.parts — OpenCode saves the parts after the hook and sends synthetic text to the
+// model — and a file's appended to a read's output (tool.execute.after).
 // Fixtures in testdata/fixtures/opencode.
 package opencode
 

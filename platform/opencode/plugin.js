@@ -31,6 +31,21 @@ function hook(event, payload) {
   })
 }
 
+// partID is a new part ID in OpenCode's ascending form: "prt_", 12 hex digits of the time
+// in ms ×4096 plus a counter (its low 48 bits), then 14 random base62 characters.
+let lastMs = 0
+let counter = 0
+function partID() {
+  const now = Date.now()
+  if (now !== lastMs) { lastMs = now; counter = 0 }
+  counter++
+  const t = (BigInt(now) * 4096n + BigInt(counter)) & 0xffffffffffffn
+  const abc = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+  let rnd = ""
+  for (let i = 0; i < 14; i++) rnd += abc[Math.floor(Math.random() * 62)]
+  return "prt_" + t.toString(16).padStart(12, "0") + rnd
+}
+
 export const MemnodePlugin = async ({ directory, worktree, client }) => {
   const cwd = directory || worktree || process.cwd()
   const contexts = new Map() // sessionID → Promise of the session's context
@@ -50,8 +65,17 @@ export const MemnodePlugin = async ({ directory, worktree, client }) => {
         if (text) output.system.push(text)
       } catch {}
     },
+    // The prompt is recorded; the context memnode answers for it (semantic inject: the past
+    // observations related to the prompt, when the node has it on) is added to the user's
+    // message as a synthetic text part, which the model sees and the TUI does not show.
     "chat.message": async (input, output) => {
-      try { await hook("session-init", { cwd, input, output }) } catch {}
+      try {
+        const r = await hook("session-init", { cwd, input, output })
+        const text = r && r.additionalContext
+        const first = output && Array.isArray(output.parts) && output.parts[0]
+        if (!text || !first || !first.messageID) return
+        output.parts.push({ id: partID(), sessionID: first.sessionID, messageID: first.messageID, type: "text", synthetic: true, text })
+      } catch {}
     },
     // File context: what memnode knows about a file is asked for when a read starts and
     // appended to the read's output, which is what the model sees.

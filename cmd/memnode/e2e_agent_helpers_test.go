@@ -303,6 +303,32 @@ func (in *instance) countedHooks() (bin string, runs func() []string) {
 	}
 }
 
+// assertOneHookPerCall checks, for an agent whose one observation hook answers with file
+// context, that its hooks so far (runs, from countedHooks) started observation processes, one
+// per tool call, and no file-context process.
+func assertOneHookPerCall(t *testing.T, runs func() []string, observation int) {
+	t.Helper()
+	if n := hookRunsOf(runs()); n["observation"] != observation || n["file-context"] != 0 {
+		t.Errorf("hooks ran %v, want %d observation and no file-context", n, observation)
+	}
+}
+
+// fileContexts counts memnode's file contexts of agentFile in a model request.
+func fileContexts(r agentcli.Request) int {
+	return strings.Count(requestText(r), "memnode: "+agentFile+" has")
+}
+
+// assertNoFileContext checks that no request of a session in an empty project had file
+// context.
+func assertNoFileContext(t *testing.T, reqs []agentcli.Request) {
+	t.Helper()
+	for i, r := range reqs {
+		if fileContexts(r) != 0 {
+			t.Errorf("request %d has file context: the project was empty", i)
+		}
+	}
+}
+
 // hookRunsOf counts runs (from countedHooks) per memnode event.
 func hookRunsOf(runs []string) map[string]int {
 	n := map[string]int{}

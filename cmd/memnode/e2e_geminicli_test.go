@@ -77,15 +77,8 @@ func TestRealGeminiCLI(t *testing.T) {
 	titles := in.recordedSession1(t, filepath.Base(proj))
 	// One hook process per tool call: the four calls' AfterTool starts four observation
 	// hooks, and the first read (of a file memnode knew nothing about) got no file context.
-	runs := hookRunsOf(hookRuns())
-	if runs["observation"] != 4 || runs["file-context"] != 0 {
-		t.Errorf("session 1 ran hooks %v, want 4 observation and no file-context", runs)
-	}
-	for i, r := range s1.ModelRequests() {
-		if strings.Contains(requestText(r), "memnode: "+agentFile+" has") {
-			t.Errorf("session 1's request %d has file context: the project was empty", i)
-		}
-	}
+	assertOneHookPerCall(t, hookRuns, 4)
+	assertNoFileContext(t, s1.ModelRequests())
 
 	s2 := agentcli.NewServer(t, agentcli.GeminiAPI{}, agentcli.Sequence(
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "mcp_memnode_search", Args: map[string]any{"query": "greeting"}}}},
@@ -107,9 +100,7 @@ func TestRealGeminiCLI(t *testing.T) {
 	if got := geminiFunctionResponse(t, reqs[len(reqs)-1], "read_file"); !strings.Contains(got, "memnode: "+agentFile+" has") {
 		t.Errorf("the re-read of %s got no file context: %.3000s", agentFile, got)
 	}
-	if runs := hookRunsOf(hookRuns()); runs["observation"] != 6 || runs["file-context"] != 0 {
-		t.Errorf("sessions 1 and 2 ran hooks %v, want 6 observation and no file-context", runs)
-	}
+	assertOneHookPerCall(t, hookRuns, 6)
 	grepDataDir(t, in.dataDir, plantedSecret)
 
 	in.mustRun(nil, "uninstall", "gemini-cli")

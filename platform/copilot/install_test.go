@@ -54,34 +54,11 @@ func TestInstallRoundTrip(t *testing.T) {
 // hooks (file-context and observation); installing again leaves the observation hook alone
 // (one process per tool call), and uninstall gives settings.json its bytes back.
 func TestInstallUpgradesTheTwoHookLayout(t *testing.T) {
-	home := t.TempDir()
-	dir := filepath.Join(home, ".copilot")
-	settings := filepath.Join(dir, "settings.json")
-	orig := "{\n  \"theme\": \"dark\"\n}"
-	platformtest.WriteFile(t, settings, orig, 0o600)
-	opts := install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: "/opt/m/memnode", HookBinary: "/opt/m/memnode-hook"}
+	opts := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: "/opt/m/memnode", HookBinary: "/opt/m/memnode-hook"}
 	old := target(opts)
 	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "postToolUse", Sub: "file-context", Timeout: 60})
-	if _, err := install.Install(old, opts); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook copilot file-context") {
-		t.Fatalf("the old layout is not installed:\n%s", b)
-	}
-	if _, err := (Installer{}).Install(opts); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(settings)
-	if strings.Contains(string(b), "file-context") || strings.Count(string(b), "hook copilot observation") != 2 { // postToolUse, postToolUseFailure
+	b := platformtest.UpgradeDropsHook(t, Installer{}, opts, old, "{\n  \"theme\": \"dark\"\n}", "file-context", len(HookSpecs()), nil)
+	if strings.Count(b, "hook copilot observation") != 2 { // postToolUse, postToolUseFailure
 		t.Errorf("settings.json after the upgrade:\n%s", b)
-	}
-	if n := strings.Count(string(b), " hook copilot "); n != len(HookSpecs()) {
-		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
-	}
-	if _, err := (Installer{}).Uninstall(opts); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(settings); string(got) != orig {
-		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

@@ -134,31 +134,10 @@ func TestGeminiCLIInstallProjectScope(t *testing.T) {
 // settings.json its bytes back.
 func TestGeminiCLIInstallUpgradesTheTwoHookLayout(t *testing.T) {
 	o := userOpts(t)
-	settings := filepath.Join(o.HomeDir, ".gemini", "settings.json")
-	orig := "{\n  \"theme\": \"dark\"\n}"
-	platformtest.WriteFile(t, settings, orig, 0o600)
 	old := target(o)
 	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "AfterTool", Matcher: "read_file", Sub: "file-context", Timeout: 60000})
-	if _, err := install.Install(old, o); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook gemini-cli file-context") {
-		t.Fatalf("the old layout is not installed:\n%s", b)
-	}
-	if _, err := (Installer{}).Install(o); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(settings)
-	if strings.Contains(string(b), "file-context") || strings.Contains(string(b), `"read_file"`) || strings.Count(string(b), "hook gemini-cli observation") != 1 {
+	b := platformtest.UpgradeDropsHook(t, Installer{}, o, old, "{\n  \"theme\": \"dark\"\n}", "file-context", len(HookSpecs()), nil)
+	if strings.Contains(b, `"read_file"`) || strings.Count(b, "hook gemini-cli observation") != 1 {
 		t.Errorf("settings.json after the upgrade:\n%s", b)
-	}
-	if n := strings.Count(string(b), " hook gemini-cli "); n != len(HookSpecs()) {
-		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
-	}
-	if _, err := (Installer{}).Uninstall(o); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(settings); string(got) != orig {
-		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

@@ -149,32 +149,11 @@ func TestQwenCodeUninstallAfterQwenRewroteTheFile(t *testing.T) {
 // uninstall gives settings.json its bytes back, after Qwen Code's own rewrite too.
 func TestQwenCodeInstallUpgradesTheTwoHookLayout(t *testing.T) {
 	o := install.Options{Scope: install.ScopeUser, HomeDir: t.TempDir(), Binary: bin, HookBinary: "/opt/memnode/bin/memnode-hook"}
-	settings := filepath.Join(o.HomeDir, ".qwen", "settings.json")
-	orig := "{\n  \"model\": {\"name\": \"qwen3-coder\"}\n}\n"
-	platformtest.WriteFile(t, settings, orig, 0o600)
 	old := target(o)
 	old.Hooks = slices.Insert(HookSpecs(), 2, install.HookSpec{Event: "PostToolUse", Matcher: "^read_file$", Sub: "file-context", Timeout: 60})
-	if _, err := install.Install(old, o); err != nil {
-		t.Fatal(err)
-	}
-	qwenRewrite(t, settings)
-	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "hook qwen-code file-context") {
-		t.Fatalf("the old layout is not installed:\n%s", b)
-	}
-	if _, err := (Installer{}).Install(o); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(settings)
-	if strings.Contains(string(b), "file-context") || strings.Contains(string(b), "read_file") || strings.Count(string(b), "hook qwen-code observation") != 2 { // PostToolUse, PostToolUseFailure
+	b := platformtest.UpgradeDropsHook(t, Installer{}, o, old, "{\n  \"model\": {\"name\": \"qwen3-coder\"}\n}\n", "file-context", len(HookSpecs()),
+		func() { qwenRewrite(t, old.Settings) })
+	if strings.Contains(b, "read_file") || strings.Count(b, "hook qwen-code observation") != 2 { // PostToolUse, PostToolUseFailure
 		t.Errorf("settings.json after the upgrade:\n%s", b)
-	}
-	if n := strings.Count(string(b), " hook qwen-code "); n != len(HookSpecs()) {
-		t.Errorf("settings.json has %d memnode hooks, want %d:\n%s", n, len(HookSpecs()), b)
-	}
-	if _, err := (Installer{}).Uninstall(o); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(settings); string(got) != orig {
-		t.Fatalf("uninstall after the upgrade: %q, want %q", got, orig)
 	}
 }

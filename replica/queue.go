@@ -358,8 +358,7 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 // false when none waits. The node's privacy gate reads it to know whether the turn an event
 // belongs to was wholly private before its prompt became a record.
 func (r *Replica) LastQueuedPrompt(ctx context.Context, sessionID string) (ev PendingEvent, ok bool, err error) {
-	err = r.q.QueryRowContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts FROM pending
-		WHERE session_id = ? AND kind = 'prompt' ORDER BY id DESC LIMIT 1`, sessionID).
+	err = r.q.QueryRowContext(ctx, lastQueuedPromptQuery, sessionID).
 		Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return PendingEvent{}, false, nil
@@ -369,6 +368,10 @@ func (r *Replica) LastQueuedPrompt(ctx context.Context, sessionID string) (ev Pe
 	}
 	return ev, true, nil
 }
+
+// lastQueuedPromptQuery is one seek in the partial index pending_prompt (queueSchema).
+const lastQueuedPromptQuery = `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts FROM pending
+	WHERE session_id = ? AND kind = 'prompt' ORDER BY id DESC LIMIT 1`
 
 // QueueDepth returns how many events wait (queued or being processed).
 func (r *Replica) QueueDepth(ctx context.Context) (int, error) {

@@ -103,7 +103,17 @@ func (w *opWriter) flush(ctx context.Context) error {
 
 // VersionVector returns the replica's version vector.
 func (r *Replica) VersionVector(ctx context.Context) (VersionVector, error) {
-	rows, err := r.r.QueryContext(ctx, "SELECT origin, seq FROM version_vector")
+	return readVersionVector(ctx, r.r)
+}
+
+// rowsQuerier is what readVersionVector reads through: the read pool or a transaction.
+type rowsQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readVersionVector reads the version vector through q (in a transaction: of its snapshot).
+func readVersionVector(ctx context.Context, q rowsQuerier) (VersionVector, error) {
+	rows, err := q.QueryContext(ctx, "SELECT origin, seq FROM version_vector")
 	if err != nil {
 		return nil, fmt.Errorf("version vector: %w", err)
 	}
@@ -117,7 +127,10 @@ func (r *Replica) VersionVector(ctx context.Context) (VersionVector, error) {
 		}
 		vv[o] = uint64(s)
 	}
-	return vv, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("version vector: %w", err)
+	}
+	return vv, nil
 }
 
 // OpsSince returns up to limit ops of origin with seq > after, in seq order, contiguous up

@@ -102,22 +102,8 @@ func (r *Replica) Snapshot(ctx context.Context, chunkBytes int, emit func(Snapsh
 	}
 	defer tx.Rollback()
 	// The vector first: in WAL a read transaction sees one commit from its first read on.
-	vv := VersionVector{}
-	rows, err := tx.QueryContext(ctx, "SELECT origin, seq FROM version_vector")
+	vv, err := readVersionVector(ctx, tx)
 	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
-	}
-	for rows.Next() {
-		var o string
-		var s int64
-		if err := rows.Scan(&o, &s); err != nil {
-			rows.Close()
-			return fmt.Errorf("snapshot: %w", err)
-		}
-		vv[o] = uint64(s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	for _, t := range snapshotTables {

@@ -30,9 +30,11 @@ const (
 	maxFileContextPath = 10   // files considered per Read
 )
 
-// handleFileContext tells the agent, before a Read, what memnode already knows about the
-// file: a compact timeline of observation IDs to fetch with get_observations (as the agent names it). The Read is
-// always allowed; on any problem the context is simply empty.
+// handleFileContext tells the agent what memnode already knows about the files a call
+// reads: a compact timeline of observation IDs to fetch with get_observations (as the agent
+// names it) — before a Read (Claude Code's PreToolUse), or after the read in the answer of
+// the hook that recorded it (handleObservation). The read is always allowed; on any problem
+// the context is simply empty.
 func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	if len(in.FilePaths) == 0 {
 		return platform.Result{}, nil

@@ -85,6 +85,10 @@ var abFigures = []abFigure{
 	{"hook context p50", "ms", false, func(r *Results) float64 { return r.Hooks.Context.P50 }},
 	{"ingest", "events/s", true, func(r *Results) float64 { return r.Ingest.EventsPerS }},
 	{"ingest to records", "obs/s", true, func(r *Results) float64 { return r.Ingest.ObsPerS }},
+	// Where "ingest to records" goes: the POSTs (1/ingest events/s), then the drain of what
+	// was still queued at the last acknowledgement.
+	{"  queued at last ack", "events", false, func(r *Results) float64 { return float64(r.Ingest.QueueAtEnd) }},
+	{"  drain after last ack", "ms", false, func(r *Results) float64 { return r.Ingest.DrainAfterS * 1000 }},
 	{"context p50", "ms", false, func(r *Results) float64 { return r.Context.P50 }},
 	{"search p50", "ms", false, func(r *Results) float64 { return r.Search.P50 }},
 }
@@ -144,6 +148,9 @@ func writeAB(w io.Writer, bins [2]string, results [2][]*Results) {
 			word := "worse"
 			if better {
 				word = "better"
+			}
+			if change == 0 {
+				word = "same"
 			}
 			delta = fmt.Sprintf("%+.1f%% (%s)", change, word)
 		}

@@ -334,3 +334,44 @@ func TestShortIndexFollowsEveryWrite(t *testing.T) {
 	}
 	check("reopen")
 }
+
+// TestShortIndexFollowsASnapshotInstall: a blank device whose short-ID index is already
+// loaded (empty) installs a snapshot; the records it installed then have exactly the short
+// IDs the table gives them — the install's rows reach the in-memory index like a commit's.
+func TestShortIndexFollowsASnapshotInstall(t *testing.T) {
+	ctx := context.Background()
+	src := openTest(t, "dev-src")
+	b := &Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1}}}
+	for i := range 400 {
+		b.Observations = append(b.Observations, memory.Observation{SessionID: "s1", Project: "p", Type: "change",
+			Title: fmt.Sprint("obs ", i), CreatedAt: int64(2 + i)})
+	}
+	res, err := src.Commit(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, o := range res.Observations {
+		ids = append(ids, o.ID)
+	}
+	dst := openTest(t, "dev-dst")
+	if got, err := dst.ShortIDs(ctx, ids); err != nil || len(got) != 0 {
+		t.Fatalf("blank device's short IDs: %v, %v", got, err)
+	}
+	var chunks []SnapshotChunk
+	if err := src.Snapshot(ctx, 64<<10, func(c SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	if _, err := dst.InstallSnapshot(ctx, func() (SnapshotChunk, error) { k++; return chunks[k-1], nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dst.ShortIDs(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := shortIDsFromTable(t, dst, ids)
+	if len(want) != len(ids) || !maps.Equal(got, want) {
+		t.Fatalf("after the install: %d short IDs from the index, %d in the table, of %d records", len(got), len(want), len(ids))
+	}
+}

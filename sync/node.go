@@ -117,6 +117,8 @@ type Config struct {
 	// wrapStream, when set (only by this package's tests), wraps every session stream: a
 	// test makes a path go silent without closing it, as a cut cable does.
 	wrapStream func(network.Stream) network.Stream
+	// sessionTimeout, when set (only by this package's tests), replaces sessionTimeout.
+	sessionTimeout time.Duration
 	// plainOnly makes the node speak only ProtocolSync, as devices before ProtocolSyncZ
 	// did (tests of the fallback).
 	plainOnly bool

@@ -179,9 +179,17 @@ func (n *Node) markSynced(p peer.ID) {
 	n.stats.Sessions.Add(1)
 }
 
+// sessionTimeout bounds one session, either side.
+func (n *Node) sessionTimeout() time.Duration {
+	if n.cfg.sessionTimeout > 0 {
+		return n.cfg.sessionTimeout
+	}
+	return sessionTimeout
+}
+
 // runSession is the initiator's side: Hello exchange, then we pull, then the peer pulls.
 func (n *Node) runSession(ctx context.Context, p peer.ID) error {
-	ctx, cancel := context.WithTimeout(ctx, sessionTimeout)
+	ctx, cancel := context.WithTimeout(ctx, n.sessionTimeout())
 	defer cancel()
 	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, n.syncProtocols()...)
 	if err != nil {
@@ -190,7 +198,7 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 	defer s.Close()
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
-	_ = s.SetDeadline(time.Now().Add(sessionTimeout))
+	_ = s.SetDeadline(time.Now().Add(n.sessionTimeout()))
 	c := n.newConn(s)
 	h, err := n.hello(ctx)
 	if err != nil {
@@ -257,9 +265,13 @@ func (n *Node) handleSync(s network.Stream) {
 		return
 	}
 	defer s.Close()
-	_ = s.SetDeadline(time.Now().Add(sessionTimeout))
-	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), n.sessionTimeout())
 	defer cancel()
+	// Each read and write renews its idle deadline, which replaces the stream's overall one,
+	// so the session's end is enforced here: a peer that trickles bytes (a snapshot's rows
+	// into this replica's one writer) is cut at the deadline, as the initiator's side is.
+	stop := context.AfterFunc(ctx, func() { s.Reset() })
+	defer stop()
 	if err := n.respond(ctx, n.newConn(s), p); err != nil {
 		n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
 		s.Reset()

@@ -94,6 +94,9 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 	}
 	p := c.s.Conn().RemotePeer()
 	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (replica.SnapshotChunk, error) {
+		if err := ctx.Err(); err != nil {
+			return replica.SnapshotChunk{}, err // the session is over: the install rolls back and frees the writer
+		}
 		m, err := c.recv()
 		claim.touch()
 		if errors.Is(err, os.ErrDeadlineExceeded) {

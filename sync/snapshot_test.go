@@ -188,3 +188,63 @@ func TestSnapshotCutMidwayLeavesTheDeviceBlank(t *testing.T) {
 	converged(t, 60*time.Second, a, c)
 	waitSnapshots(t, c, 1)
 }
+
+// tricklingStream is a slow but live link: every write goes out in small pieces with a pause
+// between them (a simulated link speed, not synchronisation), so each read of the other side
+// makes progress and no idle deadline fires. failed counts writes the other side cut.
+type tricklingStream struct {
+	network.Stream
+	on     *atomic.Bool
+	failed *atomic.Int64
+}
+
+func (s *tricklingStream) Write(b []byte) (int, error) {
+	if !s.on.Load() {
+		return s.Stream.Write(b)
+	}
+	done := 0
+	for done < len(b) {
+		piece := b[done:min(len(b), done+256)]
+		time.Sleep(10 * time.Millisecond)
+		n, err := s.Stream.Write(piece)
+		done += n
+		if err != nil {
+			s.failed.Add(1)
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline: a member that sends a snapshot
+// slowly but steadily holds the new device's one writer only until the session's deadline,
+// not for as long as it keeps trickling. The device stays blank meanwhile and installs the
+// snapshot whole once the link is fast again. (Here the new device's own session asks for
+// the snapshot; a responder's install is ended the same way: handleSync resets its stream
+// at the deadline, as runSession does, and the install checks the session's context.)
+func TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline(t *testing.T) {
+	checkGoroutines(t)
+	var on atomic.Bool
+	var failed atomic.Int64
+	on.Store(true)
+	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+		cfg.wrapStream = func(s network.Stream) network.Stream {
+			return &tricklingStream{Stream: s, on: &on, failed: &failed}
+		}
+	})
+	a.history(3000, 0, 0) // over a megabyte of snapshot: a minute at the trickle's 25 KB/s
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) { cfg.sessionTimeout = 2 * time.Second })
+	c.join(a)
+	waitFor(t, 30*time.Second, "C to cut two trickling snapshot sessions at its deadline", func() (bool, string) {
+		return failed.Load() >= 2, fmt.Sprint(failed.Load(), " cut")
+	})
+	if blank, err := c.rep.IsBlank(context.Background()); err != nil || !blank {
+		t.Fatalf("C after cut snapshots: blank %v, %v", blank, err)
+	}
+	if n := c.node.stats.SnapshotsInstalled.Load(); n != 0 {
+		t.Fatalf("C installed %d snapshots over the trickle; the history is too small for this test", n)
+	}
+	on.Store(false)
+	converged(t, 60*time.Second, a, c)
+	waitSnapshots(t, c, 1)
+}

@@ -190,9 +190,10 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 	}
 	fill(last + 1)
 	rows.Close()
+	reads := r.reads.inTx(tx)
 	for _, i := range inRow {
 		if i < len(out) {
-			if err := materialize(ctx, tx, &out[i]); err != nil {
+			if err := materialize(ctx, reads, &out[i]); err != nil {
 				return nil, fmt.Errorf("ops since: %w", err)
 			}
 		}

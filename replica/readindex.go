@@ -422,6 +422,25 @@ func (c *readStmts) queryRow(ctx context.Context, q string, args ...any) *sql.Ro
 	return st.QueryRowContext(ctx, args...)
 }
 
+// inTx is the cache bound to a read transaction: its rows are the transaction's snapshot,
+// and a query the transaction repeats (materialize, once per op OpsSince serves) is not
+// parsed again each time.
+func (c *readStmts) inTx(tx *sql.Tx) txReads { return txReads{tx: tx, c: c} }
+
+// txReads is readStmts bound to one read transaction (inTx).
+type txReads struct {
+	tx *sql.Tx
+	c  *readStmts
+}
+
+func (t txReads) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := t.c.stmt(ctx, q)
+	if err != nil || st == nil {
+		return t.tx.QueryRowContext(ctx, q, args...) // on error: reports the same error on Scan
+	}
+	return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+}
+
 // stmt returns the cached statement for q, preparing it on first use, or nil once the
 // cache is full: the rare shapes beyond it run unprepared. Nothing is evicted, since
 // another goroutine may be about to run a statement taken from the cache.

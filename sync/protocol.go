@@ -51,13 +51,27 @@ func (n *Node) newConn(s network.Stream) *conn {
 	}
 	// BestSpeed: ops batches are JSON records that share keys and vocabulary; the fast
 	// level already takes most of what DEFLATE can, at a small share of the CPU.
-	z, err := flate.NewWriter(m, flate.BestSpeed)
-	if err != nil {
-		panic(err) // only for an invalid level
+	z, _ := n.zw.Get().(*flate.Writer)
+	if z != nil {
+		z.Reset(m)
+	} else {
+		var err error
+		if z, err = flate.NewWriter(m, flate.BestSpeed); err != nil {
+			panic(err) // only for an invalid level
+		}
 	}
 	c.z = z
 	c.r, c.w = bufio.NewReaderSize(flate.NewReader(m), 64<<10), bufio.NewWriterSize(z, 64<<10)
 	return c
+}
+
+// release hands the session's compressor back for the next session; the conn must not be
+// used after it.
+func (c *conn) release() {
+	if c.z != nil {
+		c.n.zw.Put(c.z)
+		c.z, c.w = nil, nil
+	}
 }
 
 // syncProtocols are the protocols an initiator offers, preferred first.
@@ -200,6 +214,7 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 	defer stop()
 	_ = s.SetDeadline(time.Now().Add(n.sessionTimeout()))
 	c := n.newConn(s)
+	defer c.release()
 	h, err := n.hello(ctx)
 	if err != nil {
 		s.Reset()
@@ -272,7 +287,9 @@ func (n *Node) handleSync(s network.Stream) {
 	// into this replica's one writer) is cut at the deadline, as the initiator's side is.
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
-	if err := n.respond(ctx, n.newConn(s), p); err != nil {
+	c := n.newConn(s)
+	defer c.release()
+	if err := n.respond(ctx, c, p); err != nil {
 		n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
 		s.Reset()
 		return

@@ -49,7 +49,7 @@ func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.R
 	if err := h.send(ctx, ev); err != nil {
 		h.logf("context hook: %v", err)
 	}
-	if h.missed && !h.reached {
+	if h.nodeDown() {
 		return platform.Result{}, nil // already failed once; do not spend the budget again
 	}
 	q := url.Values{"project": {project}}
@@ -120,7 +120,7 @@ func handleObservation(ctx context.Context, h *hook, in *platform.Input) (platfo
 	if err := recordObservation(ctx, h, in); err != nil {
 		return platform.Result{}, err
 	}
-	if len(in.FilePaths) == 0 || (h.missed && !h.reached) {
+	if len(in.FilePaths) == 0 || h.nodeDown() {
 		return platform.Result{}, nil
 	}
 	return handleFileContext(ctx, h, in)

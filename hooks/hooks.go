@@ -142,6 +142,10 @@ type hook struct {
 	lost error
 }
 
+// nodeDown reports that the node failed to answer this invocation and never answered it:
+// a further request would only spend the hook's budget again.
+func (h *hook) nodeDown() bool { return h.missed && !h.reached }
+
 // run returns the stdout JSON and the exit code.
 func (h *hook) run(ctx context.Context, stdin io.Reader) (out []byte, code int) {
 	ad := h.ad

@@ -20,7 +20,7 @@ const semanticMinRunes = 20
 // already recorded.
 func semanticContext(ctx context.Context, h *hook, prompt, project string) platform.Result {
 	prompt = strings.TrimSpace(prompt)
-	if prompt == mediaPrompt || utf8.RuneCountInString(prompt) < semanticMinRunes || (h.missed && !h.reached) {
+	if prompt == mediaPrompt || utf8.RuneCountInString(prompt) < semanticMinRunes || h.nodeDown() {
 		return platform.Result{}
 	}
 	body, err := json.Marshal(map[string]string{"prompt": prompt, "project": project})

@@ -67,14 +67,7 @@ func TestQwenCodeInstallRoundTrip(t *testing.T) {
 // adds "$version": 4 and writes the file again in its own layout.
 func qwenRewrite(t *testing.T, path string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := platformtest.ReadJSON(t, path)
 	m["$version"] = 4
 	out, err := json.MarshalIndent(m, "", "    ")
 	if err != nil {

@@ -28,6 +28,13 @@ type compactionWorld struct {
 	compacted int
 }
 
+// newCompactionWorld wraps w so that its compaction steps compact the chosen origin.
+func newCompactionWorld(w *world) *compactionWorld {
+	c := &compactionWorld{world: w, shadow: map[opKey]replica.Op{}}
+	w.compact = func(i int) { c.compactAt(w.origins[i], fmt.Sprintf("compact %d", i)) }
+	return c
+}
+
 func (c *compactionWorld) record() {
 	for _, op := range c.allOps() {
 		k := opKey{op.Origin, op.Seq}
@@ -83,8 +90,7 @@ func TestCRDTCompactionNeverLosesAState(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt, t, rapid.IntRange(2, 3).Draw(rt, "origins"))
 		defer w.close()
-		c := &compactionWorld{world: w, shadow: map[opKey]replica.Op{}}
-		w.compact = func(i int) { c.compactAt(w.origins[i], fmt.Sprintf("compact %d", i)) }
+		c := newCompactionWorld(w)
 		w.run()
 		c.record()
 		all := w.allOps()

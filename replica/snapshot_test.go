@@ -54,8 +54,7 @@ func TestCRDTSnapshotThenChaos(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt, t, rapid.IntRange(2, 3).Draw(rt, "origins"))
 		defer w.close()
-		c := &compactionWorld{world: w, shadow: map[opKey]replica.Op{}}
-		w.compact = func(i int) { c.compactAt(w.origins[i], fmt.Sprintf("compact %d", i)) }
+		newCompactionWorld(w)
 		w.run()
 		src := w.origins[rapid.IntRange(0, len(w.origins)-1).Draw(rt, "snapshot source")]
 		s := w.fresh("snap-device")

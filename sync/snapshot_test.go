@@ -219,9 +219,8 @@ func (s *tricklingStream) Write(b []byte) (int, error) {
 // TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline: a member that sends a snapshot
 // slowly but steadily holds the new device's one writer only until the session's deadline,
 // not for as long as it keeps trickling. The device stays blank meanwhile and installs the
-// snapshot whole once the link is fast again. (Here the new device's own session asks for
-// the snapshot; a responder's install is ended the same way: handleSync resets its stream
-// at the deadline, as runSession does, and the install checks the session's context.)
+// snapshot whole once the link is fast again. The new device is the responder here, as it
+// is when the peer's session reaches it first.
 func TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline(t *testing.T) {
 	checkGoroutines(t)
 	var on atomic.Bool
@@ -233,7 +232,17 @@ func TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline(t *testing.T) {
 		}
 	})
 	a.history(3000, 0, 0) // over a megabyte of snapshot: a minute at the trickle's 25 KB/s
-	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) { cfg.sessionTimeout = 2 * time.Second })
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+		cfg.sessionTimeout = 2 * time.Second
+		// C's own sessions fail at once, so the snapshot comes in A's sessions, where C is
+		// the responder: the side whose deadline the per-read idle deadline had replaced.
+		cfg.wrapStream = func(s network.Stream) network.Stream {
+			if s.Stat().Direction == network.DirOutbound && s.Protocol() != ProtocolPair {
+				s.Reset()
+			}
+			return s
+		}
+	})
 	c.join(a)
 	waitFor(t, 30*time.Second, "C to cut two trickling snapshot sessions at its deadline", func() (bool, string) {
 		return failed.Load() >= 2, fmt.Sprint(failed.Load(), " cut")

@@ -179,6 +179,14 @@ func TestBuild(t *testing.T) {
 				t.Errorf("sessions %+v", b.Sessions)
 			}
 		}},
+		{"the privacy gate keeps a passing test run's command in its title", fakeSessions{}, []apitype.Event{
+			bash("go test ./pkg/fixture/... -run Test1", "ok  example.com/fixture 0.1s"),
+		}, func(t *testing.T, b *replica.Batch) {
+			// "Tests pass: go test …" once read as the key "pass" and a secret value.
+			if len(b.Observations) != 1 || !strings.Contains(b.Observations[0].Title, "go test ./pkg/fixture/... -run Test1") {
+				t.Errorf("observations %+v", b.Observations)
+			}
+		}},
 		{"records pass the privacy gate again", fakeSessions{}, []apitype.Event{
 			bash("git push https://x:"+ghToken+"@github.com/o/r", "done"),
 		}, func(t *testing.T, b *replica.Batch) {

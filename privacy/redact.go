@@ -546,6 +546,9 @@ func (as *assignScanner) parse(s string, i int) (assignment, bool) {
 	if kind == "" {
 		return assignment{}, false
 	}
+	if sep == ':' && quote == 0 && !spaced && isProseVerb(s, j, keyEnd) {
+		return assignment{}, false
+	}
 
 	// The value.
 	p := i + 1
@@ -582,6 +585,18 @@ func (as *assignScanner) parse(s string, i int) (assignment, bool) {
 		return assignment{}, false
 	}
 	return checkValue(s, kind, p, e, false, sep, spaced)
+}
+
+// isProseVerb reports a key s[j:keyEnd] that is the verb "pass" of a sentence, as in
+// "Tests pass: go test ./..." or "all 12 checks pass: ok": a word and one blank come
+// before it on its line. A "pass:" key starts its line or its indentation, or follows
+// punctuation ("{pass: …"); DB_PASS, db.pass and "pass" in quotes stay keys.
+func isProseVerb(s string, j, keyEnd int) bool {
+	if !strings.EqualFold(s[j:keyEnd], "pass") || j < 2 || s[j-1] != ' ' {
+		return false
+	}
+	c := s[j-2]
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // checkValue decides whether s[start:end] is worth redacting.

@@ -53,7 +53,11 @@ var searchTerms = []string{"test", "ok", "run tests", "go test"}
 // connection, the terms in turn.
 func (h *harness) timeSearch(ctx context.Context, project string, n int) (Stats, error) {
 	d := make([]time.Duration, 0, n)
+	var cpu0 time.Duration
 	for i := range h.cfg.Warmup + n {
+		if i == h.cfg.Warmup {
+			cpu0 = procCPU(h.pid)
+		}
 		path := "/api/search?" + url.Values{"query": {searchTerms[i%len(searchTerms)]}, "project": {project}, "limit": {"20"}}.Encode()
 		t := time.Now()
 		b, err := h.do(ctx, http.MethodGet, path, nil)
@@ -68,7 +72,9 @@ func (h *harness) timeSearch(ctx context.Context, project string, n int) (Stats,
 			d = append(d, took)
 		}
 	}
-	return statsOf(d), nil
+	st := statsOf(d)
+	st.NodeCPU = cpuPerReq(cpu0, procCPU(h.pid), n)
+	return st, nil
 }
 
 // abFigure is one headline figure of the A/B table.
@@ -91,6 +97,10 @@ var abFigures = []abFigure{
 	{"  drain after last ack", "ms", false, func(r *Results) float64 { return r.Ingest.DrainAfterS * 1000 }},
 	{"context p50", "ms", false, func(r *Results) float64 { return r.Context.P50 }},
 	{"search p50", "ms", false, func(r *Results) float64 { return r.Search.P50 }},
+	// The node's CPU time per request of the two series above: a code path's cost, which
+	// the machine's load moves far less than a latency.
+	{"  context node CPU", "µs/req", false, func(r *Results) float64 { return r.Context.NodeCPU }},
+	{"  search node CPU", "µs/req", false, func(r *Results) float64 { return r.Search.NodeCPU }},
 }
 
 // runAB measures cfg.Base and cfg.Bin in turn (both reached over plain TCP: the base may

@@ -98,6 +98,7 @@ func main() {
 	fs.DurationVar(&cfg.AnchorTimeout, "anchor-timeout", cfg.AnchorTimeout, "watchdog for -anchor")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the temp data dir (its path is printed)")
 	fs.BoolVar(&cfg.NoPlatforms, "no-platforms", false, "skip the per-platform hook timings")
+	fs.BoolVar(&cfg.Unproven, "unproven", false, "reach the node over plain TCP without the token proof (a binary older than the proof; -base sets it for both)")
 	fs.StringVar(&cfg.Base, "base", "", "A/B mode: measure this (older) binary and -bin in turn, -rounds times each, and print both columns")
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "A/B mode: runs of each binary (ABBA order)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")

@@ -22,6 +22,10 @@ type Stats struct {
 	Mean float64 `json:"mean"`
 	Min  float64 `json:"min"`
 	Max  float64 `json:"max"`
+	// NodeCPU is the node's CPU time (all its threads, user and system) per timed request,
+	// in µs, where the series measured it: unlike a latency it does not move with what
+	// else the machine runs, so it tells a slower code path from a busier machine.
+	NodeCPU float64 `json:"node_cpu_us,omitempty"`
 }
 
 func statsOf(d []time.Duration) Stats {
@@ -137,7 +141,11 @@ func memDetail(m mem) string {
 
 func (r *Results) rows() []Row {
 	st := func(s Stats) string {
-		return fmt.Sprintf("p99 %.1f, mean %.1f, min %.1f, n=%d", s.P99, s.Mean, s.Min, s.N)
+		d := fmt.Sprintf("p99 %.1f, mean %.1f, min %.1f, n=%d", s.P99, s.Mean, s.Min, s.N)
+		if s.NodeCPU > 0 {
+			d += fmt.Sprintf("; node CPU %.0f µs/req", s.NodeCPU)
+		}
+		return d
 	}
 	rows := []Row{
 		{Key: "hook_observation_p50_ms", Label: "hook observation (PostToolUse) p50", Value: r.Hooks.Observation.P50, Unit: "ms", Detail: st(r.Hooks.Observation), Target: 10},
@@ -152,6 +160,7 @@ func (r *Results) rows() []Row {
 			Detail: fmt.Sprintf("%d obs in %.2f s; queue %d at last ack, drained %.2f s later", r.Ingest.Observations, r.Ingest.TotalS, r.Ingest.QueueAtEnd, r.Ingest.DrainAfterS)},
 		{Key: "context_p50_ms", Label: fmt.Sprintf("GET /api/context, %d obs p50", r.ContextIngest.Observations), Value: r.Context.P50, Unit: "ms", Detail: st(r.Context) + fmt.Sprintf(", %d bytes", r.ContextBytes), Target: 20},
 		{Key: "context_p99_ms", Label: "GET /api/context p99", Value: r.Context.P99, Unit: "ms"},
+		{Key: "search_p50_ms", Label: fmt.Sprintf("GET /api/search, %d obs p50", r.ContextIngest.Observations), Value: r.Search.P50, Unit: "ms", Detail: st(r.Search)},
 		{Key: "rss_idle_mib", Label: "node RSS idle (after start)", Value: mib(r.RSS.Idle.RSS), Unit: "MiB", Detail: memDetail(r.RSS.Idle), Target: 30},
 		{Key: "rss_after_10k_mib", Label: fmt.Sprintf("node RSS after %d obs + context", r.ContextIngest.Observations), Value: mib(r.RSS.AfterContext.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterContext)},
 		{Key: "rss_after_ingest_mib", Label: fmt.Sprintf("node RSS after all (%d obs)", r.FinalObservations), Value: mib(r.RSS.AfterIngest.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterIngest)},

@@ -158,15 +158,71 @@ func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
 }
 
 // CountMatches returns how many records of kind match the FTS5 expression match, counting
-// no further than max.
+// no further than max. An answer is kept until the next commit (matchCounts).
 func (r *Replica) CountMatches(ctx context.Context, kind, match string, max int) (int, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return 0, err
 	}
+	key := countKey{kind: kind, match: match, max: max}
+	// The commit count is read before the index: a commit after this point makes the
+	// answer stale, and its count no longer matches the entry's.
+	at := r.commits.Load()
+	if c, ok := r.counts.get(key, at); ok {
+		return c, nil
+	}
 	var c int
 	err = r.reads.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", match, max).Scan(&c)
-	return c, err
+	if err != nil {
+		return 0, err
+	}
+	r.counts.put(key, at, c)
+	return c, nil
+}
+
+// maxMatchCounts bounds matchCounts: the terms of the searches between two commits.
+const maxMatchCounts = 4096
+
+type countKey struct {
+	kind, match string
+	max         int
+}
+
+// matchCounts keeps CountMatches' answers for the commit count they were read at. A search
+// counts each of its terms in each kind before it reads the index (which terms are rare
+// enough to rank), and the searches between two commits — a person typing in the viewer,
+// an agent's search → timeline → search — ask for the same terms again: their counts cost a
+// third of a search. Every write goes through runTx, which counts its commit before it
+// returns or publishes, so an answer is only ever served for the database it was read
+// from. The zero value is ready.
+type matchCounts struct {
+	mu sync.Mutex
+	at uint64 // the commit count m's answers were read at
+	m  map[countKey]int
+}
+
+func (mc *matchCounts) get(k countKey, at uint64) (int, bool) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	if mc.at != at {
+		return 0, false
+	}
+	c, ok := mc.m[k]
+	return c, ok
+}
+
+// put keeps c as k's answer read at commit count at; an answer older than those kept is
+// dropped, a newer one replaces them all.
+func (mc *matchCounts) put(k countKey, at uint64, c int) {
+	mc.mu.Lock()
+	defer mc.mu.Unlock()
+	switch {
+	case at < mc.at:
+		return
+	case at > mc.at || mc.m == nil || len(mc.m) >= maxMatchCounts:
+		mc.at, mc.m = at, make(map[countKey]int)
+	}
+	mc.m[k] = c
 }
 
 // ListRecords returns the newest records of kind that pass f (the oldest with oldest set).
@@ -402,8 +458,21 @@ func newReadStmts(db *sql.DB) *readStmts {
 	return &readStmts{db: db, stmts: map[string]*sql.Stmt{}}
 }
 
+// uncancelled is ctx for one index read. database/sql watches a cancellable context with a
+// goroutine per statement (started, scheduled and woken for every read: a search makes
+// eight or more), and the index reads are bounded by their windows and limits, so a read
+// that has started runs to its end. A context that has already ended is kept: the read
+// then fails at once with its error.
+func uncancelled(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // query runs q through a cached prepared statement.
 func (c *readStmts) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx = uncancelled(ctx)
 	st, err := c.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -415,6 +484,7 @@ func (c *readStmts) query(ctx context.Context, q string, args ...any) (*sql.Rows
 }
 
 func (c *readStmts) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	ctx = uncancelled(ctx)
 	st, err := c.stmt(ctx, q)
 	if err != nil || st == nil {
 		return c.db.QueryRowContext(ctx, q, args...) // on error: reports the same error on Scan

@@ -108,6 +108,9 @@ type Replica struct {
 
 	reads  *readStmts // the index reads' statements on the read pool (readindex.go)
 	shorts shortIndex // short_ids in memory (shortid.go)
+	// commits counts committed write transactions; it dates what counts holds.
+	commits atomic.Uint64
+	counts  matchCounts // CountMatches' answers since the last commit (readindex.go)
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.

@@ -188,6 +188,8 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	// Before anything hears of the commit: a read that follows it sees no older count.
+	r.commits.Add(1)
 	if len(t.change.Forgotten) > 0 {
 		r.forgets.Add(1)
 	}

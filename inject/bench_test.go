@@ -50,3 +50,33 @@ func BenchmarkContext(b *testing.B) {
 	}
 	b.ReportMetric(float64(testkit.ProcessCPU(b)-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkRender is inject.Render alone over BenchmarkContext's input (read once): the
+// provenance quoting and the instruction check per shown observation.
+func BenchmarkRender(b *testing.B) {
+	ctx := context.Background()
+	r := testkit.OpenReplica(b, "origin-bench")
+	var batch replica.Batch
+	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
+	for i := range 100 {
+		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
+			Title: fmt.Sprintf("Tests pass: go test ./pkg%d/... -run Test%d", i%40, i), Subtitle: "all passed",
+			Narrative: "Ran go test: all tests passed. While working on: \"make the test suite pass\".",
+			Facts: []string{"$ go test ./pkg/x/...", "ok example.com/x 0.2s"}, ToolName: "Bash", CreatedAt: int64(i + 1)})
+	}
+	if _, err := r.Commit(ctx, &batch); err != nil {
+		b.Fatal(err)
+	}
+	lim := inject.Limits{Observations: 50, Full: 5, Sessions: 3}
+	in, err := inject.Read(ctx, r, "p", lim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if out := inject.Render(in, lim); !strings.Contains(out, "Test99") {
+			b.Fatalf("context without the newest observation:\n%s", out)
+		}
+	}
+}

@@ -56,6 +56,9 @@ func ObservationSource(o memory.Observation) string {
 // collapsed and the closing quote mark replaced inside, so the text can neither end the
 // quotation nor start a line of its own.
 func quoted(s string) string {
+	if oneLineASCII(s) {
+		return "“" + s + "”" // most titles and facts: nothing to collapse or replace
+	}
 	s = strings.Join(strings.Fields(s), " ")
 	// Two ReplaceAll, not a strings.Replacer: building a Replacer per call was a fifth of
 	// the context's render, and ReplaceAll returns s itself when the mark is absent.
@@ -71,17 +74,73 @@ var instructionHints = [...]string{
 	"you are now", "| sh", "|sh", "| bash", "|bash", "rm -rf /",
 }
 
-// instructionLike reports whether any of texts reads like instructions to the model.
+// oneLineASCII reports whether s is ASCII with single spaces between words and none at
+// its ends: strings.Fields and Join would give s back, and it holds no curly quote.
+func oneLineASCII(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 || c < ' ' || c == ' ' && s[i+1] == ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// hintsByFirst lists the instruction hints by their first byte.
+var hintsByFirst = func() (idx [256][]string) {
+	for _, h := range instructionHints {
+		idx[h[0]] = append(idx[h[0]], h)
+	}
+	return idx
+}()
+
+// instructionLike reports whether any of texts reads like instructions to the model: one
+// pass over each text, trying at each byte the hints that start with it. The hints are
+// lower-case ASCII; an ASCII text is compared folding its capitals, another is lowered by
+// strings.ToLower first (İ and the Kelvin sign lower to ASCII letters).
 func instructionLike(texts ...string) bool {
 	for _, t := range texts {
-		l := strings.ToLower(t)
-		for _, h := range instructionHints {
-			if strings.Contains(l, h) {
-				return true
+		if !isASCII(t) {
+			t = strings.ToLower(t)
+		}
+		for i := 0; i < len(t); i++ {
+			for _, h := range hintsByFirst[lowerASCII(t[i])] {
+				if len(t)-i >= len(h) && equalFoldASCII(t[i:i+len(h)], h) {
+					return true
+				}
 			}
 		}
 	}
 	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// equalFoldASCII reports whether s, its ASCII capitals lowered, is lower.
+func equalFoldASCII(s, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		if lowerASCII(s[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // label is what follows a quoted record: its source, and a warning when it reads like

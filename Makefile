@@ -47,6 +47,7 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem -benchtime 1s ./privacy/ ./ai/ ./ai/llm/ ./hooks/
 	@echo "== the node's side of context p50, search p50 and ingest to records, and a commit (CPU per op)"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'HTTP$$' -benchtime 2000x ./node/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Context$$|Render$$' -benchmem -benchtime 2000x ./inject/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'ShortIDs|Commit$$' -benchtime 200x ./replica/
 	@echo "== search latency at 10k / 100k observations, import speed"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Search10k$$|Search100k$$' -benchtime 3000x -timeout 30m ./search/

@@ -62,7 +62,7 @@ func BenchmarkRender(b *testing.B) {
 		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
 			Title: fmt.Sprintf("Tests pass: go test ./pkg%d/... -run Test%d", i%40, i), Subtitle: "all passed",
 			Narrative: "Ran go test: all tests passed. While working on: \"make the test suite pass\".",
-			Facts: []string{"$ go test ./pkg/x/...", "ok example.com/x 0.2s"}, ToolName: "Bash", CreatedAt: int64(i + 1)})
+			Facts:     []string{"$ go test ./pkg/x/...", "ok example.com/x 0.2s"}, ToolName: "Bash", CreatedAt: int64(i + 1)})
 	}
 	if _, err := r.Commit(ctx, &batch); err != nil {
 		b.Fatal(err)

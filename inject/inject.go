@@ -84,13 +84,16 @@ func Render(in Input, lim Limits) string {
 		b.WriteString("Legend: 🔴 bugfix 🟣 feature 🔄 refactor ✅ change 🔵 discovery ⚖️ decision\n")
 		// Oldest day first reads like a story; rows within a day oldest first too.
 		obs := in.Observations
-		day := ""
+		var day struct {
+			y, d int
+			m    time.Month
+		}
 		for i := len(obs) - 1; i >= 0; i-- {
 			o := obs[i]
 			t := time.UnixMilli(o.CreatedAt).In(loc)
-			if d := t.Format("Jan 2, 2006"); d != day {
-				day = d
-				fmt.Fprintf(&b, "\n### %s\n", d)
+			if y, m, d := t.Date(); i == len(obs)-1 || y != day.y || m != day.m || d != day.d {
+				day.y, day.m, day.d = y, m, d
+				fmt.Fprintf(&b, "\n### %s\n", t.Format("Jan 2, 2006"))
 			}
 			src := ObservationSource(o)
 			// Quoted content is shown as data: in quotes, one line each, its source named.
@@ -102,7 +105,7 @@ func Render(in Input, lim Limits) string {
 			if sh := in.ShortIDs[o.ID]; sh != "" {
 				id = sh
 			}
-			line := fmt.Sprintf("%s %s %s %s%s%s\n", id, t.Format("15:04"), memory.TypeEmoji(o.Type), text(o.Title), tag, in.device(o.Origin))
+			line := id + " " + t.Format("15:04") + " " + memory.TypeEmoji(o.Type) + " " + text(o.Title) + tag + in.device(o.Origin) + "\n"
 			b.WriteString(line)
 			readTokens += memory.EstimateTokens(line)
 			if i < lim.Full {

@@ -278,8 +278,8 @@ func TestWriteAB(t *testing.T) {
 		{mk(9, 1200, "4.00"), mk(30, 1300, "5.00"), mk(10, 1250, "6.00")},
 	})
 	for _, want := range []string{"old/memnode", "new/memnode", "3 rounds",
-		"hook observation p50 (ms) 11.00 10.00 -9.1% (better) 10.00 12.00 11.00 9.00 30.00 10.00",
-		"ingest (events/s) 1000.00 1250.00 +25.0% (better)",
+		"hook observation p50 (ms) 11.00 10.00 -9.1% (better) 0.800 10.00 12.00 11.00 9.00 30.00 10.00",
+		"ingest (events/s) 1000.00 1250.00 +25.0% (better) 0.100",
 		"A round 2: 2.00 → 2.00", "B round 3: 6.00 → 6.00"} {
 		if flat := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(flat, want) {
 			t.Errorf("A/B table lacks %q:\n%s", want, out.String())

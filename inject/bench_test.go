@@ -18,17 +18,10 @@ import (
 // with the default limits. It reports CPU-ms per context.
 func BenchmarkContext(b *testing.B) {
 	ctx := context.Background()
-	r := testkit.OpenReplica(b, "origin-bench")
-	var batch replica.Batch
-	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
-	for i := range 100 {
-		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
-			Title: fmt.Sprintf("finding %d", i), Narrative: "the parser reads the header before the body",
-			Facts: []string{"one fact", "another fact"}, CreatedAt: int64(i + 1)})
-	}
-	if _, err := r.Commit(ctx, &batch); err != nil {
-		b.Fatal(err)
-	}
+	r := benchReplica(b, func(i int) memory.Observation {
+		return memory.Observation{Type: "discovery", Title: fmt.Sprintf("finding %d", i),
+			Narrative: "the parser reads the header before the body", Facts: []string{"one fact", "another fact"}}
+	})
 	lim := inject.Limits{Observations: 50, Full: 5, Sessions: 3}
 	b.ResetTimer()
 	cpu := testkit.ProcessCPU(b)
@@ -55,18 +48,11 @@ func BenchmarkContext(b *testing.B) {
 // provenance quoting and the instruction check per shown observation.
 func BenchmarkRender(b *testing.B) {
 	ctx := context.Background()
-	r := testkit.OpenReplica(b, "origin-bench")
-	var batch replica.Batch
-	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
-	for i := range 100 {
-		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
-			Title: fmt.Sprintf("Tests pass: go test ./pkg%d/... -run Test%d", i%40, i), Subtitle: "all passed",
-			Narrative: "Ran go test: all tests passed. While working on: \"make the test suite pass\".",
-			Facts:     []string{"$ go test ./pkg/x/...", "ok example.com/x 0.2s"}, ToolName: "Bash", CreatedAt: int64(i + 1)})
-	}
-	if _, err := r.Commit(ctx, &batch); err != nil {
-		b.Fatal(err)
-	}
+	r := benchReplica(b, func(i int) memory.Observation {
+		return memory.Observation{Type: "discovery", Title: fmt.Sprintf("Tests pass: go test ./pkg%d/... -run Test%d", i%40, i),
+			Subtitle: "all passed", Narrative: "Ran go test: all tests passed. While working on: \"make the test suite pass\".",
+			Facts: []string{"$ go test ./pkg/x/...", "ok example.com/x 0.2s"}, ToolName: "Bash"}
+	})
 	lim := inject.Limits{Observations: 50, Full: 5, Sessions: 3}
 	in, err := inject.Read(ctx, r, "p", lim)
 	if err != nil {
@@ -79,4 +65,21 @@ func BenchmarkRender(b *testing.B) {
 			b.Fatalf("context without the newest observation:\n%s", out)
 		}
 	}
+}
+
+// benchReplica is a replica whose project p holds 100 observations of one session, obs(i)
+// with its session, project and time filled in (the newest last).
+func benchReplica(b *testing.B, obs func(i int) memory.Observation) *replica.Replica {
+	b.Helper()
+	r := testkit.OpenReplica(b, "origin-bench")
+	batch := replica.Batch{Sessions: []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}}
+	for i := range 100 {
+		o := obs(i)
+		o.SessionID, o.Project, o.CreatedAt = "s", "p", int64(i+1)
+		batch.Observations = append(batch.Observations, o)
+	}
+	if _, err := r.Commit(context.Background(), &batch); err != nil {
+		b.Fatal(err)
+	}
+	return r
 }

@@ -458,11 +458,12 @@ func newReadStmts(db *sql.DB) *readStmts {
 	return &readStmts{db: db, stmts: map[string]*sql.Stmt{}}
 }
 
-// uncancelled is ctx for one index read. database/sql watches a cancellable context with a
-// goroutine per statement (started, scheduled and woken for every read: a search makes
-// eight or more), and the index reads are bounded by their windows and limits, so a read
-// that has started runs to its end. A context that has already ended is kept: the read
-// then fails at once with its error.
+// uncancelled is ctx for one cached read. database/sql watches a cancellable context with
+// a goroutine per statement (started, scheduled and woken for every read: a search makes
+// eight or more, a context five), and every read through this cache is bounded — a point
+// lookup, a window or a LIMIT, or one project's count — so a read that has started runs to
+// its end. A context that has already ended is kept: the read then fails at once with its
+// error.
 func uncancelled(ctx context.Context) context.Context {
 	if ctx.Err() != nil {
 		return ctx

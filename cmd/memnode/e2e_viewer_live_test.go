@@ -153,7 +153,7 @@ func TestViewerLiveBurst(t *testing.T) {
 		t.Errorf("the feed's DOM holds %v elements (want ≤ %d)", nodes, liveCap*40)
 	}
 	// The older records come back by scrolling down.
-	eval[bool](b, `window.scrollTo(0, document.body.scrollHeight) || true`)
+	eval[bool](b, `(window.scrollTo(0, document.body.scrollHeight), true)`) // Chromium 156 (Debian) returns a Promise from scrollTo
 	b.waitJS("the next page below the live cards", fmt.Sprintf(`document.querySelector('#feed .card[data-id=%q]')`, ids[n-liveCap-1]), 10*time.Second)
 
 	// Reading further down, the page does not move: new records wait behind a button.

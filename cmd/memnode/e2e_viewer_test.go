@@ -420,7 +420,7 @@ func TestViewerInBrowser(t *testing.T) {
 		}
 		// Infinite scroll: scrolling to the end loads the next page.
 		n := eval[float64](b, `document.querySelectorAll('#feed .card').length`)
-		eval[bool](b, `window.scrollTo(0, document.body.scrollHeight) || true`)
+		eval[bool](b, `(window.scrollTo(0, document.body.scrollHeight), true)`) // Chromium 156 (Debian) returns a Promise from scrollTo
 		b.waitJS("the next page", fmt.Sprintf(`document.querySelectorAll('#feed .card').length > %v`, n), 10*time.Second)
 	})
 	if errors.Is(b.ctx.Err(), context.Canceled) {

@@ -343,7 +343,12 @@ func (n *Node) Start(ctx context.Context) error {
 		libp2p.Identity(n.priv),
 		libp2p.ListenAddrStrings(n.cfg.ListenAddrs...),
 		libp2p.Security(noise.ID, noise.New),
-		libp2p.Transport(tcp.NewTCPTransport),
+		// Dial from an ephemeral port, not the listening one: with SO_REUSEPORT two devices
+		// that dial each other at the same moment (crossing joins, both sides starting a
+		// sync) open one TCP connection by simultaneous open, both sides start the noise
+		// handshake as initiator, and it fails ("noise: message is too short"). memnode uses
+		// no relays or hole punching, which are what reuseport is for.
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
 		libp2p.Transport(quic.NewTransport),
 		libp2p.ConnectionGater(gater{n}),
 		libp2p.DisableRelay(),

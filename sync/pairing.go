@@ -407,11 +407,12 @@ const (
 	dialBackoff  = 100 * time.Millisecond
 )
 
-// connectInviter dials the inviting device. Two devices that join each other's codes at the
-// same moment dial each other at once, and one of the two simultaneous handshakes can fail
-// ("noise: message is too short"): a failed dial is tried again after a short pause, and a
-// device that meanwhile hosts the other's join answers ErrCrossJoin, whose join then decides
-// the group.
+// connectInviter dials the inviting device. A failed dial is tried again after a short pause
+// (a listener that was busy, a connection closed under us), and a device that meanwhile
+// hosts the other's join answers ErrCrossJoin, whose join then decides the group. Two devices
+// that join each other's codes at the same moment dial each other at once: that needs dials
+// from ephemeral ports (see the TCP transport's options in Start), or the two dials become
+// one simultaneous-open connection whose handshake fails on both sides.
 func (n *Node) connectInviter(ctx context.Context, inviter peer.ID, addr ma.Multiaddr) error {
 	var err error
 	for attempt := range dialAttempts {

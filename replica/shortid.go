@@ -75,8 +75,8 @@ func (t *wtx) indexShortIDs(ctx context.Context) error {
 
 // deletesRecords notes that the transaction deletes prompt, observation or summary rows
 // (their short_ids rows go with them, by trigger): the in-memory short-ID index is read
-// again from the table after it commits. Every statement that deletes such rows must be
-// preceded by it.
+// again from the table after it commits. Every function with a statement that deletes such
+// rows calls it (TestEveryRecordDeleteMarksTheShortIndex reads the package's source for them).
 func (t *wtx) deletesRecords() { t.shortStale = true }
 
 // shortIndex is the short_ids table in memory, sorted by hash, so that a short ID is a

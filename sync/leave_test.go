@@ -3,8 +3,11 @@ package sync
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // Joining one's own code says so; a device that leaves keeps its memory, becomes a group of
@@ -97,4 +100,72 @@ func TestCrossJoinEndsInOneGroup(t *testing.T) {
 		a.stop()
 		b.stop()
 	}
+}
+
+// A join that crosses one into this device keeps the connection the other device joined
+// over. Y has checked that it may join X's code when X joins Y's code and Y hosts it (Y has
+// the smaller ID); Y's join then goes on. It used to close every connection to X first
+// ("start clean"), and in CI that reset X's join mid-handshake ("connection reset by peer").
+func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	var xID atomic.Value // peer.ID of X, set before any Join
+	checked, xDone := make(chan struct{}), make(chan struct{})
+	hook := func(c *Config) {
+		c.joinChecked = func(inviter peer.ID) {
+			if id, _ := xID.Load().(peer.ID); inviter == id {
+				close(checked)
+				<-xDone
+			}
+		}
+	}
+	a := startNode(t, "dev-a", t.TempDir(), nil, hook)
+	b := startNode(t, "dev-b", t.TempDir(), nil, hook)
+	defer a.stop()
+	defer b.stop()
+	x, y := a, b
+	if x.id.String() < y.id.String() {
+		x, y = b, a // Y hosts X's join while joining only with the smaller ID
+	}
+	xID.Store(x.id)
+	codeX, err := x.node.Invite(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codeY, err := y.node.Invite(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yErr := make(chan error, 1)
+	go func() { yErr <- y.node.Join(ctx, codeX) }()
+	<-checked
+	if err := x.node.Join(ctx, codeY); err != nil {
+		close(xDone)
+		t.Fatalf("X joining Y while Y is about to dial: %v", err)
+	}
+	var joinedOver []string
+	for _, c := range y.node.host.Network().ConnsToPeer(x.id) {
+		joinedOver = append(joinedOver, c.ID())
+	}
+	if len(joinedOver) == 0 {
+		close(xDone)
+		t.Fatal("Y holds no connection to X after hosting its join")
+	}
+	close(xDone)
+	if err := <-yErr; err != nil && !errors.Is(err, ErrCrossJoin) && !errors.Is(err, ErrAlreadyInGroup) {
+		t.Fatalf("Y's join after hosting X's: %v", err)
+	}
+	open := map[string]bool{}
+	for _, c := range y.node.host.Network().ConnsToPeer(x.id) {
+		open[c.ID()] = true
+	}
+	for _, id := range joinedOver {
+		if !open[id] {
+			t.Errorf("Y's join closed the connection %s that X had joined over", id)
+		}
+	}
+	waitFor(t, 10*time.Second, "one group of two", func() (bool, string) {
+		sx, sy := x.status(), y.status()
+		return sx.GroupID == sy.GroupID && len(sx.Devices) == 2 && len(sy.Devices) == 2, sx.GroupID + " vs " + sy.GroupID
+	})
 }

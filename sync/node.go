@@ -122,6 +122,10 @@ type Config struct {
 	// plainOnly makes the node speak only ProtocolSync, as devices before ProtocolSyncZ
 	// did (tests of the fallback).
 	plainOnly bool
+	// joinChecked, when set (only by this package's tests), is called by Join once it has
+	// checked that it may join and before it dials the inviter: a test orders a join the
+	// inviter makes into this device at that moment.
+	joinChecked func(inviter peer.ID)
 }
 
 // Validate fills defaults and checks required fields.

@@ -116,16 +116,23 @@ func (n *Node) Join(ctx context.Context, code string) error {
 		n.mu.Unlock()
 	}()
 
+	if n.cfg.joinChecked != nil {
+		n.cfg.joinChecked(c.Inviter)
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, pairTimeout)
 	defer cancel()
 	// Start clean: a connection or addresses left from an earlier attempt may belong to a
-	// moment when the inviter had no invite open, and would be refused. Not while we have an
-	// invite open ourselves: the inviter may be dialing us to join at this moment (crossing
-	// joins), and closing its connection would fail its join for no reason.
+	// moment when the inviter had no invite open, and would be refused. Not while the
+	// inviter may be using its connection to us: while we have an invite open, or host a
+	// join (the inviter may be joining us at this moment: crossing joins), or once it has
+	// joined us (its sessions run on it). Closing it would fail the inviter's join, or reset
+	// its sessions, for no reason. No join into our group can begin after this check without
+	// a new invite: one needs a pending invite to start.
 	n.mu.Lock()
-	hostingOpen := n.pendingInvitesLocked() > 0
+	inUse := n.pendingInvitesLocked() > 0 || n.hosting > 0 || n.state.Group.isMember(c.Inviter.String())
 	n.mu.Unlock()
-	if !hostingOpen {
+	if !inUse {
 		n.host.Network().ClosePeer(c.Inviter)
 	}
 	n.host.Peerstore().ClearAddrs(c.Inviter)

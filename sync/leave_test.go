@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	stdsync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,12 +106,13 @@ func TestCrossJoinEndsInOneGroup(t *testing.T) {
 // A join that crosses one into this device keeps the connection the other device joined
 // over. Y has checked that it may join X's code when X joins Y's code and Y hosts it (Y has
 // the smaller ID); Y's join then goes on. It used to close every connection to X first
-// ("start clean"), and in CI that reset X's join mid-handshake ("connection reset by peer").
+// ("start clean"), which could reset X's join mid-handshake ("connection reset by peer").
 func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
 	var xID atomic.Value // peer.ID of X, set before any Join
 	checked, xDone := make(chan struct{}), make(chan struct{})
+	release := stdsync.OnceFunc(func() { close(xDone) }) // lets Y's Join go on
 	hook := func(c *Config) {
 		c.joinChecked = func(inviter peer.ID) {
 			if id, _ := xID.Load().(peer.ID); inviter == id {
@@ -123,6 +125,7 @@ func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
 	b := startNode(t, "dev-b", t.TempDir(), nil, hook)
 	defer a.stop()
 	defer b.stop()
+	defer release() // before the stops, which wait for Y's Join
 	x, y := a, b
 	if x.id.String() < y.id.String() {
 		x, y = b, a // Y hosts X's join while joining only with the smaller ID
@@ -140,7 +143,6 @@ func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
 	go func() { yErr <- y.node.Join(ctx, codeX) }()
 	<-checked
 	if err := x.node.Join(ctx, codeY); err != nil {
-		close(xDone)
 		t.Fatalf("X joining Y while Y is about to dial: %v", err)
 	}
 	var joinedOver []string
@@ -148,10 +150,9 @@ func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
 		joinedOver = append(joinedOver, c.ID())
 	}
 	if len(joinedOver) == 0 {
-		close(xDone)
 		t.Fatal("Y holds no connection to X after hosting its join")
 	}
-	close(xDone)
+	release()
 	if err := <-yErr; err != nil && !errors.Is(err, ErrCrossJoin) && !errors.Is(err, ErrAlreadyInGroup) {
 		t.Fatalf("Y's join after hosting X's: %v", err)
 	}

@@ -124,13 +124,13 @@ func (n *Node) Join(ctx context.Context, code string) error {
 	defer cancel()
 	// Start clean: a connection or addresses left from an earlier attempt may belong to a
 	// moment when the inviter had no invite open, and would be refused. Not while the
-	// inviter may be using its connection to us: while we have an invite open, or host a
-	// join (the inviter may be joining us at this moment: crossing joins), or once it has
-	// joined us (its sessions run on it). Closing it would fail the inviter's join, or reset
-	// its sessions, for no reason. No join into our group can begin after this check without
-	// a new invite: one needs a pending invite to start.
+	// inviter may be using its connection to us: while we have an invite open (it may be
+	// joining us at this moment: crossing joins), or once it counts as a member (its join
+	// used our invite and is finishing, or its sessions run on the connection). Closing it
+	// would fail its join, or reset its sessions, for no reason. A join into our group that
+	// is neither needs an invite and cannot start after this check.
 	n.mu.Lock()
-	inUse := n.pendingInvitesLocked() > 0 || n.hosting > 0 || n.state.Group.isMember(c.Inviter.String())
+	inUse := n.pendingInvitesLocked() > 0 || n.state.Group.isMember(c.Inviter.String())
 	n.mu.Unlock()
 	if !inUse {
 		n.host.Network().ClosePeer(c.Inviter)

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,11 +106,34 @@ func outputLines(s string, limit int) []string {
 		} else {
 			line, s = s, ""
 		}
+		if strings.IndexByte(line, 0x1b) >= 0 {
+			line = stripANSI(line)
+		}
 		if t := strings.TrimSpace(line); t != "" {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// stripANSI removes terminal escape sequences (colours: ESC [ … letter) from a line.
+func stripANSI(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0x1b {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+		}
+	}
+	return b.String()
 }
 
 // failLine reports whether an output line signals a failure.
@@ -155,7 +179,7 @@ func fileLine(l string) bool {
 	if i <= 0 || i+1 >= len(l) || !isDigit(l[i+1]) {
 		return false
 	}
-	return strings.IndexByte(l[:i], '.') > 0 && !strings.Contains(l[:i], " ")
+	return strings.LastIndexByte(l[:i], '.') > 0 && !strings.Contains(l[:i], " ")
 }
 
 func (b *builder) bash() bool {
@@ -203,7 +227,8 @@ func (b *builder) bash() bool {
 	stderr := resp.Stderr
 	outLines := outputLines(out, 4000)
 	errLines := outputLines(stderr, 2000)
-	failed := exit > 0 || resp.Interrupted || resp.IsInterrupt
+	interrupted := resp.Interrupted || resp.IsInterrupt
+	failed := exit > 0 || interrupted
 
 	parts := commandParts(cmd)
 	quiet := len(parts) > 0
@@ -226,7 +251,7 @@ func (b *builder) bash() bool {
 
 	switch {
 	case hasRunner(main, b.v.testRunners) != "":
-		b.testRun(shown, outLines, errLines, exit, failed)
+		b.testRun(shown, outLines, errLines, exit, interrupted)
 	case hasRunner(main, b.v.buildRunners) != "" && !strings.HasPrefix(main, "make test"):
 		b.buildRun(shown, outLines, errLines, exit, failed)
 	case first == "git":
@@ -240,94 +265,127 @@ func (b *builder) bash() bool {
 	return true
 }
 
-func (b *builder) testRun(shown string, outLines, errLines []string, exit int, failed bool) {
+func (b *builder) testRun(shown string, outLines, errLines []string, exit int, interrupted bool) {
 	b.cc.add("testing")
-	var fails, passes, details []string
+	lines := make([]string, 0, len(outLines)+len(errLines))
 	for _, l := range append(outLines, errLines...) {
-		switch {
-		case l == "FAIL" || l == "PASS" || l == "ok" || strings.HasPrefix(l, "Error: Exit code") || strings.HasPrefix(l, "Exit code"):
-		case strings.HasPrefix(l, "--- FAIL"), strings.HasPrefix(l, "FAIL"), strings.HasPrefix(l, "FAILED"),
-			strings.HasPrefix(l, "panic:"), strings.HasPrefix(l, "✕"), strings.HasPrefix(l, "✗"),
-			strings.HasPrefix(l, "●"), strings.Contains(l, "panicked at"), strings.HasPrefix(l, "ERROR"):
-			fails = append(fails, l)
-		case passLine(l):
-			passes = append(passes, l)
-		case fileLine(l) || strings.HasPrefix(l, "E ") || strings.Contains(l, "Error:") || strings.Contains(l, "expected"):
-			details = append(details, l)
-		default:
-			if failLine(l) {
-				fails = append(fails, l)
-			}
+		if !strings.HasPrefix(l, "Error: Exit code") && !strings.HasPrefix(l, "Exit code") {
+			lines = append(lines, l)
 		}
 	}
-	if len(fails) > 0 {
-		failed = true
-	}
-	status := "Tests pass: "
+	r := readTestOutput(lines)
+	v := r.verdict
 	switch {
-	case failed:
-		status = "Tests fail: "
-	case len(passes) == 0 && exit != 0:
-		status = "Tests ran: "
+	case exit > 0 && v != verdictNone:
+		v = verdictFail
+	case interrupted && v != verdictFail:
+		v = verdictUnknown
 	}
 	b.obs.Type = memory.TypeDiscovery
-	b.obs.Title = status + shown
-	n := 0
-	for _, l := range fails {
-		if strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "FAILED") || strings.HasPrefix(l, "✕") || strings.HasPrefix(l, "●") {
-			n++
+	// A run that did not pass never says "pass": its facts keep no line that does (a
+	// summary's passing count is restated as "succeeded").
+	fact := func(s string) {
+		if v == verdictPass || !passWord(s) {
+			b.fact(s)
 		}
 	}
-	if failed {
-		if n > 0 {
-			b.obs.Subtitle = plural(n, "failing test", "failing tests")
-		} else {
+	run := "Ran " + shown + ": "
+	ctx := b.promptContext(false)
+	switch v {
+	case verdictFail:
+		b.obs.Title = "Tests fail: " + shown
+		names := r.failingNames()
+		n := max(r.failed, len(names))
+		switch {
+		case n > 0:
+			b.obs.Subtitle = plural(n, "test failed", "tests failed")
+			run += plural(n, "test", "tests") + " failed"
+			if shown := slices.DeleteFunc(slices.Clone(names), passWord); len(shown) > 0 {
+				run += ": " + joinClip(shown, ", ", 160)
+			}
+		case r.buildErr:
+			b.obs.Subtitle = "error before the tests ran"
+			run += "an error stopped it before the tests ran"
+		case r.errors > 0:
+			b.obs.Subtitle = plural(r.errors, "error", "errors")
+			run += plural(r.errors, "error", "errors")
+		default:
 			b.obs.Subtitle = "failed"
+			run += "the run failed"
 		}
 		if exit > 0 {
 			b.fact("exit " + itoa(exit))
 		}
-		for i, l := range fails {
+		for i, l := range r.failLines {
 			if i == 4 {
 				break
 			}
-			b.fact(l)
+			fact(l)
 		}
-		for i, l := range details {
+		for i, l := range r.details {
+			if i == 3 {
+				break
+			}
+			fact(l)
+		}
+		if r.counted && (r.failed > 0 || r.errors > 0) {
+			c := make([]string, 0, 3)
+			if r.failed > 0 {
+				c = append(c, itoa(r.failed)+" failed")
+			}
+			if r.errors > 0 {
+				c = append(c, plural(r.errors, "error", "errors"))
+			}
+			if r.passed > 0 {
+				c = append(c, itoa(r.passed)+" succeeded")
+			}
+			b.fact("result: " + strings.Join(c, ", "))
+		}
+	case verdictPass:
+		b.obs.Title = "Tests pass: " + shown
+		b.obs.Subtitle = "all passed"
+		if n := max(r.passed, r.total); n > 0 {
+			b.obs.Subtitle = plural(n, "test passed", "tests passed")
+		}
+		for i, l := range r.summaries {
 			if i == 3 {
 				break
 			}
 			b.fact(l)
 		}
-	} else {
-		b.obs.Subtitle = "all passed"
-	}
-	for i, l := range passes {
-		if i == 3 {
-			break
-		}
-		b.fact(l)
-	}
-	s1 := "Ran " + shown + ": "
-	switch {
-	case failed && n > 0:
-		s1 += plural(n, "test", "tests") + " failed"
-	case failed:
-		s1 += "the run failed"
-	case status == "Tests ran: ":
-		s1 += "no result line was recognised"
-	default:
-		s1 += "all tests passed"
-	}
-	ctx := ""
-	if g := promptGist(b.call.Prompt); g != "" {
-		if b.intent == intentBug && !failed {
+		run += "all tests passed"
+		if g := promptGist(b.call.Prompt); g != "" && b.intent == intentBug {
 			ctx = `Verifies the fix for: "` + g + `"`
+		}
+	case verdictNone:
+		b.obs.Title = "No tests ran: " + shown
+		b.obs.Subtitle = "no tests found"
+		fact(r.noTestsLine)
+		if exit > 0 {
+			b.fact("exit " + itoa(exit))
+		}
+		run += "no tests ran"
+	default:
+		b.obs.Title = "Test result unknown: " + shown
+		b.obs.Subtitle = "result not recognised"
+		run += "the result was not recognised"
+		switch {
+		case interrupted:
+			b.obs.Subtitle = "interrupted, result not recognised"
+			run += " (the run was interrupted)"
+		case len(lines) == 0:
+			run += " (no output)"
+		}
+		if exit >= 0 {
+			b.fact("exit " + itoa(exit))
+		}
+		if len(lines) == 0 {
+			b.fact("no output")
 		} else {
-			ctx = b.promptContext(false)
+			fact("last output: " + lines[len(lines)-1])
 		}
 	}
-	b.narrate(s1, ctx)
+	b.narrate(run, ctx)
 }
 
 func (b *builder) buildRun(shown string, outLines, errLines []string, exit int, failed bool) {

@@ -300,13 +300,13 @@ func TestOfflineBash(t *testing.T) {
 		want obsWant
 	}{
 		{"go test fails", bashCall(t, fixturePrompt, "go test ./...", "Run all tests", out(goFail, "")),
-			obsWant{typ: memory.TypeDiscovery, title: "Tests fail: go test ./...", subtitleHas: "1 failing test",
+			obsWant{typ: memory.TypeDiscovery, title: "Tests fail: go test ./...", subtitleHas: "1 test failed",
 				factsHave: []string{"--- FAIL: TestExpiredTokenReturns401", "middleware_test.go:42: status = 500, want 401", "FAIL demo-app/internal/auth"},
 				concepts:  []string{"testing"}, narrativeHas: []string{"1 test failed"}}},
 		{"pytest passes", bashCall(t, "", "cd backend && python -m pytest -q tests/", "", out("........\n8 passed in 0.53s\n", "")),
 			obsWant{title: "Tests pass: python -m pytest -q tests/", factsHave: []string{"8 passed in 0.53s"}}},
 		{"jest fails", bashCall(t, "", "npm test", "", out("", "FAIL src/auth.test.ts\n  ● refresh › rejects expired tokens\nTests:       1 failed, 4 passed, 5 total\n")),
-			obsWant{title: "Tests fail: npm test", factsHave: []string{"● refresh › rejects expired tokens", "Tests: 1 failed, 4 passed, 5 total"}, concepts: []string{"testing"}}},
+			obsWant{title: "Tests fail: npm test", factsHave: []string{"● refresh › rejects expired tokens", "result: 1 failed, 4 succeeded"}, concepts: []string{"testing"}}},
 		{"cargo test passes", bashCall(t, "", "cargo test", "", out("running 3 tests\ntest result: ok. 3 passed; 0 failed\n", "")),
 			obsWant{title: "Tests pass: cargo test"}},
 		{"string error response", call(t, "Bash", "", m{"command": "go test ./internal/auth/"}, "Error: Exit code 1\n--- FAIL: TestX (0.00s)\nFAIL"),

@@ -143,7 +143,9 @@ func (s *Server) Start() error {
 		}
 		lns = append(lns, uln)
 	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	// The TCP port is reachable by every local user: its listener refuses other uids'
+	// connections before reading them (the socket checks SO_PEERCRED the same way).
+	ln, err := localnet.ListenTCP(s.cfg.Addr, s.log)
 	switch {
 	case err == nil:
 		s.ln = ln
@@ -268,11 +270,17 @@ func LoopbackOnly(h http.Handler) http.Handler {
 	})
 }
 
-// loopbackHost reports whether a Host header names this machine's loopback.
+// loopbackHost reports whether a Host header names this machine's loopback: a loopback
+// name or address, optionally with a decimal port ("127.0.0.1:38800.evil.example" is not).
 func loopbackHost(h string) bool {
 	host := h
-	if hh, _, err := net.SplitHostPort(h); err == nil {
+	if hh, port, err := net.SplitHostPort(h); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			return false
+		}
 		host = hh
+	} else if strings.Count(h, ":") == 1 || strings.HasPrefix(h, "[") && !strings.HasSuffix(h, "]") {
+		return false // a malformed host:port
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if strings.EqualFold(host, "localhost") {

@@ -68,7 +68,13 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(chromium(t)), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 800)}
+	return newBrowserWith(t, chromium(t), t.TempDir())
+}
+
+// newBrowserWith starts the browser at execPath with its profile in dir.
+func newBrowserWith(t *testing.T, execPath, dir string) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(execPath), chromedp.UserDataDir(dir), chromedp.WindowSize(1280, 800)}
 	for _, f := range chromiumFlags {
 		opts = append(opts, chromedp.Flag(f, true))
 	}

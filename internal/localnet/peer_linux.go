@@ -44,8 +44,18 @@ func peerUID(c net.Conn) (int, error) {
 	return -1, errors.New("peer uid: unsupported connection type")
 }
 
-// tcpOwner finds the socket local→remote in /proc/net/tcp or tcp6 and returns its uid.
+// tcpOwner returns the uid owning the socket local→remote: sock_diag's exact lookup, or,
+// where the kernel lacks inet_diag, the socket's line in /proc/net/tcp or tcp6.
 func tcpOwner(local, remote netip.AddrPort) (int, error) {
+	uid, err := diagOwner(local, remote)
+	if !errors.Is(err, errNoDiag) {
+		return uid, err
+	}
+	return procTCPOwner(local, remote)
+}
+
+// procTCPOwner finds the socket local→remote in /proc/net/tcp or tcp6 and returns its uid.
+func procTCPOwner(local, remote netip.AddrPort) (int, error) {
 	files := []string{"/proc/net/tcp", "/proc/net/tcp6"}
 	if local.Addr().Is6() && !local.Addr().Is4In6() {
 		files = files[1:]
@@ -77,6 +87,9 @@ func scanTCP(name string, local, remote netip.AddrPort) (int, error) {
 		r, rerr := parseProcAddr(fld[2])
 		if lerr != nil || rerr != nil || !sameAddrPort(l, local) || !sameAddrPort(r, remote) {
 			continue
+		}
+		if fld[3] == "06" { // TIME_WAIT: no owner
+			return -1, errPeerGone
 		}
 		return strconv.Atoi(fld[7])
 	}

@@ -25,6 +25,8 @@ type SearchBackend interface {
 	Get(ctx context.Context, ids []string) (apitype.Records, error)
 	Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error)
 	SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error)
+	Correct(ctx context.Context, c apitype.Correction) (apitype.SupersedeResult, error)
+	Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error)
 	Export(ctx context.Context, w io.Writer, project string) (int, error)
 	Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error)
 }
@@ -43,6 +45,8 @@ func (s *Server) registerSearch(g *gin.RouterGroup) {
 	g.POST("/records/batch", s.records)
 	g.POST("/forget", s.forget)
 	g.POST("/memories", s.saveNote)
+	g.POST("/correct", s.correct)
+	g.POST("/supersede", s.supersede)
 	g.GET("/export", s.export)
 	g.POST("/import", s.importRecords)
 }
@@ -186,6 +190,32 @@ func (s *Server) saveNote(c *gin.Context) {
 		return
 	}
 	res, err := s.cfg.Search.SaveNote(c.Request.Context(), n)
+	if err != nil {
+		s.searchError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) correct(c *gin.Context) {
+	bindAndCall(s, c, `body must be {"id": "…", "text": "what is true"}`, s.cfg.Search.Correct)
+}
+
+func (s *Server) supersede(c *gin.Context) {
+	bindAndCall(s, c, `body must be {"old": "…", "new": "…"}`, s.cfg.Search.Supersede)
+}
+
+// bindAndCall answers a route whose JSON body is a B and whose answer fn gives: usage is
+// the 400 answer for a body that does not decode.
+func bindAndCall[B, R any](s *Server, c *gin.Context, usage string, fn func(context.Context, B) (R, error)) {
+	var body B
+	if err := c.ShouldBindJSON(&body); err != nil {
+		if !tooLarge(c, err) {
+			badRequest(c, usage)
+		}
+		return
+	}
+	res, err := fn(c.Request.Context(), body)
 	if err != nil {
 		s.searchError(c, err)
 		return

@@ -308,6 +308,18 @@ func (c *Client) Forget(ctx context.Context, ids []string) (apitype.ForgetResult
 	return res, c.postJSON(ctx, "/api/forget", apitype.IDs{IDs: ids}, &res)
 }
 
+// Correct records what is true about a wrong or outdated observation (POST /api/correct).
+func (c *Client) Correct(ctx context.Context, corr apitype.Correction) (apitype.SupersedeResult, error) {
+	var res apitype.SupersedeResult
+	return res, c.postJSON(ctx, "/api/correct", corr, &res)
+}
+
+// Supersede marks an observation as replaced by another (POST /api/supersede).
+func (c *Client) Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error) {
+	var res apitype.SupersedeResult
+	return res, c.postJSON(ctx, "/api/supersede", req, &res)
+}
+
 // SaveNote stores a note.
 func (c *Client) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
 	var res apitype.SaveResult

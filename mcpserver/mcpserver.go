@@ -25,6 +25,8 @@ type Memory interface {
 	Get(ctx context.Context, ids []string) (apitype.Records, error)
 	SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error)
 	Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error)
+	Correct(ctx context.Context, c apitype.Correction) (apitype.SupersedeResult, error)
+	Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error)
 }
 
 // TeamSearcher is the team cluster's search (search with team=true); the Memory may
@@ -62,7 +64,7 @@ const Workflow = `memnode memory: 3-LAYER WORKFLOW (ALWAYS FOLLOW)
 2. timeline(anchor=ID) -> what happened just before and after an interesting record (prompts, observations, session summaries in time order).
 3. get_observations(ids=[...]) -> full details, ONLY for the few IDs you filtered in steps 1-2 (~500-1000 tokens each).
 NEVER fetch full details without filtering first: it costs about 10x the tokens.
-Use save_memory to keep a decision or fact for later sessions; forget removes a record (and its content) on every device.`
+Use save_memory to keep a decision or fact for later sessions; correct_memory when a memory is wrong or outdated (the correction replaces it in every later context); forget removes a record (and its content) on every device.`
 
 // New builds the server and its tools.
 func New(cfg Config) *Server {
@@ -116,6 +118,15 @@ func New(cfg Config) *Server {
 		Name:        "forget",
 		Description: "Forget records by ID (or a whole session as S<session id>): they and their content are removed on every device, for good.",
 	}, s.forget)
+	// One tool for "that memory is wrong": a model reaches for correct_memory whether it
+	// has the true text (text) or a record that already says it (replaced_by).
+	mcp.AddTool(s.srv, &mcp.Tool{
+		Name: "correct_memory",
+		Description: "Correct a memory that is wrong or outdated (a failed hypothesis recorded as fact, a decision since reversed). " +
+			"Give the observation's ID and either text (what is true: saved as a new \"correction\" record) or replaced_by " +
+			"(the ID of a record that already says it). The old record leaves every later session's context and search on " +
+			"all devices; get_observations and timeline still show it, marked \"superseded by\".",
+	}, s.correct)
 	return s
 }
 
@@ -453,4 +464,38 @@ func (s *Server) forget(ctx context.Context, _ *mcp.CallToolRequest, a ForgetArg
 		return nil, nil, err
 	}
 	return text(fmt.Sprintf("Forgotten: %d of %d ID(s) named a record here; the tombstones reach every device.", res.Found, res.Requested)), nil, nil
+}
+
+// CorrectArgs are the correct_memory tool's arguments.
+type CorrectArgs struct {
+	ID         string `json:"id" jsonschema:"ID (or short ID) of the observation that is wrong or outdated"`
+	Text       string `json:"text,omitempty" jsonschema:"what is true instead, self-contained (saved as a new correction record)"`
+	ReplacedBy string `json:"replaced_by,omitempty" jsonschema:"instead of text: the ID of an existing record that replaces it"`
+}
+
+func (s *Server) correct(ctx context.Context, _ *mcp.CallToolRequest, a CorrectArgs) (*mcp.CallToolResult, any, error) {
+	var res apitype.SupersedeResult
+	var err error
+	switch {
+	case a.ID == "":
+		return nil, nil, errors.New("id must name the observation that is wrong or outdated")
+	case (a.Text == "") == (a.ReplacedBy == ""):
+		return nil, nil, errors.New("give either text (what is true) or replaced_by (an existing record's ID), not both")
+	case a.Text != "":
+		res, err = s.cfg.Memory.Correct(ctx, apitype.Correction{ID: a.ID, Text: a.Text})
+	default:
+		res, err = s.cfg.Memory.Supersede(ctx, apitype.Supersede{Old: a.ID, New: a.ReplacedBy})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return text(fmt.Sprintf("%s is now superseded by %s: later sessions see the correction, not the old record.",
+		shortOr(res.OldShort, res.Old), shortOr(res.NewShort, res.New))), nil, nil
+}
+
+func shortOr(short, id string) string {
+	if short != "" {
+		return short
+	}
+	return id
 }

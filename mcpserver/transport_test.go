@@ -37,6 +37,12 @@ func (f *fakeMemory) SaveNote(context.Context, apitype.Note) (apitype.SaveResult
 func (f *fakeMemory) Forget(context.Context, []string) (apitype.ForgetResult, error) {
 	return apitype.ForgetResult{}, nil
 }
+func (f *fakeMemory) Correct(context.Context, apitype.Correction) (apitype.SupersedeResult, error) {
+	return apitype.SupersedeResult{}, nil
+}
+func (f *fakeMemory) Supersede(context.Context, apitype.Supersede) (apitype.SupersedeResult, error) {
+	return apitype.SupersedeResult{}, nil
+}
 
 // eofSignal closes eof when the wrapped reader reports the end of input.
 type eofSignal struct {

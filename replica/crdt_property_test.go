@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -145,6 +146,45 @@ func (w *world) forget(i int) {
 	w.forgottenAt[i][id] = true
 }
 
+// correct, at origin i, corrects an observation it holds (a new record replacing it) or
+// supersedes it by another it holds. Refusals (the record is unknown here, forgotten, or
+// the replacement itself superseded) are what a user would see, and change nothing.
+func (w *world) correct(i int) {
+	if len(w.records) == 0 {
+		return
+	}
+	r := w.origins[i]
+	old := rapid.SampledFrom(w.records).Draw(w.t, "correct")
+	if rapid.Bool().Draw(w.t, "supersede by another") {
+		by := rapid.SampledFrom(w.records).Draw(w.t, "by")
+		if err := r.Supersede(w.ctx, old, by); err != nil && !refused(err) {
+			w.t.Fatal(err)
+		}
+		return
+	}
+	w.seq++
+	text := fmt.Sprintf("corr%dtext", w.seq)
+	c, err := r.Correct(w.ctx, old, memory.Observation{SessionID: "manual:p", Project: "p", Type: "correction",
+		Title: text, Narrative: text, CreatedAt: int64(w.seq)})
+	if err != nil {
+		if !refused(err) {
+			w.t.Fatal(err)
+		}
+		return
+	}
+	w.records, w.texts[c.ID] = append(w.records, c.ID), text
+}
+
+// refused reports an error Supersede or Correct gives for a request it declines.
+func refused(err error) bool {
+	for _, e := range []error{replica.ErrUnknownRecord, replica.ErrForgotten, replica.ErrSelfSupersede, replica.ErrSupersededReplacement} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *world) rename(i int) {
 	name := rapid.SampledFrom([]string{"laptop", "desktop", "tablet"}).Draw(w.t, "name")
 	target := w.origins[rapid.IntRange(0, len(w.origins)-1).Draw(w.t, "device")].Origin()
@@ -269,6 +309,8 @@ func (w *world) run() {
 			w.forget(i)
 		case 6:
 			w.rename(i)
+		case 7:
+			w.correct(i)
 		case 10, 11:
 			w.compact(i)
 		default: // a partial exchange: some of another origin's ops reach i
@@ -289,6 +331,14 @@ func (w *world) checkForgotten(r *replica.Replica, name string) {
 	d := w.dump(r)
 	for id, text := range w.forgotten {
 		for _, line := range strings.Split(d, "\n") {
+			if link, ok := strings.CutPrefix(line, "supersede\t"); ok {
+				// A link may name a forgotten replacement; never a forgotten record or session.
+				f := strings.Split(link, "\t")
+				if f[0] == id || f[2] == id {
+					w.t.Fatalf("%s: link of forgotten %s came back: %s", name, id, line)
+				}
+				continue
+			}
 			if strings.Contains(line, id) && !strings.HasPrefix(line, "tombstone") && !strings.HasPrefix(line, "device") {
 				if strings.HasPrefix(line, "session") || !strings.HasPrefix(id, "sess-") {
 					w.t.Fatalf("%s: forgotten %s came back: %s", name, id, line)

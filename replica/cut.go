@@ -103,6 +103,8 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	case OpDevice:
 		del = "DELETE FROM devices WHERE origin = ?"
 		key = strings.TrimPrefix(id, "device:")
+	case OpSupersede:
+		del = "DELETE FROM supersedes WHERE old_id = ?"
 	default:
 		return nil
 	}

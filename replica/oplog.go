@@ -22,6 +22,9 @@ const (
 	OpSummary     = "summary"
 	OpForget      = "forget"
 	OpDevice      = "device"
+	// OpSupersede names its record (an observation) as replaced by another (supersede.go):
+	// a grow-only set of links, dropped with the record or its session when forgotten.
+	OpSupersede = "supersede"
 	// OpCompacted is the placeholder OpsSince serves for a seq whose op Compact removed: it
 	// carries no record and no payload, applies nothing and is not stored (an older build
 	// stores it as an op of a kind it does not know, which also applies nothing).
@@ -471,6 +474,8 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []by
 			return err
 		}
 		return forgetTx(ctx, tx, id, op.HLC, op.Origin)
+	case OpSupersede:
+		return applySupersede(ctx, tx, op, payload)
 	default:
 		// An op kind from a newer version: keep it (it relays) but do not interpret it.
 		return nil

@@ -168,7 +168,7 @@ func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{"ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version = 7"} {
+	for _, q := range []string{"ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version >= 7"} { // the later migrations run again
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

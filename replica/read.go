@@ -56,9 +56,10 @@ func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) 
 	return out, rows.Err()
 }
 
-// RecentObservations returns a project's newest observations, newest first.
+// RecentObservations returns a project's newest observations that no stored record
+// supersedes, newest first.
 func (r *Replica) RecentObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error) {
-	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
+	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? AND "+currentObservation("id")+" ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent observations: %w", err)
 	}
@@ -75,7 +76,7 @@ func (r *Replica) SessionObservations(ctx context.Context, sessionID string, lim
 }
 
 // ObservationsByFile returns the newest observations of a project that read or modified one
-// of paths.
+// of paths, leaving out those a stored record supersedes.
 func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]memory.Observation, error) {
 	if len(paths) == 0 {
 		return nil, nil
@@ -87,7 +88,7 @@ func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths 
 	}
 	args = append(args, project, limit)
 	q := "SELECT " + prefixed("o.", obsColumns) + ` FROM observations o WHERE o.rowid IN
-		(SELECT obs_rowid FROM observation_files WHERE path IN (` + ph + `)) AND o.project = ?
+		(SELECT obs_rowid FROM observation_files WHERE path IN (` + ph + `)) AND o.project = ? AND ` + currentObservation("o.id") + `
 		ORDER BY o.created_at DESC LIMIT ?`
 	out, err := r.queryObservations(ctx, q, args...)
 	if err != nil {

@@ -31,6 +31,9 @@ type SearchFilter struct {
 	// relative to the project), or any path it is the end of at a '/' (a project-relative
 	// path or a basename). Only observations touch files: another kind matches nothing.
 	File string
+	// Current leaves out observations superseded by a stored record (Supersede): what
+	// default search shows. Timelines leave it unset, so a replaced record stays in place.
+	Current bool
 }
 
 // IndexHit is what a search result shows of one record.
@@ -140,6 +143,9 @@ func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
 		for _, t := range f.Types {
 			args = append(args, t)
 		}
+	}
+	if f.Current && kind == OpObservation {
+		where = append(where, currentObservation("t.id"))
 	}
 	if f.File != "" {
 		if kind != OpObservation {

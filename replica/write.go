@@ -413,6 +413,10 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 		`UPDATE sessions SET turn_private = 1
 			FROM (SELECT session_id, prompt_number FROM prompts WHERE id = ?1) AS p
 			WHERE sessions.id = p.session_id AND sessions.prompt_count = p.prompt_number`,
+		// Links superseding the record or a record of the session: their ops carry no content,
+		// but a link of a record not (yet) stored here is found only by its session.
+		`UPDATE ops SET payload = NULL WHERE kind = 'supersede' AND record_id IN (SELECT old_id FROM supersedes WHERE session_id = ?1)`,
+		`DELETE FROM supersedes WHERE old_id = ?1 OR session_id = ?1 OR old_id IN (SELECT id FROM observations WHERE session_id = ?1)`,
 		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,

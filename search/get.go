@@ -37,5 +37,20 @@ func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error
 		out.Items = append(out.Items, apitype.Item{Kind: rec.Kind, Device: rec.Device, Observation: rec.Observation,
 			Summary: rec.Summary, Prompt: rec.Prompt})
 	}
+	var obs []string
+	for _, it := range out.Items {
+		if it.Observation != nil {
+			obs = append(obs, it.Observation.ID)
+		}
+	}
+	links, err := v.links(ctx, obs)
+	if err != nil {
+		return apitype.Records{}, fmt.Errorf("get: %w", err)
+	}
+	for i, it := range out.Items {
+		if it.Observation != nil {
+			out.Items[i].Links = links[it.Observation.ID]
+		}
+	}
 	return out, nil
 }

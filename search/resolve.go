@@ -62,6 +62,19 @@ func (v *Service) decorate(ctx context.Context, hits []apitype.Hit) error {
 	for i := range hits {
 		hits[i].Platform = platforms[hits[i].SessionID]
 	}
+	var obs []string
+	for _, h := range hits {
+		if h.Kind == apitype.KindObservation {
+			obs = append(obs, h.ID)
+		}
+	}
+	links, err := v.links(ctx, obs)
+	if err != nil {
+		return err
+	}
+	for i := range hits {
+		hits[i].Links = links[hits[i].ID]
+	}
 	return nil
 }
 

@@ -154,10 +154,11 @@ func New(idx Index, cfg Config) *Searcher {
 	return &Searcher{idx: idx, window: cfg.Window, rareLimit: cfg.RareLimit}
 }
 
-// filter is q's filters as the Index takes them.
+// filter is q's filters as the Index takes them: search shows current records only (a
+// superseded one is reached by get or timeline).
 func filter(q *Query) replica.SearchFilter {
 	return replica.SearchFilter{Project: q.Project, Since: q.Since, Until: q.Until, Device: q.Device,
-		Platform: q.Platform, Types: q.ObsTypes, File: q.File}
+		Platform: q.Platform, Types: q.ObsTypes, File: q.File, Current: true}
 }
 
 // indexOrder is q's order as a window read takes it.

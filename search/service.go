@@ -28,6 +28,9 @@ type Store interface {
 	ShortIDs(ctx context.Context, ids []string) (map[string]string, error)
 	SessionPlatforms(ctx context.Context, sessionIDs []string) (map[string]string, error)
 	ResolveShortID(ctx context.Context, prefix string) (string, bool, error)
+	Supersede(ctx context.Context, old, by string) error
+	Correct(ctx context.Context, old string, c memory.Observation) (memory.Observation, error)
+	Supersessions(ctx context.Context, ids []string) ([]replica.Supersession, error)
 	importer.ExportReader
 }
 
@@ -205,6 +208,16 @@ func (d *Deferred) Timeline(ctx context.Context, q apitype.TimelineQuery) (apity
 // Get implements api.SearchBackend.
 func (d *Deferred) Get(ctx context.Context, ids []string) (apitype.Records, error) {
 	return call(d, func(s *Service) (apitype.Records, error) { return s.Get(ctx, ids) })
+}
+
+// Correct implements api.SearchBackend.
+func (d *Deferred) Correct(ctx context.Context, c apitype.Correction) (apitype.SupersedeResult, error) {
+	return call(d, func(s *Service) (apitype.SupersedeResult, error) { return s.Correct(ctx, c) })
+}
+
+// Supersede implements api.SearchBackend.
+func (d *Deferred) Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error) {
+	return call(d, func(s *Service) (apitype.SupersedeResult, error) { return s.Supersede(ctx, req) })
 }
 
 // Forget implements api.SearchBackend.

@@ -90,7 +90,9 @@ func (s *Searcher) around(ctx context.Context, kind string, q *Query, at int64, 
 	if n == 0 {
 		return nil, nil
 	}
-	found, err := s.idx.RecordsAround(ctx, kind, filter(q), at, id, before, n)
+	f := filter(q)
+	f.Current = false // a timeline shows what happened, superseded records included
+	found, err := s.idx.RecordsAround(ctx, kind, f, at, id, before, n)
 	if err != nil {
 		return nil, fmt.Errorf("timeline %s: %w", kind, err)
 	}

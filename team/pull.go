@@ -295,7 +295,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 				continue
 			}
 			lop.Kind, lop.Payload = kindRejected, nil // the origin's own op, refused: keep its place
-		} else if op.Kind != replica.OpForget {
+		} else if op.Kind != replica.OpForget && op.Kind != replica.OpSupersede {
 			if _, err := q.record.ExecContext(ctx, op.RecordID, op.Origin, op.Project); err != nil {
 				return 0, err
 			}
@@ -385,7 +385,9 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	case pinned != op.Author:
 		return fmt.Sprintf("device %s signs as %q, known as %q", op.Origin, op.Author, pinned)
 	}
-	if op.Kind == replica.OpSession {
+	if op.Kind == replica.OpSession || op.Kind == replica.OpSupersede {
+		// A correction names another record without changing it: any member may correct
+		// any shared record (the old one stays readable), as anyone may add a record.
 		return ""
 	}
 	var owner string

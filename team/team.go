@@ -429,7 +429,7 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 	for _, op := range ops {
 		var project string
 		switch op.Kind {
-		case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary:
+		case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary, replica.OpSupersede:
 			if op.Payload == nil {
 				continue // forgotten before it was pushed: nothing to share
 			}

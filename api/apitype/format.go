@@ -45,7 +45,19 @@ func IndexLine(h Hit) string {
 		b.WriteString(" via " + h.Platform)
 	}
 	b.WriteString("]")
+	if len(h.SupersededBy) > 0 {
+		b.WriteString("  (superseded by " + strings.Join(h.SupersededBy, ", ") + ")")
+	}
+	if len(h.Corrects) > 0 {
+		b.WriteString("  (corrects " + strings.Join(h.Corrects, ", ") + ")")
+	}
 	return b.String()
+}
+
+// write adds a record's "superseded by" and "corrects" lines.
+func (l Links) write(b *strings.Builder) {
+	line(b, "superseded by", strings.Join(l.SupersededBy, ", "))
+	line(b, "corrects", strings.Join(l.Corrects, ", "))
 }
 
 // DefaultPlatform is the coding agent the index does not name (see IndexLine).
@@ -79,6 +91,7 @@ func WriteRecords(w io.Writer, recs Records) error {
 			list(&b, "concepts", o.Concepts)
 			list(&b, "files read", o.FilesRead)
 			list(&b, "files modified", o.FilesModified)
+			it.Links.write(&b)
 		case it.Summary != nil:
 			s := it.Summary
 			fmt.Fprintf(&b, "## %s  [session summary]\n", s.ID)

@@ -58,6 +58,15 @@ type Hit struct {
 	Platform string  `json:"platform,omitempty"`
 	Score    float64 `json:"score,omitempty"`  // lower is better: bm25, or the negated cosine / fused RRF score
 	Anchor   bool    `json:"anchor,omitempty"` // timeline: the anchor item
+	Links
+}
+
+// Links are an observation's corrections (POST /api/correct, /api/supersede), as short
+// IDs: a record superseded by a stored one is left out of the session-start context, the
+// file context and search, and shown by get and timeline with "superseded by".
+type Links struct {
+	SupersededBy []string `json:"superseded_by,omitempty"`
+	Corrects     []string `json:"corrects,omitempty"` // the records this one supersedes
 }
 
 // Results is the answer of GET /api/search.
@@ -110,6 +119,7 @@ type Item struct {
 	Observation *memory.Observation `json:"observation,omitempty"`
 	Summary     *memory.Summary     `json:"summary,omitempty"`
 	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
+	Links
 }
 
 // Records is the answer of POST /api/records/batch: the records found, in the order asked,
@@ -132,6 +142,30 @@ type Note struct {
 	Title   string `json:"title,omitempty"`
 	Project string `json:"project"`
 	Type    string `json:"type,omitempty"` // default "note"
+}
+
+// Correction is the body of POST /api/correct: the observation ID (or its short form) is
+// wrong or outdated, and Text is what is true. The text becomes a new observation of type
+// "correction" in the same project, which supersedes the old one.
+type Correction struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// Supersede is the body of POST /api/supersede: the observation Old is replaced by the
+// stored observation New.
+type Supersede struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// SupersedeResult is the answer of POST /api/correct and POST /api/supersede: Old is now
+// superseded by New (full IDs, and their short forms).
+type SupersedeResult struct {
+	Old      string `json:"old"`
+	New      string `json:"new"`
+	OldShort string `json:"old_short,omitempty"`
+	NewShort string `json:"new_short,omitempty"`
 }
 
 // SaveResult is the answer of POST /api/memories.

@@ -56,6 +56,8 @@ func commandTable() map[string]command {
 		"timeline":  {"records around an anchor: timeline ID|S<session>|ISO-time|--query TEXT [--before N --after N --type T --obs-type a,b --project P --device D --platform AGENT --json]", cmdTimeline},
 		"get":       {"full records by ID: get ID... [--json]", cmdGet},
 		"forget":    {"forget records on every device: forget ID...", cmdForget},
+		"correct":   {`record what is true about a wrong or outdated memory: correct ID "what is true" [--json]`, cmdCorrect},
+		"supersede": {"mark a memory as replaced by another: supersede OLD NEW [--json]", cmdSupersede},
 		"import":    {"import FILE.jsonl | import --from-claude-mem PATH", cmdImport},
 		"export":    {"export memory as JSONL: export [--project P] [--out FILE]", cmdExport},
 		"mcp":       {"MCP server on stdio (what the IDE runs)", cmdMCP},

@@ -85,6 +85,14 @@ func (n *nodeConn) Forget(ctx context.Context, ids []string) (apitype.ForgetResu
 	return with(ctx, n, func(c *client.Client) (apitype.ForgetResult, error) { return c.Forget(ctx, ids) })
 }
 
+func (n *nodeConn) Correct(ctx context.Context, corr apitype.Correction) (apitype.SupersedeResult, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.SupersedeResult, error) { return c.Correct(ctx, corr) })
+}
+
+func (n *nodeConn) Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.SupersedeResult, error) { return c.Supersede(ctx, req) })
+}
+
 // parseMixed parses flags that may come after positional arguments
 // (`memnode search webhook --project api`); "--" ends the flags.
 func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
@@ -263,4 +271,52 @@ func cmdForget(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "forgot %d of %d ID(s); the tombstones will reach every device\n", res.Found, res.Requested)
 	return 0
+}
+
+func cmdCorrect(ctx context.Context, env *cliEnv, args []string) int {
+	return runSupersede(ctx, env, args, "correct ID TEXT", `memnode correct ID "what is true"`, 2, -1,
+		func(c *nodeConn, pos []string) (apitype.SupersedeResult, error) {
+			return c.Correct(ctx, apitype.Correction{ID: pos[0], Text: strings.Join(pos[1:], " ")})
+		})
+}
+
+func cmdSupersede(ctx context.Context, env *cliEnv, args []string) int {
+	return runSupersede(ctx, env, args, "supersede OLD NEW", "memnode supersede OLD NEW (two observation IDs: NEW replaces OLD)", 2, 2,
+		func(c *nodeConn, pos []string) (apitype.SupersedeResult, error) {
+			return c.Supersede(ctx, apitype.Supersede{Old: pos[0], New: pos[1]})
+		})
+}
+
+// runSupersede is correct and supersede: between least and most (-1: any) arguments, the
+// request, and one line saying what changed.
+func runSupersede(ctx context.Context, env *cliEnv, args []string, name, usage string, least, most int,
+	call func(*nodeConn, []string) (apitype.SupersedeResult, error)) int {
+	fs := newFlags(env, name)
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, err := parseMixed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) < least || most >= 0 && len(pos) > most {
+		fmt.Fprintln(env.Stderr, "memnode: usage: "+usage)
+		return 2
+	}
+	res, err := call(newNodeConn(env), pos)
+	if err != nil {
+		return fail(env, "%s: %v", strings.Fields(name)[0], err)
+	}
+	if *asJSON {
+		return printJSON(env, res)
+	}
+	fmt.Fprintf(env.Stdout, "%s corrects %s, which leaves the context and search (get and timeline still show it, superseded); this reaches every device\n",
+		orID(res.NewShort, res.New), orID(res.OldShort, res.Old))
+	return 0
+}
+
+// orID is a record's short ID, or its ID when it has none.
+func orID(short, id string) string {
+	if short != "" {
+		return short
+	}
+	return id
 }

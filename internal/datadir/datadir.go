@@ -91,6 +91,10 @@ func (d Dir) ContextFiles() string { return d.join("state", "context-files.json"
 // Team is team memory's state: join, shared projects, outbox, pull cursors (team package).
 func (d Dir) Team() string { return d.join("team.db") }
 
+// LoginPages holds the pages `memnode viewer --open` hands the browser: each forwards one
+// login code, so the code never appears in a command line (readable by every user).
+func (d Dir) LoginPages() string { return d.join("login") }
+
 // Models holds the embedding models.
 func (d Dir) Models() string { return d.join("models") }
 

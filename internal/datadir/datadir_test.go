@@ -56,7 +56,7 @@ func TestLayoutIsDistinct(t *testing.T) {
 	d := datadir.Dir("/data")
 	seen := map[string]bool{}
 	for _, p := range []string{d.DB(), d.QueueDB(), d.Token(), d.Socket(), d.PID(), d.Lock(), d.Settings(), d.Identity(),
-		d.Group(), d.Logs(), d.NodeLog(), d.HookLog(), d.Spool(), d.State(), d.HookFailures(), d.Models()} {
+		d.Group(), d.Logs(), d.NodeLog(), d.HookLog(), d.Spool(), d.State(), d.HookFailures(), d.Models(), d.LoginPages()} {
 		if filepath.Dir(p) != "/data" && filepath.Dir(filepath.Dir(p)) != "/data" {
 			t.Errorf("%s is outside the data dir", p)
 		}

@@ -228,6 +228,9 @@ func (b *builder) bash() bool {
 	outLines := outputLines(out, 4000)
 	errLines := outputLines(stderr, 2000)
 	interrupted := resp.Interrupted || resp.IsInterrupt
+	// No response at all (an agent that records a call before it runs, as Antigravity's
+	// PreToolUse does) is not an empty output: nothing is known of the result.
+	b.noResult = len(b.call.ToolResponse) == 0 || string(b.call.ToolResponse) == "null"
 	failed := exit > 0 || interrupted
 
 	parts := commandParts(cmd)
@@ -368,20 +371,26 @@ func (b *builder) testRun(shown string, outLines, errLines []string, exit int, i
 	default:
 		b.obs.Title = "Test result unknown: " + shown
 		b.obs.Subtitle = "result not recognised"
-		run += "the result was not recognised"
 		switch {
 		case interrupted:
 			b.obs.Subtitle = "interrupted, result not recognised"
-			run += " (the run was interrupted)"
+			run += "it was interrupted before a result was recognised"
+		case b.noResult:
+			run += "its result was not recorded"
 		case len(lines) == 0:
-			run += " (no output)"
+			run += "the result was not recognised (no output)"
+		default:
+			run += "the result was not recognised"
 		}
 		if exit >= 0 {
 			b.fact("exit " + itoa(exit))
 		}
-		if len(lines) == 0 {
+		switch {
+		case b.noResult:
+			b.fact("no result recorded")
+		case len(lines) == 0:
 			b.fact("no output")
-		} else {
+		default:
 			fact("last output: " + lines[len(lines)-1])
 		}
 	}
@@ -602,21 +611,27 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 		}
 	case len(errLines) > 0:
 		b.fact("stderr: " + errLines[0])
+	case b.noResult:
+		b.fact("no result recorded")
 	case b.obs.Type != memory.TypeChange:
 		b.fact("no output")
 	}
-	s1 := "Ran " + clip(line, 120)
-	if desc != "" {
-		s1 = capitalize(desc) + ": ran " + clip(line, 120)
+	// The title is the description or the command: the narrative does not say it again.
+	s1 := ""
+	if b.obs.Title != clip(line, maxTitle) && !strings.HasPrefix(b.obs.Title, clip(line, maxTitle)+" → ") {
+		s1 = "Ran " + clip(line, 120)
 	}
 	result := ""
 	switch {
 	case failed || exit > 0:
 		result = "It failed"
+		if s1 == "" {
+			result = "Failed"
+		}
 		if len(key) > 0 {
 			result += ": " + clip(key[0], 120)
 		}
-	case len(outLines) == 1:
+	case len(outLines) == 1 && !strings.HasSuffix(b.obs.Title, " → "+outLines[0]):
 		result = "Output: " + clip(outLines[0], 120)
 	}
 	b.narrate(s1, result, b.promptContext(b.obs.Type == memory.TypeChange))

@@ -139,12 +139,18 @@ func (b *builder) readFile() bool {
 	default:
 		b.obs.Subtitle = kind
 	}
-	what := "Read " + rp
-	if b.obs.Subtitle != "" {
-		what += " (" + b.obs.Subtitle + ")"
+	// The title says what was read; the narrative says what it holds.
+	what := b.obs.Subtitle
+	if size == "" && kind != "" {
+		what = "A " + kind + " file"
 	}
 	if len(o.names) > 0 {
-		what += ", which " + verbFor(o.label) + " " + joinClip(o.names[:min(len(o.names), 5)], ", ", 160)
+		names := joinClip(o.names[:min(len(o.names), 5)], ", ", 160)
+		if what == "" {
+			what = capitalize(verbFor(o.label)) + " " + names
+		} else {
+			what += ", which " + verbFor(o.label) + " " + names
+		}
 	}
 	b.narrate(what, b.promptContext(false))
 	return true

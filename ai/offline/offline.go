@@ -76,6 +76,8 @@ type builder struct {
 	intent intent
 	obs    ai.Observation
 	cc     concepts
+	// noResult marks a call recorded with no response at all (not an empty one).
+	noResult bool
 }
 
 func (b *builder) fact(s string) {
@@ -147,8 +149,63 @@ func (b *builder) finish() ai.Observation {
 	}
 	o.Subtitle = clip(o.Subtitle, maxSubtitle)
 	o.Narrative = clip(o.Narrative, maxNarrative)
+	o.Facts = distinctFacts(o.Facts, o.Subtitle)
 	o.Concepts = b.cc.list
 	return o
+}
+
+// distinctFacts keeps each fact once by meaning: the same text with or without a "$ " or
+// a label ("output: ", "result: ", "error: ", "stderr: "), in another case or spacing, is
+// one fact, and so is a fact that another fact or the subtitle says in full ("16 lines"
+// beside "16 lines of Go"); the longer wording stays, in the first one's place.
+func distinctFacts(facts []string, subtitle string) []string {
+	if len(facts) == 0 {
+		return facts
+	}
+	sub := factKey(subtitle)
+	keys := make([]string, 0, len(facts))
+	out := facts[:0]
+	for _, f := range facts {
+		k := factKey(f)
+		if k == "" || k == sub || wordPrefix(k, sub) {
+			continue
+		}
+		dup := false
+		for j, kj := range keys {
+			switch {
+			case k == kj && strings.HasPrefix(f, "error: "):
+				out[j], dup = f, true // the same text as an error says more
+			case k == kj || wordPrefix(k, kj):
+				dup = true
+			case wordPrefix(kj, k):
+				out[j], keys[j], dup = f, k, true
+			}
+			if dup {
+				break
+			}
+		}
+		if !dup {
+			out = append(out, f)
+			keys = append(keys, k)
+		}
+	}
+	return out
+}
+
+// factKey is what a fact says, for comparing: no "$ " or label, lower case, single spaces,
+// no closing period.
+func factKey(s string) string {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "$ ")
+	for _, label := range [...]string{"output: ", "result: ", "error: ", "stderr: "} {
+		s = strings.TrimPrefix(s, label)
+	}
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.TrimRight(s, ".")
+}
+
+// wordPrefix reports whether short is long's beginning, ending at a word boundary.
+func wordPrefix(short, long string) bool {
+	return short != "" && len(short) < len(long) && strings.HasPrefix(long, short) && !isWordByte(long[len(short)])
 }
 
 // modType picks the type of a call that changed a file.
@@ -228,7 +285,10 @@ func observeCall(v *vocab, c *ai.ToolCall) (ai.Observation, bool) {
 		return ai.Observation{}, false
 	}
 	if msg, failed := failureOf(b.call.ToolResponse); failed && toolKind(name) != kindBash {
-		// Shell failures are read by bash(); for every other tool the error is the news.
+		// Shell failures are read by bash(); for every other tool the error is the news,
+		// and the narrative must not tell of a read or an edit that did not happen.
+		b.obs.Narrative = ""
+		b.narrate("It failed: "+clip(firstLine(msg), 160), b.promptContext(false))
 		b.obs.Title = "Failed: " + b.obs.Title
 		b.fact("error: " + firstLine(msg))
 	}

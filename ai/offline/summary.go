@@ -372,6 +372,9 @@ func summarize(in ai.SessionInput) ai.Summary {
 	lastTest := ""
 	for i := range in.Observations {
 		o := &in.Observations[i]
+		if strings.HasPrefix(o.Title, "Failed: ") {
+			continue // a failed call read or changed nothing
+		}
 		switch {
 		case strings.HasPrefix(o.Title, "Search ") || strings.HasPrefix(o.Title, "Find files ") ||
 			strings.HasPrefix(o.Title, "Web search: ") || strings.HasPrefix(o.Title, "Fetch "):

@@ -14,62 +14,11 @@ import (
 
 func fixtureDir() string { return filepath.Join("..", "..", Platform().Fixtures) }
 
-// pluginEvent is what plugin.js does with a recorded hook call: the memnode event it runs
-// and the payload it sends ("" when it sends nothing).
-func pluginEvent(t *testing.T, c platformtest.Call) (string, []byte) {
-	t.Helper()
-	var p map[string]any
-	if err := json.Unmarshal(c.Payload, &p); err != nil {
-		t.Fatal(err)
-	}
-	p["cwd"] = "/home/dev/demo-app"
-	event := ""
-	switch c.Event {
-	case "experimental.chat.system.transform":
-		head, _ := p["output"].(map[string]any)["system_head"].([]any)
-		if len(head) > 0 && strings.HasPrefix(head[0].(string), "You are a title generator") {
-			return "", nil
-		}
-		event = platform.EventContext
-	case "chat.message":
-		event = platform.EventSessionInit
-	case "tool.execute.before":
-		if p["input"].(map[string]any)["tool"] != "read" {
-			return "", nil
-		}
-		event = platform.EventFileContext
-	case "tool.execute.after":
-		event = platform.EventObservation
-	case "event":
-		ev := p["event"].(map[string]any)
-		switch ev["type"] {
-		case "message.part.updated":
-			part, _ := ev["properties"].(map[string]any)["part"].(map[string]any)
-			if part["type"] != "tool" || part["state"].(map[string]any)["status"] != "error" {
-				return "", nil
-			}
-			event = platform.EventObservation
-		case "session.idle":
-			event = platform.EventSummarize
-			p["last_assistant_message"] = "Fixed the typo."
-		default:
-			return "", nil
-		}
-	default:
-		return "", nil
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return event, b
-}
-
 func TestOpenCodeReplaySession(t *testing.T) {
 	count := map[string]int{}
 	var obs, prompts, contexts, stops, reads []platform.Input
 	for _, c := range platformtest.Session(t, fixtureDir()) {
-		event, payload := pluginEvent(t, c)
+		event, payload := platformtest.OpenCodePluginEvent(t, c)
 		if event == "" {
 			continue
 		}

@@ -3,15 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/internal/rqlitetest"
+	"github.com/memnode/memnode/internal/testkit"
 )
 
 // correctFixture is a started node with a project directory and three notes in it.
@@ -189,4 +195,194 @@ func (f *correctFixture) post(t *testing.T, route, body string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestCorrectMemoryThroughMCP: the real `memnode mcp` over stdio lists correct_memory and
+// runs it both ways (text, replaced_by) against a real node; the next session-start
+// context shows the corrections, not the replaced records; an unknown ID is a tool error.
+func TestCorrectMemoryThroughMCP(t *testing.T) {
+	f := newCorrectFixture(t,
+		"The billing job runs hourly",
+		"Use the v1 export endpoint",
+		"Use the v2 export endpoint, v1 is gone",
+	)
+	in := f.in
+	hourly, v1, v2 := f.notes[0].ID, f.notes[1].ID, f.notes[2].ID
+	call := func(id string, args map[string]string) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+			"params": map[string]any{"name": "correct_memory", "arguments": args}})
+		return string(b)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`,
+		call("text", map[string]string{"id": f.short(t, hourly), "text": "The billing job runs every 15 minutes since the queue move"}),
+		call("by", map[string]string{"id": v1, "replaced_by": v2}),
+		call("unknown", map[string]string{"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "text": "x"}),
+		call("both", map[string]string{"id": v2, "text": "x", "replaced_by": hourly}),
+	}
+	r := in.run([]byte(strings.Join(lines, "\n")+"\n"), "mcp")
+	if r.code != 0 {
+		t.Fatalf("memnode mcp: exit %d, stderr %s", r.code, r.stderr)
+	}
+	replies := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", l)
+		}
+		replies[m.ID] = l
+	}
+	if !strings.Contains(replies["list"], `"name":"correct_memory"`) || !strings.Contains(replies["list"], "wrong or outdated") {
+		t.Errorf("tools/list lacks correct_memory: %.600s", replies["list"])
+	}
+	for _, id := range []string{"text", "by"} {
+		if !strings.Contains(replies[id], "is now superseded by") || strings.Contains(replies[id], `"isError":true`) {
+			t.Errorf("correct_memory (%s): %s", id, replies[id])
+		}
+	}
+	for _, id := range []string{"unknown", "both"} {
+		if !strings.Contains(replies[id], `"isError":true`) {
+			t.Errorf("correct_memory (%s) should be a tool error: %s", id, replies[id])
+		}
+	}
+	ctx := contextFor(t, in, f.proj)
+	for _, gone := range []string{"runs hourly", "v1 export endpoint"} {
+		if strings.Contains(ctx, gone) {
+			t.Errorf("the next session's context still shows %q:\n%s", gone, ctx)
+		}
+	}
+	for _, kept := range []string{"every 15 minutes", "v2 export endpoint"} {
+		if !strings.Contains(ctx, kept) {
+			t.Errorf("the next session's context lacks %q:\n%s", kept, ctx)
+		}
+	}
+}
+
+// TestCorrectionReachesAPairedDevice: two real nodes paired over libp2p; a record written
+// on A is corrected on B with `memnode correct`; A's next session-start context shows the
+// correction and not the record, and A's `memnode get` shows the link.
+func TestCorrectionReachesAPairedDevice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two-node sync test skipped in -short")
+	}
+	ports := syncPorts{}
+	a, b := newSyncNode(t, "dev-a", ports), newSyncNode(t, "dev-b", ports)
+	for _, n := range []*syncNode{a, b} {
+		n.startSync(t)
+		n.origin = n.peers().Devices[0].PeerID
+	}
+	if out := b.mustRun(nil, "peers", "join", a.invite("2m")); !strings.Contains(out, "Joined") {
+		t.Fatalf("join: %s", out)
+	}
+	const word = "wombatcorrectword"
+	a.write(word)
+	var id string
+	poll(t, "B to hold A's record", 60*time.Second, func() bool {
+		hits := b.find(true, word)
+		if len(hits) > 0 {
+			id = hits[0].ID
+		}
+		return id != ""
+	})
+	if !strings.Contains(contextFor(t, a.instance, a.proj), word) {
+		t.Fatalf("A's context lacks its own record before the correction")
+	}
+	const truth = "the lookup lives in the registry package now"
+	if out := b.mustRun(nil, "correct", id, truth); !strings.Contains(out, "corrects") {
+		t.Fatalf("correct on B: %s", out)
+	}
+	poll(t, "A's context to show B's correction", 60*time.Second, func() bool {
+		ctx := contextFor(t, a.instance, a.proj)
+		return strings.Contains(ctx, truth) && !strings.Contains(ctx, word)
+	})
+	if got := a.mustRun(nil, "get", id); !strings.Contains(got, "superseded by: ") {
+		t.Fatalf("A's get of the corrected record lacks the link:\n%s", got)
+	}
+	if hits := a.find(true, word); len(hits) != 0 {
+		t.Fatalf("A's search still shows the corrected record: %+v", hits)
+	}
+}
+
+// TestCorrectionReachesATeamMember: two real nodes in a team on a real rqlite cluster
+// share a project; bob corrects alice's record with `memnode correct`; alice's next
+// session-start context shows bob's correction and not her record.
+func TestCorrectionReachesATeamMember(t *testing.T) {
+	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: []rqlitetest.User{
+		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+	}})
+	proj := filepath.Join(t.TempDir(), "billing-api")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a, b := newTeamMember(t, proj), newTeamMember(t, proj)
+	for _, m := range []struct {
+		*teamMember
+		user string
+	}{{a, "alice"}, {b, "bob"}} {
+		m.start()
+		m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", strings.Join(c.URLs(), ","), "--user", m.user, "--name", "acme")
+		m.mustRun(nil, "team", "share", "billing-api")
+	}
+	const word = "platypusLedgerRounding"
+	a.write(t, word)
+	var id string
+	testkit.WaitFor(t, "alice's record on bob", 30*time.Second, func() bool {
+		var res apitype.Results
+		if err := json.Unmarshal([]byte(b.mustRun(nil, "search", word, "--json")), &res); err != nil || len(res.Hits) == 0 {
+			return false
+		}
+		id = res.Hits[0].ID
+		return true
+	})
+	const truth = "ledger rounding moved to the invoice total"
+	if out := b.mustRun(nil, "correct", id, truth); !strings.Contains(out, "corrects") {
+		t.Fatalf("correct on bob: %s", out)
+	}
+	testkit.WaitFor(t, "alice's context to show bob's correction", 30*time.Second, func() bool {
+		ctx := contextFor(t, a.instance, proj)
+		return strings.Contains(ctx, truth) && !strings.Contains(ctx, word)
+	})
+	if got := a.mustRun(nil, "get", id); !strings.Contains(got, "superseded by: ") {
+		t.Fatalf("alice's get of the corrected record lacks the link:\n%s", got)
+	}
+}
+
+// TestViewerCorrectsACard: in a real Chromium, a feed card's "Correct…" asks what is true
+// and saves it; the card is marked superseded, the node's next session-start context shows
+// the correction and not the record, and after a reload the feed shows the correction
+// (naming what it corrects) and no longer the replaced record.
+func TestViewerCorrectsACard(t *testing.T) {
+	b, in, c := startViewerNode(t)
+	proj := filepath.Join(t.TempDir(), "viewerproj")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := c.SaveNote(context.Background(), apitype.Note{Project: "viewerproj", Text: "The nightly backup runs at koalamidnight", Type: "decision"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loginViewer(t, b, in, 1)
+	eval[bool](b, cardWith("koalamidnight")+`.querySelector('button[data-act="correct"]').click() || true`)
+	b.waitJS("the correction dialog", `!!document.querySelector('dialog[open] #c-text')`, 10*time.Second)
+	const truth = "The nightly backup runs at two in the morning since the move"
+	b.do("type the correction", chromedp.SendKeys(chromedp.ID("c-text"), truth), chromedp.Click(chromedp.CSS(`dialog[open] button[data-correct]`)))
+	b.waitJS("the card marked superseded", cardWith("koalamidnight")+`?.classList.contains('superseded') && `+cardWith("koalamidnight")+`.querySelector('.links')?.textContent.includes('superseded by')`, 10*time.Second)
+	b.shot("correct-card")
+
+	ctx := contextFor(t, in, proj)
+	if !strings.Contains(ctx, "two in the morning") || strings.Contains(ctx, "koalamidnight") {
+		t.Fatalf("the next session's context after a viewer correction:\n%s", ctx)
+	}
+	got, err := c.Get(context.Background(), []string{saved.ID})
+	if err != nil || len(got.Items) != 1 || len(got.Items[0].SupersededBy) != 1 {
+		t.Fatalf("get of the corrected record: %+v %v", got, err)
+	}
+	b.do("reload", chromedp.Reload())
+	b.waitJS("the feed with the correction only", `document.body.dataset.ready === 'true' && document.querySelectorAll('#feed .card').length === 1 && `+
+		cardWith("two in the morning")+`?.querySelector('.links')?.textContent.includes('corrects')`, 15*time.Second)
 }

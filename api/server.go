@@ -78,6 +78,8 @@ type Server struct {
 	// never go idle, so Shutdown alone would wait for them until its deadline).
 	viewerAuth *viewer.Auth
 	closing    chan struct{}
+	// injected is the file-context ledger: a file's history once per session.
+	injected fileLedger
 }
 
 // ErrNotLoopback is returned for a listen address outside 127.0.0.0/8 or ::1.
@@ -405,6 +407,13 @@ func (s *Server) byFile(c *gin.Context) {
 			}
 		}
 	}
+	// With a session, a file's history is answered once in it (the ledger): the hook asks
+	// again on every read, and the agent has it in its context already.
+	session, file := c.Query("session_id"), paths[0]
+	if session != "" && s.injected.has(session, file) {
+		c.JSON(http.StatusOK, apitype.FileObservations{Observations: []apitype.FileObservation{}, Repeat: true})
+		return
+	}
 	obs, err := s.cfg.Backend.ObservationsByFile(c.Request.Context(), project, paths, limit)
 	if err != nil {
 		s.reply(c, nil, err)
@@ -412,6 +421,11 @@ func (s *Server) byFile(c *gin.Context) {
 	}
 	if obs == nil {
 		obs = []apitype.FileObservation{}
+	}
+	if session != "" && len(obs) > 0 && !s.injected.first(session, file) {
+		// another hook of the session got it meanwhile
+		c.JSON(http.StatusOK, apitype.FileObservations{Observations: []apitype.FileObservation{}, Repeat: true})
+		return
 	}
 	c.JSON(http.StatusOK, apitype.FileObservations{Observations: obs})
 }

@@ -33,10 +33,13 @@ const (
 // handleFileContext tells the agent what memnode already knows about the files a call
 // reads: a compact timeline of observation IDs to fetch with get_observations (as the agent
 // names it) — before a Read (Claude Code's PreToolUse), or after the read in the answer of
-// the hook that recorded it (handleObservation). The read is always allowed; on any problem
-// the context is simply empty.
+// the hook that recorded it (handleObservation). A file's history is given once per session
+// (the node keeps the ledger: every hook is a process of its own), never to a subagent (its
+// parent has it, or asked for the subagent's narrow job), and a line about a file that has
+// changed since says so. The read is always allowed; on any problem the context is simply
+// empty.
 func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
-	if len(in.FilePaths) == 0 {
+	if len(in.FilePaths) == 0 || subagent(in) {
 		return platform.Result{}, nil
 	}
 	project := h.project(in)
@@ -62,7 +65,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() < fileGateMinBytes {
 			continue
 		}
-		obs, err := h.fileObservations(ctx, abs, project, in.Cwd)
+		obs, err := h.fileObservations(ctx, abs, project, in.Cwd, in.SessionID)
 		if err != nil {
 			if errors.Is(err, ErrUnreachable) {
 				return platform.Result{}, err // no point asking again for the next path
@@ -73,12 +76,8 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 		if len(obs) == 0 {
 			continue
 		}
-		newest := slices.MaxFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) }).CreatedAt
-		if fi.ModTime().UnixMilli() >= newest {
-			continue // changed since the last observation: the history may mislead
-		}
 		shown := selectFileObservations(obs, abs, fileDisplayLimit)
-		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), h.ad.MCPTool("get_observations"), now))
+		sections = append(sections, formatFileTimeline(shown, displayPath(abs, in.Cwd), h.ad.MCPTool("get_observations"), now, fi.ModTime()))
 	}
 	if len(sections) == 0 {
 		return platform.Result{}, nil
@@ -87,12 +86,23 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 	return platform.Result{AdditionalContext: text}, nil
 }
 
+// subagent reports whether the call comes from a subagent: Claude Code (and Qwen Code)
+// name its agent in agent_id/agent_type, and keep a subagent's transcript under
+// <session>/subagents/.
+func subagent(in *platform.Input) bool {
+	return in.AgentID != "" || in.AgentType != "" || strings.Contains(filepath.ToSlash(in.TranscriptPath), "/subagents/")
+}
+
 // fileObservations asks the node about one file. cwd goes along: observations store a
-// project file's path relative to the working dir of the call.
-func (h *hook) fileObservations(ctx context.Context, abs, project, cwd string) ([]apitype.FileObservation, error) {
+// project file's path relative to the working dir of the call; the session too: the node
+// answers a file's history once per session.
+func (h *hook) fileObservations(ctx context.Context, abs, project, cwd, session string) ([]apitype.FileObservation, error) {
 	q := url.Values{"path": {abs}, "project": {project}, "limit": {strconv.Itoa(fileFetchLimit)}}
 	if cwd != "" {
 		q.Set("cwd", cwd)
+	}
+	if session != "" {
+		q.Set("session_id", session)
 	}
 	body, err := h.call(ctx, http.MethodGet, "/api/observations/by-file?"+q.Encode(), nil)
 	if err != nil {
@@ -175,11 +185,12 @@ func displayPath(abs, cwd string) string {
 	return abs
 }
 
-// formatFileTimeline renders observations in time order, grouped by day, in now's zone:
+// formatFileTimeline renders observations in time order, grouped by day, in now's zone,
+// each by its short ID; a line older than the file's modification time (mtime) says so:
 //
 //	### Nov 28, 2026
-//	<id> 9:14a 🔴 <title>
-func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, now time.Time) string {
+//	<short id> 9:14a 🔴 <title> (file changed since)
+func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, now, mtime time.Time) string {
 	obs = slices.Clone(obs)
 	slices.SortStableFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
 	loc := now.Location()
@@ -194,7 +205,15 @@ func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, no
 		}
 		clock := strings.TrimSuffix(t.Format("3:04pm"), "m")
 		title := strings.Join(strings.Fields(o.Title), " ")
-		fmt.Fprintf(&b, "%s %s %s %s\n", o.ID, clock, memory.TypeEmoji(o.Type), title)
+		id := o.Short
+		if id == "" {
+			id = o.ID
+		}
+		stale := ""
+		if mtime.UnixMilli() > o.CreatedAt {
+			stale = " (file changed since)"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s%s\n", id, clock, memory.TypeEmoji(o.Type), title, stale)
 	}
 	return b.String()
 }

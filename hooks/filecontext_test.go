@@ -103,13 +103,19 @@ obs-5 9:00a 🟣 Add refresh token expiry
 	unknown := filepath.Join(cwd, "unknown.go")
 	writeSourceFile(t, unknown, 2000, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	before := n.Seen()
-	for name, p := range map[string]string{"small": small, "modified since": fresh, "no history": unknown, "missing": filepath.Join(cwd, "gone.go")} {
+	for name, p := range map[string]string{"small": small, "no history": unknown, "missing": filepath.Join(cwd, "gone.go")} {
 		if got := read(p); got != "" {
 			t.Errorf("%s: context %q, want none", name, got)
 		}
 	}
 	if strings.Contains(strings.TrimPrefix(n.Seen(), before), "small.go") || strings.Contains(strings.TrimPrefix(n.Seen(), before), "gone.go") {
 		t.Error("small or missing files must not reach the node")
+	}
+	// A file changed since some of its observations: those lines say so, the others not.
+	if got := read(fresh); !strings.Contains(got, "obs-2 10:30a ⚖️ Chose 401 over 500 (file changed since)\n") ||
+		!strings.Contains(got, "obs-3 2:15p 🔴 Fix nil claims (file changed since)\n") ||
+		!strings.Contains(got, "obs-5 9:00a 🟣 Add refresh token expiry\n") {
+		t.Errorf("modified since: context %q, want the two older lines marked and the newest not", got)
 	}
 
 	// Several paths: only those that pass the gates, each with its own header.

@@ -51,9 +51,17 @@ func (n *Node) ObservationsByFile(ctx context.Context, project string, paths []s
 	if err != nil {
 		return nil, n.checkCorrupt(err)
 	}
+	ids := make([]string, len(obs))
+	for i, o := range obs {
+		ids[i] = o.ID
+	}
+	short, err := rep.ShortIDs(ctx, ids)
+	if err != nil {
+		return nil, n.checkCorrupt(err)
+	}
 	out := make([]apitype.FileObservation, 0, len(obs))
 	for _, o := range obs {
-		out = append(out, apitype.FileObservation{ID: o.ID, SessionID: o.SessionID, Type: o.Type, Title: o.Title,
+		out = append(out, apitype.FileObservation{ID: o.ID, Short: short[o.ID], SessionID: o.SessionID, Type: o.Type, Title: o.Title,
 			CreatedAt: o.CreatedAt, FilesRead: nonNil(o.FilesRead), FilesModified: nonNil(o.FilesModified)})
 	}
 	return out, nil

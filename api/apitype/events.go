@@ -50,6 +50,7 @@ type EventReply struct {
 // FileObservation is one row of GET /api/observations/by-file.
 type FileObservation struct {
 	ID            string   `json:"id"`
+	Short         string   `json:"short,omitempty"` // the ID's short form, as the other contexts show it
 	SessionID     string   `json:"session_id"`
 	Type          string   `json:"type"`
 	Title         string   `json:"title"`
@@ -61,4 +62,6 @@ type FileObservation struct {
 // FileObservations is the body of GET /api/observations/by-file.
 type FileObservations struct {
 	Observations []FileObservation `json:"observations"`
+	// Repeat: the file's history was already answered in this session (session_id given).
+	Repeat bool `json:"repeat,omitempty"`
 }

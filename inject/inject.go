@@ -81,7 +81,7 @@ func Render(in Input, lim Limits) string {
 	readTokens := 0
 	if len(in.Observations) > 0 {
 		b.WriteString("\n## Recent observations\n")
-		b.WriteString("Legend: 🔴 bugfix 🟣 feature 🔄 refactor ✅ change 🔵 discovery ⚖️ decision\n")
+		b.WriteString("Legend: 🔴 bugfix 🟣 feature 🔄 refactor ✅ change 🔵 discovery ⚖️ decision ✏️ correction (replaces a wrong or outdated memory)\n")
 		// Oldest day first reads like a story; rows within a day oldest first too.
 		obs := in.Observations
 		var day struct {

@@ -12,7 +12,8 @@ import (
 // replayed into every later session as bare lines, it would read like memnode's own words.
 // So every record that quotes untrusted content is rendered as quoted data on one line,
 // with its source named, and text that reads like instructions is flagged. Only notes the
-// user saved by hand (save_memory) are shown as plain text.
+// user saved by hand (save_memory) and corrections (correct_memory: memnode correct, the
+// MCP tool, the viewer) are shown as plain text.
 //
 // The source is derived from the tool that produced the record (its tool_name, stored and
 // synced with it), so records from other devices and from imports are judged the same way.
@@ -33,7 +34,7 @@ const (
 // the user saved by hand.
 func ObservationSource(o memory.Observation) string {
 	switch t := o.ToolName; {
-	case t == "save_memory":
+	case t == "save_memory" || t == "correct_memory": // a note, or a correction, said to memnode
 		return ""
 	case t == "WebFetch" || t == "WebSearch":
 		return SourceWeb

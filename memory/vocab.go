@@ -10,6 +10,9 @@ const (
 	TypeChange    = "change"
 	TypeDiscovery = "discovery"
 	TypeDecision  = "decision"
+	// TypeCorrection is memnode's own: what is true about a memory that was wrong or
+	// outdated, which it supersedes (memnode correct, MCP correct_memory).
+	TypeCorrection = "correction"
 )
 
 // TypeEmoji marks observation types in compact rows (claude-mem's legend).
@@ -27,6 +30,8 @@ func TypeEmoji(t string) string {
 		return "🔵"
 	case TypeDecision:
 		return "⚖️"
+	case TypeCorrection:
+		return "✏️"
 	default:
 		return "•"
 	}

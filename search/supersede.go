@@ -13,9 +13,6 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
-// TypeCorrection is the observation type of a correction (Correct).
-const TypeCorrection = "correction"
-
 // Correct stores what is true about a wrong or outdated observation as a new observation
 // (type "correction", in the old one's project, naming the same files) that supersedes
 // it. Private parts and secrets are removed from the text first.
@@ -32,7 +29,7 @@ func (v *Service) Correct(ctx context.Context, c apitype.Correction) (apitype.Su
 		return apitype.SupersedeResult{}, err
 	}
 	n, err := v.store.Correct(ctx, old.ID, memory.Observation{SessionID: manualSession(old.Project), Project: old.Project,
-		Type: TypeCorrection, Title: apitype.Clip(oneLine(text), 80), Narrative: text,
+		Type: memory.TypeCorrection, Title: apitype.Clip(oneLine(text), 80), Narrative: text,
 		FilesRead: old.FilesRead, FilesModified: old.FilesModified, ToolName: "correct_memory", CreatedAt: v.now().UnixMilli()})
 	if err != nil {
 		return apitype.SupersedeResult{}, supersedeError(err)

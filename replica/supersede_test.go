@@ -205,3 +205,39 @@ func TestForgetOfCorrectionRestoresTheRecord(t *testing.T) {
 		t.Fatalf("diverged:\n%s\n---\n%s", da, db)
 	}
 }
+
+// FuzzApplySupersede: a supersede op comes from a peer (untrusted bytes). Whatever its
+// payload, ApplyOps never panics; a payload it cannot read is refused as ErrBadOp with
+// nothing stored, and no link it applies names a record as its own replacement.
+func FuzzApplySupersede(f *testing.F) {
+	f.Add("01OLD", []byte(`{"v":1,"id":"01OLD","by":"01NEW","session_id":"s","project":"p"}`))
+	f.Add("01OLD", []byte(`{"id":"01OLD","by":"01OLD"}`))
+	f.Add("01OLD", []byte(`{"id":"01OTHER","by":"01NEW"}`))
+	f.Add("01OLD", []byte(`{"v":9,"id":"01OLD","by":"01NEW","extra":[1,2]}`))
+	f.Add("01OLD", []byte(`{"id":"01OLD"}`))
+	f.Add("01OLD", []byte(`[]`))
+	f.Add("", []byte(`null`))
+	ctx := context.Background()
+	r := openPlain(f, "fuzz-dev")
+	seq := uint64(0)
+	f.Fuzz(func(t *testing.T, record string, payload []byte) {
+		seq++
+		origin := fmt.Sprintf("peer-%d", seq) // a fresh origin: seq 1 is always next
+		_, err := r.ApplyOps(ctx, []replica.Op{{Origin: origin, Seq: 1, HLC: 1, Kind: replica.OpSupersede, RecordID: record, Payload: payload}})
+		if err != nil {
+			if !errors.Is(err, replica.ErrBadOp) {
+				t.Fatalf("refused with %v, want ErrBadOp", err)
+			}
+			return
+		}
+		d := mustDump(t, r)
+		for _, line := range strings.Split(d, "\n") {
+			if f, ok := strings.CutPrefix(line, "supersede\t"); ok {
+				parts := strings.Split(f, "\t")
+				if parts[0] == parts[1] {
+					t.Fatalf("a record superseded by itself: %q", line)
+				}
+			}
+		}
+	})
+}

@@ -163,8 +163,9 @@ func TestCopilotCLI(t *testing.T) {
 	if !answered {
 		t.Error("no request carried memnode's search result back to the model")
 	}
-	// The re-read of app.py with view, and again with bash (`sed -n`, as Codex's shell
-	// reads), each get memnode's file context (postToolUse's additionalContext).
+	// The re-read of app.py with view gets memnode's file context (postToolUse's
+	// additionalContext); reading it again with bash (`sed -n`, as Codex's shell reads) in
+	// the same session does not repeat it: a file's history comes once per session.
 	reread := func(id string, contexts int) {
 		t.Helper()
 		for _, r := range reqs[s1:] {
@@ -179,7 +180,7 @@ func TestCopilotCLI(t *testing.T) {
 		t.Errorf("no request carried the re-read %s back to the model", id)
 	}
 	reread("call_view", 1)
-	reread("call_sed", 2)
+	reread("call_sed", 1)
 	// Session 2's search and two re-reads: three more, one process each.
 	want = map[string]int{"context": 2, "session-init": 2, "observation": 8, "summarize": 2, "session-end": 2}
 	if got := hookRunsOf(hookRuns()); !maps.Equal(got, want) {

@@ -20,8 +20,9 @@ import (
 
 // Format identifies the export format in its header line.
 const (
-	Format        = "memnode-export"
-	FormatVersion = 1
+	Format = "memnode-export"
+	// FormatVersion 2 added the supersede kind (corrections); version 1 files still import.
+	FormatVersion = 2
 )
 
 // Record kinds.
@@ -33,6 +34,7 @@ const (
 	KindObservation = "observation"
 	KindSummary     = "summary"
 	KindTombstone   = "tombstone"
+	KindSupersede   = "supersede"
 )
 
 // Record is one line of an export as the domain's records: a kind and exactly one payload
@@ -47,6 +49,8 @@ type Record struct {
 	Summary     *memory.Summary     `json:"summary,omitempty"`
 	// ID is the forgotten ID of a tombstone.
 	ID string `json:"id,omitempty"`
+	// Supersede is a correction: the observation Old is replaced by the observation New.
+	Supersede *replica.Supersession `json:"supersede,omitempty"`
 	// ClaudeMemID is the number claude-mem gave a prompt, observation or summary read from
 	// its database; the node keeps the map so claude-mem style numeric IDs keep resolving.
 	ClaudeMemID int64 `json:"claude_mem_id,omitempty"`
@@ -98,6 +102,10 @@ func (r *Record) Validate() error {
 	case KindTombstone:
 		if r.ID == "" {
 			return bad("without id")
+		}
+	case KindSupersede:
+		if r.Supersede == nil || r.Supersede.Old == "" || r.Supersede.New == "" || r.Supersede.Old == r.Supersede.New {
+			return bad("without two distinct observation IDs (old, new)")
 		}
 	default:
 		return fmt.Errorf("%w: unknown kind %q", ErrFormat, r.Kind)
@@ -198,6 +206,8 @@ func Batch(recs []Record) *replica.ImportBatch {
 			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpSummary, s.ID)
 		case KindTombstone:
 			b.Tombstones = append(b.Tombstones, r.ID)
+		case KindSupersede:
+			b.Supersedes = append(b.Supersedes, *r.Supersede)
 		}
 	}
 	return b
@@ -239,8 +249,8 @@ type ExportReader interface {
 var _ ExportReader = (*replica.Replica)(nil)
 
 // Export writes the replicated state read from src as JSONL: a header, then devices,
-// sessions, prompts, observations, summaries and (for a full export) tombstones, each in a
-// stable order. With project set, only that project's records.
+// sessions, prompts, observations, summaries, (for a full export) tombstones, and the
+// corrections' supersede links, each in a stable order. With project set, only that project's records.
 func Export(ctx context.Context, src ExportReader, w io.Writer, project string, now time.Time) (int, error) {
 	out := NewWriter(w)
 	if err := out.Write(Record{Kind: KindHeader, Header: &Header{Format: Format, Version: FormatVersion, ExportedAt: now.UnixMilli(), Project: project}}); err != nil {
@@ -252,6 +262,7 @@ func Export(ctx context.Context, src ExportReader, w io.Writer, project string, 
 		Prompt:      func(p memory.Prompt) error { return out.Write(Record{Kind: KindPrompt, Prompt: &p}) },
 		Observation: func(o memory.Observation) error { return out.Write(Record{Kind: KindObservation, Observation: &o}) },
 		Summary:     func(s memory.Summary) error { return out.Write(Record{Kind: KindSummary, Summary: &s}) },
+		Supersede:   func(s replica.Supersession) error { return out.Write(Record{Kind: KindSupersede, Supersede: &s}) },
 	}
 	if project == "" {
 		// Tombstones name no project: only a full export carries them.

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/replica"
 )
 
 // The line types below are the export format's own (docs/EXPORT_FORMAT.md, version
@@ -25,6 +26,13 @@ type Line struct {
 	Summary     *SummaryLine     `json:"summary,omitempty"`
 	ID          string           `json:"id,omitempty"`
 	ClaudeMemID int64            `json:"claude_mem_id,omitempty"`
+	Supersede   *SupersedeLine   `json:"supersede,omitempty"`
+}
+
+// SupersedeLine is a correction (version 2): the observation Old is replaced by New.
+type SupersedeLine struct {
+	Old string `json:"old"`
+	New string `json:"new"`
 }
 
 // DeviceLine is a device's name (an LWW register).
@@ -101,6 +109,9 @@ type SummaryLine struct {
 // record is the line as the domain's record (what Reader returns).
 func (l *Line) record() Record {
 	r := Record{Kind: l.Kind, Header: l.Header, ID: l.ID, ClaudeMemID: l.ClaudeMemID}
+	if s := l.Supersede; s != nil {
+		r.Supersede = &replica.Supersession{Old: s.Old, New: s.New}
+	}
 	if d := l.Device; d != nil {
 		r.Device = &memory.Device{Origin: d.Origin, Name: d.Name}
 	}
@@ -131,6 +142,9 @@ func (l *Line) record() Record {
 // lineOf is the line a record is written as.
 func lineOf(r Record) Line {
 	l := Line{Kind: r.Kind, Header: r.Header, ID: r.ID, ClaudeMemID: r.ClaudeMemID}
+	if s := r.Supersede; s != nil {
+		l.Supersede = &SupersedeLine{Old: s.Old, New: s.New}
+	}
 	if d := r.Device; d != nil {
 		l.Device = &DeviceLine{Origin: d.Origin, Name: d.Name}
 	}

@@ -22,6 +22,9 @@ type ImportBatch struct {
 	Summaries    []memory.Summary
 	// Tombstones are forgotten IDs; importing one forgets the record here too.
 	Tombstones []string
+	// Supersedes are corrections: each links two observations stored here (by this batch
+	// or before), as Supersede does.
+	Supersedes []Supersession
 	// ClaudeMemIDs are the numbers claude-mem gave the records (kept for lookups, see
 	// ClaudeMemRecord; local, not replicated).
 	ClaudeMemIDs []ClaudeMemID
@@ -36,6 +39,7 @@ type ImportResult struct {
 	Observations int `json:"observations"`
 	Summaries    int `json:"summaries"`
 	Tombstones   int `json:"tombstones"`
+	Supersedes   int `json:"supersedes"`
 	Skipped      int `json:"skipped"`
 }
 
@@ -213,6 +217,17 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			tx.record(OpForget, id)
 			res.Tombstones++
 			forgets++
+		}
+		for _, s := range b.Supersedes {
+			ok, err := r.importSupersede(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				res.Skipped++
+				continue
+			}
+			res.Supersedes++
 		}
 		return putClaudeMemIDs(ctx, tx, b.ClaudeMemIDs)
 	})

@@ -213,10 +213,13 @@ type Visitor struct {
 	Observation func(memory.Observation) error
 	Summary     func(memory.Summary) error
 	Tombstone   func(id string) error
+	// Supersede receives the links of stored observations to their stored replacements.
+	Supersede func(Supersession) error
 }
 
 // Walk reads the replicated state in a stable order — devices, sessions, prompts,
-// observations, summaries, tombstones; each kind by creation time, then ID — and hands every
+// observations, summaries, tombstones, supersede links (by old, then new ID); each record
+// kind by creation time, then ID — and hands every
 // record to v. With project set, sessions and records are that project's only (devices and
 // tombstones have no project). An error from v ends the walk and is returned as is.
 func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
@@ -275,6 +278,14 @@ func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
 				return err
 			}
 			return v.Tombstone(id)
+		}},
+		{"supersedes", v.Supersede != nil, `SELECT s.old_id, s.new_id FROM supersedes s JOIN observations o ON o.id = s.old_id
+			JOIN observations n ON n.id = s.new_id` + strings.ReplaceAll(where, "project", "o.project") + ` ORDER BY s.old_id, s.new_id`, args, func(rows *sql.Rows) error {
+			var s Supersession
+			if err := rows.Scan(&s.Old, &s.New); err != nil {
+				return err
+			}
+			return v.Supersede(s)
 		}},
 	}
 	for _, st := range steps {

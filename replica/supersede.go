@@ -164,6 +164,40 @@ func insertSupersede(ctx context.Context, tx *wtx, p supersedePayload) error {
 	return nil
 }
 
+// importSupersede stores an imported link when both its observations are stored here and
+// the link is new; it reports whether it stored it (an unknown, forgotten or self link, or
+// one already held, is skipped, which keeps a repeated import a no-op).
+func (r *Replica) importSupersede(ctx context.Context, tx *wtx, s Supersession) (bool, error) {
+	if s.Old == "" || s.Old == s.New {
+		return false, nil
+	}
+	old, err := liveObservation(ctx, tx, s.Old)
+	if errors.Is(err, ErrUnknownRecord) || errors.Is(err, ErrForgotten) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := liveObservation(ctx, tx, s.New); errors.Is(err, ErrUnknownRecord) || errors.Is(err, ErrForgotten) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM supersedes WHERE old_id = ? AND new_id = ?", s.Old, s.New).Scan(&one)
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("import supersede: %w", err)
+	}
+	p := supersedePayload{ID: old.ID, By: s.New, SessionID: old.SessionID, Project: old.Project}
+	if err := insertSupersede(ctx, tx, p); err != nil {
+		return false, err
+	}
+	return true, tx.ops().append(ctx, OpSupersede, old.ID, old.Project, r.clock.Now(), encodeSupersede(p))
+}
+
 // applySupersede applies a remote OpSupersede (applyOne has checked the tombstones of its
 // record and session).
 func applySupersede(ctx context.Context, tx *wtx, op Op, payload []byte) error {

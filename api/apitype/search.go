@@ -182,6 +182,7 @@ type ImportResult struct {
 	Observations int `json:"observations"`
 	Summaries    int `json:"summaries"`
 	Tombstones   int `json:"tombstones"`
+	Supersedes   int `json:"supersedes"`
 	Skipped      int `json:"skipped"`
 }
 
@@ -193,6 +194,7 @@ func (a *ImportResult) Add(b ImportResult) {
 	a.Observations += b.Observations
 	a.Summaries += b.Summaries
 	a.Tombstones += b.Tombstones
+	a.Supersedes += b.Supersedes
 	a.Skipped += b.Skipped
 }
 

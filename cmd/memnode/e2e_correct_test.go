@@ -163,6 +163,20 @@ func TestCorrectAndSupersedeThroughCLIAndHTTP(t *testing.T) {
 			t.Errorf("POST %s %s: %d, want %d", c.route, c.body, got, c.status)
 		}
 	}
+
+	// An export carries the corrections: imported into a fresh node, the replaced records
+	// stay out of its context too.
+	dump := filepath.Join(t.TempDir(), "truth.jsonl")
+	in.mustRun(nil, "export", "--out", dump)
+	fresh := newInstance(t)
+	fresh.start()
+	if out := fresh.mustRun(nil, "import", dump); !strings.Contains(out, "2 corrections") {
+		t.Errorf("import: %s", out)
+	}
+	imported := contextFor(t, fresh, f.proj)
+	if strings.Contains(imported, "caused by the cache TTL") || !strings.Contains(imported, "race in the session store") {
+		t.Errorf("the imported node's context:\n%s", imported)
+	}
 }
 
 func (f *correctFixture) short(t *testing.T, id string) string {

@@ -154,8 +154,8 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return fail(env, "import: %v (records already sent are stored; importing again is safe)", err)
 	}
-	fmt.Fprintf(env.Stdout, "imported %d sessions, %d prompts, %d observations, %d summaries, %d devices, %d tombstones; %d already present\n",
-		sum.Sessions, sum.Prompts, sum.Observations, sum.Summaries, sum.Devices, sum.Tombstones, sum.Skipped)
+	fmt.Fprintf(env.Stdout, "imported %d sessions, %d prompts, %d observations, %d summaries, %d devices, %d tombstones, %d corrections; %d already present\n",
+		sum.Sessions, sum.Prompts, sum.Observations, sum.Summaries, sum.Devices, sum.Tombstones, sum.Supersedes, sum.Skipped)
 	return 0
 }
 

@@ -381,7 +381,8 @@ func TestViewerCorrectsACard(t *testing.T) {
 		t.Fatal(err)
 	}
 	loginViewer(t, b, in, 1)
-	eval[bool](b, cardWith("koalamidnight")+`.querySelector('button[data-act="correct"]').click() || true`)
+	b.press("j") // select the card; e is "Correct…"
+	b.press("e")
 	b.waitJS("the correction dialog", `!!document.querySelector('dialog[open] #c-text')`, 10*time.Second)
 	const truth = "The nightly backup runs at two in the morning since the move"
 	b.do("type the correction", chromedp.SendKeys(chromedp.ID("c-text"), truth), chromedp.Click(chromedp.CSS(`dialog[open] button[data-correct]`)))

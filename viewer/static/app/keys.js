@@ -11,6 +11,7 @@ const SHORTCUTS = [
   ['t', 'Timeline of the selected card'],
   ['x', 'Expand / collapse its facts and narrative'],
   ['c', 'Copy its ID'],
+  ['e', 'Correct it: say what is true instead'],
   ['#', 'Forget it (asks first)'],
   ['Esc', 'Leave a field, close a dialog, go back'],
   ['g f / g s / g d', 'Feed / Search / Devices'],
@@ -142,6 +143,7 @@ function onKey(e) {
       { const ds = [...it.querySelectorAll('details')]; const show = !ds.some((d) => d.open); for (const d of ds) d.open = show; }
       break;
     case 'c': if (!it) return; it.querySelector('button[data-act="copy"]')?.click(); break;
+    case 'e': if (!it) return; it.querySelector('button[data-act="correct"]')?.click(); break;
     case '#': if (!it) return; it.querySelector('button[data-act="forget"]')?.click(); break;
     case 'Escape':
       if (location.hash.startsWith('#/record/')) back();

@@ -46,6 +46,8 @@ func (e *StatusError) Error() string {
 	switch err := e.Unwrap(); {
 	case e.Code == http.StatusServiceUnavailable:
 		return fmt.Sprintf("%v: node is starting (%s)", err, e.Message)
+	case err != nil && strings.HasPrefix(e.Message, err.Error()+":"):
+		return e.Message // the node's message already says it ("not found: no observation …")
 	case err != nil:
 		return fmt.Sprintf("%v: %s", err, e.Message)
 	}

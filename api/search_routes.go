@@ -99,10 +99,20 @@ func timeParam(c *gin.Context, name string, dst *int64) bool {
 	return true
 }
 
+// platformParam is the platform filter: platform, or claude-mem's platformSource, with
+// claude-mem's "claude" read as claude-code.
+func platformParam(c *gin.Context) string {
+	p := c.Query("platform")
+	if p == "" {
+		p = c.Query("platformSource")
+	}
+	return memory.PlatformName(p)
+}
+
 // searchQuery reads /api/search's query parameters; it answers 400 itself when one is bad.
 func searchQuery(c *gin.Context) (apitype.SearchQuery, bool) {
 	q := apitype.SearchQuery{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
-		Device: c.Query("device"), File: c.Query("file"), Platform: c.Query("platform"), Order: c.Query("order"), Mode: c.Query("mode")}
+		Device: c.Query("device"), File: c.Query("file"), Platform: platformParam(c), Order: c.Query("order"), Mode: c.Query("mode")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}
@@ -126,7 +136,7 @@ func (s *Server) search(c *gin.Context) {
 
 func (s *Server) timeline(c *gin.Context) {
 	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device"),
-		Platform: c.Query("platform"), Type: c.Query("type")}
+		Platform: platformParam(c), Type: c.Query("type")}
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}

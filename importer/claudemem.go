@@ -112,11 +112,13 @@ func (c *ClaudeMem) each(ctx context.Context, what, q string, scan func(*sql.Row
 	return nil
 }
 
+// platform is a claude-mem session's platform_source as memnode names it: claude-mem
+// before platform_source existed recorded Claude Code only.
 func platform(p string) string {
-	if p == "" || p == "claude" {
+	if p == "" {
 		return "claude-code"
 	}
-	return p
+	return memory.PlatformName(p)
 }
 
 func (c *ClaudeMem) sessions(ctx context.Context, fn func(Record) error) error {

@@ -182,11 +182,12 @@ type SearchArgs struct {
 func (a SearchArgs) query() (apitype.SearchQuery, error) {
 	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, File: a.File, Platform: a.Platform, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
 	if a.PlatformSource != "" {
-		if q.Platform != "" && q.Platform != a.PlatformSource {
+		if q.Platform != "" && memory.PlatformName(q.Platform) != memory.PlatformName(a.PlatformSource) {
 			return q, fmt.Errorf("platform %q and platformSource %q disagree: give one of them", q.Platform, a.PlatformSource)
 		}
 		q.Platform = a.PlatformSource
 	}
+	q.Platform = memory.PlatformName(q.Platform) // claude-mem's "claude" is claude-code
 	q.Type, q.ObsTypes = kindAndTypes(a.Type, a.ObsType)
 	var err error
 	if q.Since, err = timeArg("since", a.Since, "dateStart", a.DateStart); err != nil {

@@ -37,6 +37,16 @@ func TypeEmoji(t string) string {
 	}
 }
 
+// PlatformName is the platform name memnode records for an agent: claude-mem's
+// platformSource "claude" (its value for Claude Code) and an empty one (claude-mem before
+// it had several) are "claude-code"; every other name is itself.
+func PlatformName(p string) string {
+	if p == "claude" {
+		return "claude-code"
+	}
+	return p
+}
+
 // EstimateTokens is a model-free token estimate: one token per four bytes, rounded up.
 func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
 

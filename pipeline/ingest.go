@@ -30,6 +30,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if ev.SessionID == "" || ev.Project == "" {
 		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
 	}
+	ev.Platform = memory.PlatformName(ev.Platform) // claude-mem's "claude" is claude-code
 	if ev.EventID == "" {
 		ev.EventID = memory.NewEventID()
 	}

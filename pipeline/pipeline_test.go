@@ -611,3 +611,32 @@ func TestPrivateTurnCacheIsInvalidatedByForget(t *testing.T) {
 		t.Fatalf("tool call of the next turn: %q, want queued", got)
 	}
 }
+
+// claude-mem's platformSource for Claude Code is "claude": an event that names it is
+// recorded as claude-code, the name every filter and index line uses.
+func TestIngestReadsClaudeMemPlatformName(t *testing.T) {
+	testkit.LeakCheck(t)
+	rep := testkit.OpenReplica(t, "origin-a")
+	p, err := New(Config{Store: rep, Compressor: offline.New(), Workers: 1, Linger: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ev := bash("go test ./...", "ok")
+	ev.SessionID, ev.Project, ev.Platform = "s-claude", "p", "claude"
+	if _, err := p.Ingest(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	testkit.WaitFor(t, "the event to be recorded", 20*time.Second, func() bool {
+		c, err := rep.Counts(ctx)
+		return err == nil && c.Pending == 0 && c.Observations == 1
+	})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rep.SessionPlatforms(ctx, []string{"s-claude"})
+	if err != nil || got["s-claude"] != "claude-code" {
+		t.Fatalf("session platform %q (%v), want claude-code", got["s-claude"], err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // The index reads: what search asks of the full-text indexes and the record rows behind
@@ -136,7 +138,7 @@ func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
 	}
 	if f.Platform != "" {
 		where = append(where, "t.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
-		args = append(args, f.Platform)
+		args = append(args, memory.PlatformName(f.Platform))
 	}
 	if kind == OpObservation && len(f.Types) > 0 {
 		where = append(where, "t.type IN ("+placeholders(len(f.Types))+")")

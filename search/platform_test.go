@@ -51,6 +51,10 @@ func TestSearchAndTimelineFilterByPlatform(t *testing.T) {
 	if err != nil || len(res.Hits) != 1 || res.Hits[0].Platform != "codex" {
 		t.Fatalf("platform codex: %v %+v", err, res.Hits)
 	}
+	// claude-mem's platformSource for Claude Code is "claude".
+	if cm, err := svc.Search(ctx, apitype.SearchQuery{Text: "cart rounding", Platform: "claude"}); err != nil || len(cm.Hits) != 1 || cm.Hits[0].Platform != "claude-code" {
+		t.Fatalf("platform claude: %v %+v", err, cm.Hits)
+	}
 	if res, err := svc.Search(ctx, apitype.SearchQuery{Platform: "cursor"}); err != nil || len(res.Hits) != 0 {
 		t.Fatalf("platform cursor: %v, %d hits", err, len(res.Hits))
 	}

@@ -383,10 +383,25 @@ func (r *Replica) HasSession(ctx context.Context, id string) (bool, error) {
 	var one int
 	err := r.reads.queryRow(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+		// A session whose events all still wait in the queue is known too: forgetting it
+		// must tombstone it before its records are committed.
+		return r.queuedSession(ctx, id)
 	}
 	if err != nil {
 		return false, fmt.Errorf("find session: %w", err)
+	}
+	return true, nil
+}
+
+// queuedSession reports whether the pending queue holds an event of session id.
+func (r *Replica) queuedSession(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := r.q.QueryRowContext(ctx, "SELECT 1 FROM pending WHERE session_id = ? LIMIT 1", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("find queued session: %w", err)
 	}
 	return true, nil
 }

@@ -312,8 +312,20 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 // in them) and every trace of their content: rows, FTS index entries, op-log payloads. The
 // tombstone replicates and wins on every device: a later copy can never resurrect them.
 // It returns how many of ids named something this replica knew.
+//
+// A session whose events still wait in the queue counts as found: its tombstone makes
+// Commit store nothing of it (a worker building it now included), and purgeQueue drops its
+// events.
 func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 	found := 0
+	queued := map[string]bool{}
+	for _, id := range ids {
+		q, err := r.queuedSession(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		queued[id] = q
+	}
 	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
 		found = 0
 		tx.change.Origin = feed.Local
@@ -325,7 +337,7 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 			if err != nil {
 				return err
 			}
-			if known && i < len(ids) {
+			if (known || queued[id]) && i < len(ids) {
 				found++
 			}
 			// A prompt's text is repeated in what its turn produced: forget those too,

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/testkit"
+)
+
+// TestForgetWinsTheQueueRace is issue 26's forget "done when": a session's events wait
+// behind a 3 s fake AI provider (one is being built, the rest queued) when `memnode forget
+// S<session>` runs (a worker's request for it waits at the provider, more of its events
+// are queued behind the claim); it says it forgot the session, and after the queue drains (another
+// session's events stored meanwhile) nothing of it is in any file of the data dir — 4 of 4
+// rounds.
+func TestForgetWinsTheQueueRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short")
+	}
+	key := "sk-ant-test-" + strings.Repeat("r", 24)
+	fake := newFakeAnthropic(t, key, 3*time.Second)
+	in := newInstance(t)
+	in.extra = []string{"MEMNODE_ANTHROPIC_API_KEY=" + key}
+	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, fake.url)
+	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.start()
+	tok, url := in.token(), fmt.Sprintf("http://127.0.0.1:%d/api/events", in.port)
+	post := func(ev []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(ev))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("post event: %s", res.Status)
+		}
+	}
+	db := in.db()
+	var gone []string // what must be in no file
+	for round := 1; round <= 4; round++ {
+		sid, keep := fmt.Sprintf("race-%d", round), fmt.Sprintf("keep-%d", round)
+		word := fmt.Sprintf("quokkaraceword%d", round)
+		postRace := func(from, to int) {
+			for i := from; i < to; i++ {
+				id := fmt.Sprintf("mk-%d%d%02d", round, 1, i)
+				gone = append(gone, id)
+				// Event IDs are opaque (seen_events keeps them against replays): the
+				// content is what must go.
+				post(observationEvent(fmt.Sprintf("ev-r%d-%d", round, i), sid, "race", "build "+word+" "+id))
+			}
+		}
+		gone = append(gone, word)
+		calls := fake.requests.Load()
+		postRace(0, 3)
+		keepID := fmt.Sprintf("mk-%d%d00", round, 2)
+		post(observationEvent(keepID, keep, "race", "build the kept "+keepID))
+		// A worker is building the session (its request waits at the provider) while more
+		// of its events queue behind the claim.
+		testkit.WaitFor(t, fmt.Sprintf("round %d: a build at the provider", round), 30*time.Second, func() bool {
+			return fake.requests.Load() > calls
+		})
+		postRace(3, 6)
+		if q := in.queued(); q == 0 {
+			t.Fatalf("round %d: the queue drained before the forget: the test proves nothing", round)
+		}
+		if out := in.mustRun(nil, "forget", "S"+sid); !strings.Contains(out, "forgot 1 of 1") {
+			t.Fatalf("round %d: forget S%s: %s", round, sid, out)
+		}
+		testkit.WaitFor(t, fmt.Sprintf("round %d: the queue to drain and the kept session to be stored", round), 90*time.Second, func() bool {
+			return in.queued() == 0 && in.count(db, "SELECT COUNT(*) FROM observations WHERE session_id = ? AND instr(title, ?) > 0", keep, keepID) == 1
+		})
+		for _, table := range []string{"observations", "prompts", "summaries"} {
+			if n := in.count(db, "SELECT COUNT(*) FROM "+table+" WHERE session_id = ?", sid); n != 0 {
+				t.Errorf("round %d: %d %s of the forgotten session stored after the queue drained", round, n, table)
+			}
+		}
+		if n := in.count(db, "SELECT COUNT(*) FROM sessions WHERE id = ?", sid); n != 0 {
+			t.Errorf("round %d: the forgotten session's row was stored", round)
+		}
+	}
+	db.Close()
+	in.mustRun(nil, "stop")
+	files := 0
+	err := filepath.WalkDir(in.dataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, w := range gone {
+			if bytes.Contains(b, []byte(w)) {
+				rel, _ := filepath.Rel(in.dataDir, path)
+				t.Errorf("%s holds %q of a forgotten session", rel, w)
+			}
+		}
+		return nil
+	})
+	if err != nil || files < 2 {
+		t.Fatalf("walk the data dir: %d files, %v", files, err)
+	}
+	t.Logf("%d provider requests", fake.requests.Load())
+}

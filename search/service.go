@@ -80,11 +80,13 @@ func (v *Service) Timeline(ctx context.Context, q apitype.TimelineQuery) (apityp
 // Forget tombstones records (or whole sessions) and purges their content everywhere.
 func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
 	clean := make([]string, 0, len(ids))
+	var missing []string
 	for _, id := range ids {
 		id = strings.TrimSpace(id)
 		if id == "" {
 			continue
 		}
+		asGiven := id
 		// "S<session id>" names a session, as in timeline anchors; otherwise a short ID or
 		// a claude-mem number names the record it resolves to (never a guess: an
 		// ambiguous short ID is an error).
@@ -104,6 +106,13 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 				return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
 			}
 			id = rid
+			// Unknown IDs are tombstoned too (a record may still arrive from a device), but
+			// the user is told which of them named nothing here.
+			if _, found, err := v.store.Lookup(ctx, id); err != nil {
+				return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
+			} else if !found {
+				missing = append(missing, asGiven)
+			}
 		}
 		clean = append(clean, id)
 	}
@@ -117,7 +126,7 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 	if err != nil {
 		return apitype.ForgetResult{}, fmt.Errorf("forget: %w", err)
 	}
-	return apitype.ForgetResult{Requested: len(clean), Found: n}, nil
+	return apitype.ForgetResult{Requested: len(clean), Found: n, Missing: missing}, nil
 }
 
 // manualSession groups the notes of a project saved by hand.

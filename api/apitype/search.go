@@ -133,6 +133,9 @@ type Records struct {
 type ForgetResult struct {
 	Requested int `json:"requested"`
 	Found     int `json:"found"` // IDs that named a record this replica knew
+	// Missing are the IDs, as given, that named no record or session here (they are
+	// tombstoned anyway, in case the record is still on its way from another device).
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Note is the body of POST /api/memories: a memory saved by hand (the MCP save_memory

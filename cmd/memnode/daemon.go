@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,16 +37,15 @@ func dialer(env *cliEnv) localnet.Dialer {
 func nodeHTTP(env *cliEnv) *http.Client { return &http.Client{Transport: dialer(env).Transport()} }
 
 func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "run", "run [--log-level debug|info|warn|error] [--pprof ADDR]")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (no token: every local user can read them; debugging only)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return fail(env, "run: bad --log-level %q", *level)
+		return fs.usageErr("bad --log-level %q", *level)
 	}
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
 	if *pprofAddr != "" {
@@ -270,8 +268,8 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 }
 
 func cmdStart(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) > 0 {
-		return fail(env, "start: takes no arguments")
+	if _, code, ok := newFlags(env, "start", "start").parse(args, 0, 0); !ok {
+		return code
 	}
 	_, err := health(ctx, env)
 	wasUp := err == nil
@@ -288,6 +286,9 @@ func cmdStart(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
+	if _, code, ok := newFlags(env, "stop", "stop").parse(args, 0, 0); !ok {
+		return code
+	}
 	pid, err := node.ReadPIDFile(env.DataDir)
 	if err != nil || !node.ProcessIsNode(pid.PID) {
 		fmt.Fprintln(env.Stdout, "memnode is not running")
@@ -335,11 +336,10 @@ func apiGet(ctx context.Context, env *cliEnv, path string, out any) error {
 }
 
 func cmdContext(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("context", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "context", "context [--project P]")
 	project := fs.String("project", "", "project name (default: git root name of the current directory)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	if *project == "" {
 		wd, _ := os.Getwd()

@@ -2,12 +2,13 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
@@ -36,14 +37,15 @@ func detectAgents(reg *platform.Registry, home, configHome string, lookPath func
 // and installs memnode into them — after a yes on a terminal, at once with --yes, into every
 // registered agent with --all. Without a terminal and without a flag it only lists them.
 func installDetected(env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "install", "install ["+platformList()+"] [--scope user|project] [--yes|--all]")
 	scope := fs.String("scope", install.ScopeUser, "where to install: user or project")
 	yes := fs.Bool("yes", false, "install into every detected agent without asking")
 	all := fs.Bool("all", false, "install into every registered agent, detected or not, without asking")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "memnode: install: usage: memnode install [%s] [--scope user|project] [--yes|--all]\n", platformList())
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
+	}
+	if *scope != install.ScopeUser && *scope != install.ScopeProject {
+		return fs.usageErr("--scope is user or project, not %q", *scope)
 	}
 	reg := registry.Builtin()
 	home, _ := os.UserHomeDir()
@@ -63,9 +65,10 @@ func installDetected(env *cliEnv, args []string) int {
 		fmt.Fprintf(env.Stdout, "  %-12s %s (%s)\n", d.p.Name, d.p.Display, d.why)
 	}
 	if !*yes && !*all {
+		// Nobody can answer a question on a stdin that is not a terminal (cron, CI, an IDE
+		// task, </dev/null): install nothing, and fail so that the caller notices.
 		if !isTerminal(env.Stdin) {
-			fmt.Fprintln(env.Stdout, "run 'memnode install --yes' to install memnode into all of them, or 'memnode install <platform>' for one")
-			return 0
+			return fail(env, "install: stdin is not a terminal, so nothing was asked and nothing installed: run 'memnode install --yes' for all of them, or 'memnode install <platform>' for one")
 		}
 		fmt.Fprintf(env.Stdout, "install memnode into these %d agents? [y/N] ", len(found))
 		line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
@@ -107,12 +110,9 @@ func xdgConfigHome(getenv func(string) string) string {
 	return abs
 }
 
-// isTerminal reports whether r is an interactive terminal.
+// isTerminal reports whether r is an interactive terminal. /dev/null is a character
+// device too, so the mode bits are not enough: ask the terminal driver.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,8 @@ func runCLI(t *testing.T, home string, stdin string, args ...string) (string, in
 }
 
 // TestInstallWithoutPlatformDetectsAgents: `memnode install` lists the agents it finds
-// (home directories, commands in PATH) and installs nothing without a yes; `--yes` installs
+// (home directories, commands in PATH) and, with no terminal to ask on, installs nothing and
+// exits 1 saying to use --yes; `--yes` installs
 // into exactly those; a second run changes nothing; uninstall removes each again.
 func TestInstallWithoutPlatformDetectsAgents(t *testing.T) {
 	home := t.TempDir()
@@ -43,10 +45,10 @@ func TestInstallWithoutPlatformDetectsAgents(t *testing.T) {
 	}
 
 	out, code := runCLI(t, home, "", "install")
-	if code != 0 {
-		t.Fatalf("install: exit %d\n%s", code, out)
+	if code != 1 {
+		t.Fatalf("install without a terminal: exit %d, want 1\n%s", code, out)
 	}
-	for _, want := range []string{"cursor", "~/.cursor", "windsurf", "~/.codeium/windsurf", "goose", "goose in PATH", "memnode install --yes"} {
+	for _, want := range []string{"cursor", "~/.cursor", "windsurf", "~/.codeium/windsurf", "goose", "goose in PATH"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("listing lacks %q:\n%s", want, out)
 		}
@@ -175,7 +177,9 @@ func TestInstallOpenCodeHonoursXDGConfigHome(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".config")); !os.IsNotExist(err) {
 		t.Fatalf("~/.config written although XDG_CONFIG_HOME is set: %v", err)
 	}
-	if out := run("install"); !strings.Contains(out, "opencode") || !strings.Contains(out, filepath.Join(xdg, "opencode")) {
+	var listing bytes.Buffer // without a terminal: the listing, exit 1 (nothing asked)
+	runMain(context.Background(), []string{"install"}, strings.NewReader(""), &listing, io.Discard, func(k string) string { return env[k] })
+	if out := listing.String(); !strings.Contains(out, "opencode") || !strings.Contains(out, filepath.Join(xdg, "opencode")) {
 		t.Fatalf("install did not detect OpenCode in XDG_CONFIG_HOME:\n%s", out)
 	}
 	run("uninstall", "opencode")

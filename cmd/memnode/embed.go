@@ -41,35 +41,32 @@ func buildEmbedder(env *cliEnv) func() (embed.Embedder, error) {
 }
 
 func cmdEmbed(ctx context.Context, env *cliEnv, args []string) int {
-	usage := "usage: memnode embed pull [MODEL] [--force] | embed status [--wait]"
-	if len(args) == 0 {
-		fmt.Fprintln(env.Stderr, "memnode: "+usage)
-		return 2
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
 	}
-	switch args[0] {
+	switch sub {
 	case "pull":
-		return cmdEmbedPull(ctx, env, args[1:])
+		return cmdEmbedPull(ctx, env, args)
 	case "status":
-		return cmdEmbedStatus(ctx, env, args[1:])
+		return cmdEmbedStatus(ctx, env, args)
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, "usage: memnode embed pull [MODEL] [--force] [--verbose] | embed status [--wait]")
+		return 0
 	}
-	fmt.Fprintf(env.Stderr, "memnode: embed: unknown subcommand %q (%s)\n", args[0], usage)
-	return 2
+	return unknownSub(env, "embed", sub, "pull or status")
 }
 
 // cmdEmbedPull downloads and converts a model. Everything it prints goes to stderr:
 // cybertron's own output is captured by embed.Pull, and stdout stays empty so that no
 // byte of it can ever be mistaken for protocol output.
 func cmdEmbedPull(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "embed pull [MODEL]")
+	fs := newFlags(env, "embed pull", "embed pull [MODEL] [--force] [--verbose]")
 	force := fs.Bool("force", false, "download again even when the model is installed")
 	verbose := fs.Bool("verbose", false, "show the converter's output")
-	pos, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) > 1 {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode embed pull [MODEL] [--force]")
-		return 2
+	pos, code, ok := fs.parse(args, 0, 1)
+	if !ok {
+		return code
 	}
 	model := embedModel(env)
 	if len(pos) == 1 {
@@ -153,10 +150,10 @@ func (p *progressBar) finish() {
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "embed status [--wait]")
+	fs := newFlags(env, "embed status", "embed status [--wait]")
 	wait := fs.Bool("wait", false, "follow the node's backfill: print its progress until every observation is embedded")
-	if _, err := parseMixed(fs, args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	model := embedModel(env)
 	cfg := embed.CybertronConfig{ModelsDir: modelsDir(env), Model: model}

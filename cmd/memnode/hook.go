@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,26 +27,26 @@ func platformList() string { return strings.Join(registry.Builtin().Names(), "|"
 
 // installArgs parses `<platform> [--scope user|project]` into the platform and install
 // options.
-func installArgs(env *cliEnv, name string, args []string) (platform.Platform, install.Options, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+func installArgs(env *cliEnv, name string, args []string) (platform.Platform, install.Options, int, bool) {
+	fs := newFlags(env, name, name+" "+platformList()+" [--scope user|project]")
 	scope := fs.String("scope", install.ScopeUser, "where to install: user (the agent's files in your home directory) or project (in the current directory)")
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: memnode %s %s [--scope user|project]", errUsage, name, platformList())
-	}
-	p, ok := registry.Builtin().Lookup(args[0])
-	if err := fs.Parse(args[1:]); err != nil {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
+	pos, code, ok := fs.parse(args, 1, 1)
 	if !ok {
-		return platform.Platform{}, install.Options{}, fmt.Errorf("%w: platform %q is not supported (supported: %s)", errUsage, args[0],
-			strings.Join(registry.Builtin().Names(), ", "))
+		return platform.Platform{}, install.Options{}, code, false
+	}
+	p, found := registry.Builtin().Lookup(pos[0])
+	if !found {
+		return platform.Platform{}, install.Options{}, fs.usageErr("platform %q is not supported (supported: %s)", pos[0],
+			strings.Join(registry.Builtin().Names(), ", ")), false
+	}
+	if *scope != install.ScopeUser && *scope != install.ScopeProject {
+		return platform.Platform{}, install.Options{}, fs.usageErr("--scope is user or project, not %q", *scope), false
 	}
 	opts, err := installOptions(env, name, *scope)
-	return p, opts, err
+	if err != nil {
+		return platform.Platform{}, install.Options{}, fail(env, "%s: %v", name, err), false
+	}
+	return p, opts, 0, true
 }
 
 // installOptions are the install options of a scope: this home and working directory, and
@@ -89,7 +88,7 @@ func installOptions(env *cliEnv, name, scope string) (install.Options, error) {
 }
 
 func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
 		return installDetected(env, args)
 	}
 	return runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
@@ -119,10 +118,9 @@ func cmdUninstall(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func runInstall(env *cliEnv, name string, args []string, do func(platform.Platform, install.Options) ([]install.Change, error)) int {
-	p, opts, err := installArgs(env, name, args)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "memnode: %s: %v\n", name, err)
-		return 2
+	p, opts, code, ok := installArgs(env, name, args)
+	if !ok {
+		return code
 	}
 	changes, err := do(p, opts)
 	for _, c := range changes {

@@ -20,11 +20,11 @@ import (
 const importBatch = 1000
 
 func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "export")
+	fs := newFlags(env, "export", "export [--project P] [--out FILE]")
 	project := fs.String("project", "", "only this project")
 	out := fs.String("out", "", "write to this file instead of stdout")
-	if _, err := parseMixed(fs, args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	w := env.Stdout
 	var f *os.File
@@ -40,7 +40,8 @@ func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		w = f
 	}
-	n, err := with(ctx, newNodeConn(env), func(c *client.Client) (int, error) { return c.Export(ctx, *project, w) })
+	rc := &recordCounter{w: w}
+	_, err := with(ctx, newNodeConn(env), func(c *client.Client) (int, error) { rc.n = 0; return c.Export(ctx, *project, rc) })
 	if f != nil {
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -49,21 +50,58 @@ func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return fail(env, "export: %v", err)
 	}
-	fmt.Fprintf(env.Stderr, "exported %d records\n", n)
+	fmt.Fprintf(env.Stderr, "exported %s\n", plural(rc.n, "record"))
 	return 0
 }
 
+// recordCounter passes an export stream through and counts its records: the lines that
+// are neither the header nor a device (what a user calls a record).
+type recordCounter struct {
+	w    io.Writer
+	n    int
+	head []byte // the start of the current line, up to len(`{"kind":"header"`)
+	mid  bool   // inside a line whose kind is decided
+}
+
+func (r *recordCounter) Write(p []byte) (int, error) {
+	for _, b := range p {
+		switch {
+		case b == '\n':
+			if !r.mid && len(r.head) > 0 {
+				r.count()
+			}
+			r.head, r.mid = r.head[:0], false
+		case !r.mid:
+			r.head = append(r.head, b)
+			if len(r.head) >= len(`{"kind":"header"`) {
+				r.count()
+				r.mid = true
+			}
+		}
+	}
+	return r.w.Write(p)
+}
+
+func (r *recordCounter) count() {
+	h := string(r.head)
+	if !strings.HasPrefix(h, `{"kind":"header"`) && !strings.HasPrefix(h, `{"kind":"device"`) {
+		r.n++
+	}
+}
+
 func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "import FILE.jsonl | --from-claude-mem PATH")
+	fs := newFlags(env, "import", "import FILE.jsonl (or - for stdin) | import --from-claude-mem PATH [--quiet]")
 	from := fs.String("from-claude-mem", "", "import a claude-mem database (e.g. ~/.claude-mem/claude-mem.db)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	pos, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := fs.parse(args, 0, 1)
+	if !ok {
+		return code
 	}
-	if (*from == "") == (len(pos) != 1) {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode import FILE.jsonl (or - for stdin) | memnode import --from-claude-mem PATH")
-		return 2
+	if *from == "" && len(pos) == 0 {
+		return fs.usageErr("missing argument")
+	}
+	if *from != "" && len(pos) > 0 {
+		return fs.usageErr("give FILE or --from-claude-mem, not both")
 	}
 	conn := newNodeConn(env)
 	var total int
@@ -140,7 +178,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 		batch = batch[:0]
 		return nil
 	}
-	err = each(func(rec importer.Record) error {
+	err := each(func(rec importer.Record) error {
 		batch = append(batch, rec)
 		if len(batch) == importBatch {
 			return flush()

@@ -23,22 +23,35 @@ const (
 
 // cmdKeys manages AI provider keys: memnode keys set|list|delete.
 func cmdKeys(_ context.Context, env *cliEnv, args []string) int {
-	usageLine := "usage: memnode keys set PROVIDER | keys list | keys delete PROVIDER   (providers: " + strings.Join(keys.KnownProviders(), ", ") + ")"
-	if len(args) == 0 {
-		fmt.Fprintln(env.Stderr, usageLine)
-		return 2
+	sub := ""
+	if len(args) > 0 {
+		sub, args = args[0], args[1:]
 	}
-	sub, rest := args[0], args[1:]
-	needProvider := sub == "set" || sub == "delete"
-	if (needProvider && len(rest) != 1) || (sub == "list" && len(rest) != 0) || (!needProvider && sub != "list") {
-		fmt.Fprintln(env.Stderr, usageLine)
-		return 2
+	var fs *cmdFlags
+	switch sub {
+	case "set", "delete":
+		fs = newFlags(env, "keys "+sub, "keys "+sub+" PROVIDER   (providers: "+strings.Join(keys.KnownProviders(), ", ")+")")
+	case "list":
+		fs = newFlags(env, "keys list", "keys list")
+	case "help", "-h", "--help":
+		fmt.Fprintln(env.Stdout, "usage: memnode keys set PROVIDER (key on stdin) | keys list | keys delete PROVIDER   (providers: "+strings.Join(keys.KnownProviders(), ", ")+")")
+		return 0
+	default:
+		return unknownSub(env, "keys", sub, "set, list or delete")
+	}
+	n := 0
+	if sub != "list" {
+		n = 1
+	}
+	rest, code, ok := fs.parse(args, n, n)
+	if !ok {
+		return code
 	}
 	provider := ""
-	if needProvider {
+	if n == 1 {
 		provider = strings.ToLower(rest[0])
 		if !knownProvider(provider) {
-			return fail(env, "unknown provider %q (want %s; openai also covers OpenAI-compatible endpoints)", rest[0], strings.Join(keys.KnownProviders(), ", "))
+			return fs.usageErr("unknown provider %q (want %s; openai also covers OpenAI-compatible endpoints)", rest[0], strings.Join(keys.KnownProviders(), ", "))
 		}
 	}
 	store, err := openKeyStore(env)
@@ -123,12 +136,13 @@ func listKeys(env *cliEnv, store *keys.Store, openErr error) int {
 
 // readKey reads one key: hidden input from a terminal, otherwise the first line of a pipe.
 func readKey(env *cliEnv) (string, error) {
-	return readSecret(env, "paste the key (input is hidden), then Enter: ")
+	return readSecret(env, "paste the key (input is hidden), then Enter: ",
+		"empty key: pipe it in (memnode keys set PROVIDER < keyfile) or paste it at the prompt")
 }
 
 // readSecret reads one secret line: from a terminal without echo after prompt, otherwise
-// from the pipe.
-func readSecret(env *cliEnv, prompt string) (string, error) {
+// from the pipe. ifEmpty is the error when nothing was given: it says how to give it.
+func readSecret(env *cliEnv, prompt, ifEmpty string) (string, error) {
 	var raw []byte
 	if f, ok := env.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprint(env.Stderr, prompt)
@@ -151,7 +165,7 @@ func readSecret(env *cliEnv, prompt string) (string, error) {
 	defer clear(raw)
 	s := strings.TrimSpace(string(bytes.TrimRight(raw, "\r\n")))
 	if s == "" {
-		return "", errors.New("empty key: pipe it in (memnode keys set PROVIDER < keyfile) or paste it at the prompt")
+		return "", errors.New(ifEmpty)
 	}
 	if strings.ContainsAny(s, "\r\n") {
 		return "", errors.New("expected the key on one line")

@@ -142,7 +142,10 @@ func fail(env *cliEnv, format string, a ...any) int {
 // errUsage marks a usage error (exit 2).
 var errUsage = errors.New("usage")
 
-func cmdVersion(_ context.Context, env *cliEnv, _ []string) int {
+func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
+	if _, code, ok := newFlags(env, "version", "version").parse(args, 0, 0); !ok {
+		return code
+	}
 	fmt.Fprintln(env.Stdout, "memnode", version)
 	return 0
 }

@@ -12,10 +12,10 @@ import (
 // cmdMCP serves MCP on stdin/stdout for the IDE. stdout carries JSON-RPC only: every log
 // line goes to stderr.
 func cmdMCP(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "mcp")
+	fs := newFlags(env, "mcp", "mcp [-v]")
 	verbose := fs.Bool("v", false, "log requests to stderr")
-	if _, err := parseMixed(fs, args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	level := slog.LevelWarn
 	if *verbose {

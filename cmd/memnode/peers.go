@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,16 +29,15 @@ const peersUsage = `usage:
 // cmdPeers administers the device group through the running node's API.
 func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 	sub := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help") {
 		sub, args = args[0], args[1:]
 	}
 	switch sub {
 	case "", "list", "status":
-		fs := flag.NewFlagSet("peers", flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
+		fs := newFlags(env, strings.TrimSpace("peers "+sub), strings.TrimSpace("peers "+sub)+" [--json]")
 		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args); err != nil {
-			return 2
+		if _, code, ok := fs.parse(args, 0, 0); !ok {
+			return code
 		}
 		var st memsync.Status
 		if err := peersCall(ctx, env, http.MethodGet, "/api/peers", nil, &st); err != nil {
@@ -54,11 +52,13 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 		printPeers(env.Stdout, st)
 		return 0
 	case "invite":
-		fs := flag.NewFlagSet("peers invite", flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
+		fs := newFlags(env, "peers invite", "peers invite [--ttl 10m]")
 		ttl := fs.Duration("ttl", memsync.DefaultInviteTTL, "how long the code stays valid")
-		if err := fs.Parse(args); err != nil {
-			return 2
+		if _, code, ok := fs.parse(args, 0, 0); !ok {
+			return code
+		}
+		if *ttl <= 0 {
+			return fs.usageErr("--ttl must be positive, e.g. 10m")
 		}
 		var rep api.InviteReply
 		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/invite", api.InviteRequest{TTL: ttl.String()}, &rep); err != nil {
@@ -68,9 +68,14 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 			rep.Code, rep.Code, rep.Expires.Local().Format("15:04:05"))
 		return 0
 	case "join":
+		fs := newFlags(env, "peers join", "peers join [CODE] (without CODE, it is read from stdin)")
+		pos, exit, ok := fs.parse(args, 0, 1)
+		if !ok {
+			return exit
+		}
 		code := ""
-		if len(args) > 0 {
-			code = args[0]
+		if len(pos) > 0 {
+			code = pos[0]
 		} else {
 			// Reading from stdin keeps the code out of shell history and process listings.
 			line, err := bufio.NewReader(env.Stdin).ReadString('\n')
@@ -80,8 +85,7 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 			code = strings.TrimSpace(line)
 		}
 		if code == "" {
-			fmt.Fprintln(env.Stderr, peersUsage)
-			return 2
+			return fs.usageErr("missing argument")
 		}
 		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/join", api.JoinRequest{Code: code}, nil); err != nil {
 			return fail(env, "peers join: %v", err)
@@ -89,20 +93,19 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, "Joined. This device now syncs with the group; `memnode peers` lists the devices.")
 		return 0
 	case "remove":
-		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, peersUsage)
-			return 2
+		pos, code, ok := newFlags(env, "peers remove", "peers remove DEVICE (name, short ID or peer ID)").parse(args, 1, 1)
+		if !ok {
+			return code
 		}
 		var m memsync.Member
-		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/remove", api.RemoveRequest{Device: args[0]}, &m); err != nil {
+		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/remove", api.RemoveRequest{Device: pos[0]}, &m); err != nil {
 			return fail(env, "peers remove: %v", err)
 		}
 		fmt.Fprintf(env.Stdout, "Removed %s (%s). It can no longer connect, and the group key was rotated.\n", m.Name, m.PeerID)
 		return 0
 	case "leave":
-		if len(args) != 0 {
-			fmt.Fprintln(env.Stderr, peersUsage)
-			return 2
+		if _, code, ok := newFlags(env, "peers leave", "peers leave").parse(args, 0, 0); !ok {
+			return code
 		}
 		if err := peersCall(ctx, env, http.MethodPost, "/api/peers/leave", nil, nil); err != nil {
 			return fail(env, "peers leave: %v", err)
@@ -113,8 +116,7 @@ func cmdPeers(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, peersUsage)
 		return 0
 	}
-	fmt.Fprintf(env.Stderr, "memnode peers: unknown subcommand %q\n%s\n", sub, peersUsage)
-	return 2
+	return unknownSub(env, "peers", sub, "list, status, invite, join, remove or leave")
 }
 
 func printPeers(w io.Writer, st memsync.Status) {

@@ -19,8 +19,8 @@ import (
 // WAL) is moved aside, a new database is created, and every record that still reads is
 // copied into it (replica.Salvage). The node must be stopped.
 func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) > 0 {
-		return fail(env, "repair: takes no arguments")
+	if _, code, ok := newFlags(env, "repair", "repair").parse(args, 0, 0); !ok {
+		return code
 	}
 	if node.Held(env.DataDir) {
 		return fail(env, "repair: the node is running on %s; 'memnode stop' first", env.DataDir)

@@ -113,12 +113,6 @@ func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newFlags(env *cliEnv, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet("memnode "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	return fs
-}
-
 func printJSON(env *cliEnv, v any) int {
 	enc := json.NewEncoder(env.Stdout)
 	enc.SetIndent("", "  ")
@@ -141,7 +135,7 @@ func timeFlag(name, v string) (int64, error) {
 }
 
 func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "search QUERY")
+	fs := newFlags(env, "search", "search QUERY [--project P --type T --limit N …; --help lists them]")
 	var q apitype.SearchQuery
 	var obsTypes, since, until string
 	fs.StringVar(&q.Project, "project", "", "only this project")
@@ -158,21 +152,24 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Mode, "mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	onTeam := fs.Bool("team", false, "search the team cluster: everything shared, pulled here or not")
-	pos, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := fs.parse(args, 0, -1)
+	if !ok {
+		return code
 	}
 	q.Text = strings.Join(pos, " ")
 	if *onTeam {
 		return teamSearch(ctx, env, q.Text, q.Project, q.Limit, *asJSON)
 	}
 	q.ObsTypes = splitList(obsTypes)
+	var err error
 	if q.Since, err = timeFlag("since", since); err == nil {
 		q.Until, err = timeFlag("until", until)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "memnode: search: %v\n", err)
-		return 2
+		return fs.usageErr("%v", err)
+	}
+	if q.Limit < 0 || q.Offset < 0 {
+		return fs.usageErr("--limit and --offset take a number >= 0")
 	}
 	res, err := newNodeConn(env).Search(ctx, q)
 	if err != nil {
@@ -192,7 +189,7 @@ func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "timeline ANCHOR")
+	fs := newFlags(env, "timeline", "timeline ANCHOR|--query TEXT [--before N --after N …] (ANCHOR: record ID, S<session id> or ISO time)")
 	var q apitype.TimelineQuery
 	fs.StringVar(&q.Query, "query", "", "anchor on the best match of this query instead")
 	fs.IntVar(&q.Before, "before", apitype.DefaultDepth, "records before the anchor")
@@ -203,20 +200,29 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&q.Type, "type", "all", "around the anchor: observations, sessions, prompts or all")
 	obsTypes := fs.String("obs-type", "", "around the anchor: only observations of these comma-separated types (bugfix,decision,…)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := fs.parse(args, 0, 1)
+	if !ok {
+		return code
 	}
 	q.ObsTypes = splitList(*obsTypes)
-	if len(pos) > 1 || (len(pos) == 0) == (q.Query == "") {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode timeline ANCHOR|--query TEXT [--before N --after N] (ANCHOR: record ID, S<session id> or ISO time)")
-		return 2
+	switch {
+	case len(pos) == 0 && q.Query == "":
+		return fs.usageErr("missing argument")
+	case len(pos) == 1 && q.Query != "":
+		return fs.usageErr("give an ANCHOR or --query, not both")
+	case q.Before < 0 || q.After < 0:
+		return fs.usageErr("--before and --after take a number >= 0")
 	}
 	if len(pos) == 1 {
 		q.Anchor = pos[0]
 	}
 	tl, err := newNodeConn(env).Timeline(ctx, q)
-	if err != nil {
+	switch {
+	case errors.Is(err, client.ErrNotFound) && q.Anchor != "":
+		return fail(env, "timeline: nothing here is named %q (an anchor is a record ID, S<session id> or an ISO time; 'memnode search' finds IDs)", q.Anchor)
+	case errors.Is(err, client.ErrNotFound):
+		return fail(env, "timeline: no record matches %q", q.Query)
+	case err != nil:
 		return fail(env, "timeline: %v", err)
 	}
 	if *asJSON {
@@ -229,15 +235,11 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func cmdGet(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "get ID...")
+	fs := newFlags(env, "get", "get ID... [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	ids, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(ids) == 0 {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode get ID... [--json]")
-		return 2
+	ids, code, ok := fs.parse(args, 1, -1)
+	if !ok {
+		return code
 	}
 	recs, err := newNodeConn(env).Get(ctx, ids)
 	if err != nil {
@@ -246,8 +248,15 @@ func cmdGet(ctx context.Context, env *cliEnv, args []string) int {
 	if *asJSON {
 		return printJSON(env, recs)
 	}
-	if err := apitype.WriteRecords(env.Stdout, recs); err != nil {
-		return fail(env, "write output: %v", err)
+	missing := recs.Missing
+	recs.Missing = nil // said on stderr: stdout holds records only
+	if len(recs.Items) > 0 {
+		if err := apitype.WriteRecords(env.Stdout, recs); err != nil {
+			return fail(env, "write output: %v", err)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(env.Stderr, "memnode: get: not found (never stored, or forgotten): %s\n", strings.Join(missing, ", "))
 	}
 	if len(recs.Items) == 0 {
 		return 1
@@ -256,20 +265,26 @@ func cmdGet(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func cmdForget(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "forget ID...")
-	ids, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(ids) == 0 {
-		fmt.Fprintln(env.Stderr, "memnode: usage: memnode forget ID... (record IDs, or S<session id> for a whole session)")
-		return 2
+	fs := newFlags(env, "forget", "forget ID... (record IDs, or S<session id> for a whole session)")
+	ids, code, ok := fs.parse(args, 1, -1)
+	if !ok {
+		return code
 	}
 	res, err := newNodeConn(env).Forget(ctx, ids)
 	if err != nil {
 		return fail(env, "forget: %v", err)
 	}
+	if res.Found == 0 {
+		names := res.Missing
+		if len(names) == 0 {
+			names = ids
+		}
+		return fail(env, "forget: nothing forgotten: no record or session here is named %s (see 'memnode search')", strings.Join(names, ", "))
+	}
 	fmt.Fprintf(env.Stdout, "forgot %d of %d ID(s); the tombstones will reach every device\n", res.Found, res.Requested)
+	if len(res.Missing) > 0 {
+		fmt.Fprintf(env.Stderr, "memnode: forget: not found here: %s\n", strings.Join(res.Missing, ", "))
+	}
 	return 0
 }
 

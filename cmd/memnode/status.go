@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -17,11 +16,10 @@ import (
 const exitNotRunning = 3
 
 func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "status", "status [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	h, err := health(ctx, env)
 	if err != nil {

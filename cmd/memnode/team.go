@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,25 +44,24 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 	case "join":
 		return teamJoin(ctx, env, args)
 	case "share", "unshare":
-		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, teamUsage)
-			return 2
+		pos, code, ok := newFlags(env, "team "+sub, "team "+sub+" PROJECT").parse(args, 1, 1)
+		if !ok {
+			return code
 		}
-		if err := teamCall(ctx, env, http.MethodPost, "/api/team/"+sub, api.TeamProjectRequest{Project: args[0]}, nil); err != nil {
+		if err := teamCall(ctx, env, http.MethodPost, "/api/team/"+sub, api.TeamProjectRequest{Project: pos[0]}, nil); err != nil {
 			return fail(env, "team %s: %v", sub, err)
 		}
 		if sub == "share" {
-			fmt.Fprintf(env.Stdout, "Sharing %s with the team: its memory is pushed, the other members' is pulled.\n", args[0])
+			fmt.Fprintf(env.Stdout, "Sharing %s with the team: its memory is pushed, the other members' is pulled.\n", pos[0])
 		} else {
-			fmt.Fprintf(env.Stdout, "Stopped sharing %s.\n", args[0])
+			fmt.Fprintf(env.Stdout, "Stopped sharing %s.\n", pos[0])
 		}
 		return 0
 	case "status":
-		fs := flag.NewFlagSet("team status", flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
+		fs := newFlags(env, "team status", "team status [--json]")
 		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(args); err != nil {
-			return 2
+		if _, code, ok := fs.parse(args, 0, 0); !ok {
+			return code
 		}
 		var st team.Status
 		if err := teamCall(ctx, env, http.MethodGet, "/api/team", nil, &st); err != nil {
@@ -78,11 +76,17 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 		printTeamStatus(env.Stdout, st)
 		return 0
 	case "leave":
-		fs := flag.NewFlagSet("team leave", flag.ContinueOnError)
-		fs.SetOutput(env.Stderr)
+		fs := newFlags(env, "team leave", "team leave [--purge]")
 		purge := fs.Bool("purge", false, "also forget the records pulled from the team")
-		if err := fs.Parse(args); err != nil {
-			return 2
+		if _, code, ok := fs.parse(args, 0, 0); !ok {
+			return code
+		}
+		var st team.Status
+		if err := teamCall(ctx, env, http.MethodGet, "/api/team", nil, &st); err != nil {
+			return fail(env, "team leave: %v", err)
+		}
+		if !st.Joined {
+			return fail(env, "team leave: this device is in no team; nothing to leave ('memnode team join URL --user NAME' joins one)")
 		}
 		var rep api.TeamLeaveReply
 		if err := teamCall(ctx, env, http.MethodPost, "/api/team/leave", api.TeamLeaveRequest{Purge: *purge}, &rep); err != nil {
@@ -98,10 +102,15 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		return 0
 	case "admin":
-		if len(args) != 2 || (args[0] != "add" && args[0] != "remove") {
-			fmt.Fprintln(env.Stderr, teamUsage)
-			return 2
+		fs := newFlags(env, "team admin", "team admin add|remove @USER/DEVICE")
+		pos, code, ok := fs.parse(args, 2, 2)
+		if !ok {
+			return code
 		}
+		if pos[0] != "add" && pos[0] != "remove" {
+			return fs.usageErr("want add or remove, not %q", pos[0])
+		}
+		args = pos
 		var ch team.AdminChange
 		if err := teamCall(ctx, env, http.MethodPost, "/api/team/admin", api.TeamAdminRequest{Action: args[0], Device: args[1]}, &ch); err != nil {
 			return fail(env, "team admin %s: %v", args[0], err)
@@ -122,28 +131,19 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.Stdout, teamUsage)
 		return 0
 	}
-	fmt.Fprintf(env.Stderr, "memnode team: unknown subcommand %q\n%s\n", sub, teamUsage)
-	return 2
+	return unknownSub(env, "team", sub, "join, share, unshare, status, leave or admin")
 }
 
 func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("team join", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "team join", "team join URL[,URL...] --user NAME [--name TEAM] (password on stdin or "+envTeamPassword+")")
 	user := fs.String("user", "", "the team cluster user (from its auth file)")
 	name := fs.String("name", "", "the team's name, when this join founds it")
-	var rest []string
-	for len(args) > 0 { // the URL may come before or after the flags
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest, args = append(rest, fs.Arg(0)), fs.Args()[1:]
+	rest, code, ok := fs.parse(args, 1, 1)
+	if !ok {
+		return code
 	}
-	if len(rest) != 1 || *user == "" {
-		fmt.Fprintln(env.Stderr, teamUsage)
-		return 2
+	if *user == "" {
+		return fs.usageErr("missing --user NAME (the cluster user from its auth file)")
 	}
 	var urls []string
 	for _, u := range strings.Split(rest[0], ",") {
@@ -152,15 +152,16 @@ func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
 			continue
 		}
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil {
-			return fail(env, "team join: %q is not an http(s)://host:port URL without credentials", u)
+			return fs.usageErr("%q is not an http(s)://host:port URL without credentials", u)
 		}
 		urls = append(urls, u)
 	}
 	password := env.Getenv(envTeamPassword)
 	if password == "" {
-		p, err := readSecret(env, "team password for "+*user+" (input is hidden): ")
+		p, err := readSecret(env, "team password for "+*user+" (input is hidden): ",
+			"no team password: type it at the prompt, pipe it in (memnode team join URL --user NAME < passwordfile) or set "+envTeamPassword)
 		if err != nil {
-			return fail(env, "team join: read password: %v", err)
+			return fail(env, "team join: %v", err)
 		}
 		password = p
 	}

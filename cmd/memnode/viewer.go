@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -23,11 +22,10 @@ import (
 // cmdViewer prints (and with --open opens) a one-time URL that logs a browser into the
 // node's web viewer. The URL holds a short-lived single-use code, never the token.
 func cmdViewer(ctx context.Context, env *cliEnv, args []string) int {
-	fs := flag.NewFlagSet("viewer", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags(env, "viewer", "viewer [--open]")
 	open := fs.Bool("open", false, "open the URL in the default browser")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
 	}
 	if err := startNode(ctx, env); err != nil {
 		return fail(env, "viewer: %v", err)

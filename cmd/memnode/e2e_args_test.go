@@ -92,6 +92,16 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "forget", kind: "bad", args: []string{"forget", "ZZZZZZ"}, code: 1},
 		{cmd: "forget", kind: "good", args: []string{"forget", gone, "ZZZZZZ"}, outMin: 1, errLines: 1, errHas: "ZZZZZZ"},
 
+		{cmd: "correct", kind: "missing", args: []string{"correct", keep}, code: 2},
+		{cmd: "correct", kind: "flag", args: []string{"correct", keep, "it is", "--frob"}, code: 2},
+		{cmd: "correct", kind: "bad", args: []string{"correct", "ZZZZZZ", "it is"}, code: 1},
+		{cmd: "correct", kind: "good", args: []string{"correct", keep, "the parser handles nested blocks since v2"}, outMin: 1},
+
+		{cmd: "supersede", kind: "missing", args: []string{"supersede", keep}, code: 2},
+		{cmd: "supersede", kind: "flag", args: []string{"supersede", keep, keep, "--frob"}, code: 2},
+		{cmd: "supersede", kind: "bad", args: []string{"supersede", "ZZZZZZ", "YYYYYY"}, code: 1},
+		{cmd: "supersede", kind: "bad", args: []string{"supersede", "a", "b", "c"}, code: 2},
+
 		{cmd: "import", kind: "good", args: []string{"import", export}, outMin: 1},
 		{cmd: "import", kind: "missing", args: []string{"import"}, code: 2},
 		{cmd: "import", kind: "flag", args: []string{"import", export, "--frob"}, code: 2},
@@ -173,7 +183,7 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		"context/missing": "takes no argument", "search/missing": "the query may be empty (newest records)",
 		"export/missing": "takes no argument", "mcp/missing": "takes no argument", "viewer/missing": "takes no argument",
 		"install/missing": "lists the detected agents (TestInstallWithoutATerminal)",
-		"run/good":        "runs until stopped: start runs it", "stop/good": "run last, below", "repair/good": "run last, below",
+		"run/good":        "runs until stopped: start runs it", "supersede/good": "correct covers the same code path (runSupersede)", "stop/good": "run last, below", "repair/good": "run last, below",
 	}
 	for name := range commandTable() {
 		for _, kind := range []string{"good", "missing", "flag", "bad"} {

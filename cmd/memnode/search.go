@@ -289,14 +289,14 @@ func cmdForget(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func cmdCorrect(ctx context.Context, env *cliEnv, args []string) int {
-	return runSupersede(ctx, env, args, "correct ID TEXT", `memnode correct ID "what is true"`, 2, -1,
+	return runSupersede(ctx, env, args, "correct", `correct ID "what is true" [--json]`, 2, -1,
 		func(c *nodeConn, pos []string) (apitype.SupersedeResult, error) {
 			return c.Correct(ctx, apitype.Correction{ID: pos[0], Text: strings.Join(pos[1:], " ")})
 		})
 }
 
 func cmdSupersede(ctx context.Context, env *cliEnv, args []string) int {
-	return runSupersede(ctx, env, args, "supersede OLD NEW", "memnode supersede OLD NEW (two observation IDs: NEW replaces OLD)", 2, 2,
+	return runSupersede(ctx, env, args, "supersede", "supersede OLD NEW [--json] (two observation IDs: NEW replaces OLD)", 2, 2,
 		func(c *nodeConn, pos []string) (apitype.SupersedeResult, error) {
 			return c.Supersede(ctx, apitype.Supersede{Old: pos[0], New: pos[1]})
 		})
@@ -304,21 +304,17 @@ func cmdSupersede(ctx context.Context, env *cliEnv, args []string) int {
 
 // runSupersede is correct and supersede: between least and most (-1: any) arguments, the
 // request, and one line saying what changed.
-func runSupersede(ctx context.Context, env *cliEnv, args []string, name, usage string, least, most int,
+func runSupersede(ctx context.Context, env *cliEnv, args []string, name, synopsis string, least, most int,
 	call func(*nodeConn, []string) (apitype.SupersedeResult, error)) int {
-	fs := newFlags(env, name)
+	fs := newFlags(env, name, synopsis)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parseMixed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) < least || most >= 0 && len(pos) > most {
-		fmt.Fprintln(env.Stderr, "memnode: usage: "+usage)
-		return 2
+	pos, code, ok := fs.parse(args, least, most)
+	if !ok {
+		return code
 	}
 	res, err := call(newNodeConn(env), pos)
 	if err != nil {
-		return fail(env, "%s: %v", strings.Fields(name)[0], err)
+		return fail(env, "%s: %v", name, err)
 	}
 	if *asJSON {
 		return printJSON(env, res)

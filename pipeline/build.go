@@ -99,6 +99,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.Pendin
 			if st.TurnPrivate {
 				break // the whole prompt of this turn was private: so are its tool calls
 			}
+			p.recent.pair(&ev)
 			calls = append(calls, ai.ToolCall{SessionID: ev.SessionID, Project: ev.Project, Cwd: ev.Cwd,
 				ToolName: ev.ToolName, ToolInput: ev.ToolInput, ToolResponse: ev.ToolResponse, Prompt: st.LastPrompt, At: ev.At})
 			callEvents = append(callEvents, ev)

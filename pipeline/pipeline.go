@@ -116,6 +116,10 @@ type Pipeline struct {
 	turns      map[string]bool
 	turnsEpoch uint64
 
+	// recent holds the latest tool calls by session and tool use ID, for a failure that
+	// names only its call (apitype.ToolFailedStep).
+	recent recentCalls
+
 	mu      sync.Mutex
 	started bool
 	closed  bool

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -638,5 +639,51 @@ func TestIngestReadsClaudeMemPlatformName(t *testing.T) {
 	got, err := rep.SessionPlatforms(ctx, []string{"s-claude"})
 	if err != nil || got["s-claude"] != "claude-code" {
 		t.Fatalf("session platform %q (%v), want claude-code", got["s-claude"], err)
+	}
+}
+
+// Antigravity records a call at PreToolUse and hears of its failure at PostToolUse, which
+// names only the step: the failure is recorded with the command that failed, in a later
+// batch than the call's.
+func TestFailedStepKeepsItsCommand(t *testing.T) {
+	testkit.LeakCheck(t)
+	rep := testkit.OpenReplica(t, "origin-a")
+	p, err := New(Config{Store: rep, Compressor: offline.New(), Workers: 1, Linger: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Start()
+	defer p.Close()
+	ctx := context.Background()
+	send := func(ev apitype.Event, want int) {
+		t.Helper()
+		ev.SessionID, ev.Project = "s-agy", "p"
+		if _, err := p.Ingest(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		testkit.WaitFor(t, "the event to be recorded", 20*time.Second, func() bool {
+			c, err := rep.Counts(ctx)
+			return err == nil && c.Pending == 0 && c.Observations == want
+		})
+	}
+	send(apitype.Event{Kind: memory.KindObservation, ToolName: "Bash", ToolUseID: "conv:6",
+		ToolInput: json.RawMessage(`{"command":"python -m pytest -q"}`)}, 1)
+	send(apitype.Event{Kind: memory.KindObservation, ToolName: apitype.ToolFailedStep, ToolUseID: "conv:6",
+		ToolInput: json.RawMessage(`{"step":6}`), ToolResponse: json.RawMessage(`{"error":"exit status 1"}`)}, 2)
+	// A failure of a call the node never saw stays as it came.
+	send(apitype.Event{Kind: memory.KindObservation, ToolName: apitype.ToolFailedStep, ToolUseID: "conv:9",
+		ToolInput: json.RawMessage(`{"step":9}`), ToolResponse: json.RawMessage(`{"error":"exit status 2"}`)}, 3)
+	obs, err := rep.SessionObservations(ctx, "s-agy", 10)
+	if err != nil || len(obs) != 3 {
+		t.Fatalf("%d observations, %v", len(obs), err)
+	}
+	if obs[0].Title != "Test result unknown: python -m pytest -q" {
+		t.Errorf("the call before it ran: %q", obs[0].Title)
+	}
+	if obs[1].Title != "Tests fail: python -m pytest -q" || obs[1].ToolName != "Bash" || !slices.Contains(obs[1].Facts, "exit 1") {
+		t.Errorf("the failure is recorded as %q (%s, facts %q), want the failed pytest run", obs[1].Title, obs[1].ToolName, obs[1].Facts)
+	}
+	if obs[2].Title != "Failed: "+apitype.ToolFailedStep {
+		t.Errorf("an unpaired failure: %q", obs[2].Title)
 	}
 }

@@ -189,7 +189,12 @@ func (b *builder) bash() bool {
 	out := ""
 	exit := -1
 	exitFrom := func(s string) {
-		if rest, ok := strings.CutPrefix(strings.TrimPrefix(s, "Error: "), "Exit code "); ok {
+		s = strings.TrimPrefix(s, "Error: ")
+		rest, ok := strings.CutPrefix(s, "Exit code ")
+		if !ok {
+			rest, ok = strings.CutPrefix(s, "exit status ") // Go's exec error, as Antigravity reports it
+		}
+		if ok {
 			if n, err := strconv.Atoi(strings.TrimSpace(firstLine(rest))); err == nil {
 				exit = n
 			}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
@@ -163,7 +164,7 @@ func renderPlatform(t *testing.T, out *bytes.Buffer, c *Compressor, p platform.P
 	t.Helper()
 	dir := filepath.Join("..", "..", p.Fixtures)
 	st := &replayState{prompt: map[string]string{}, first: map[string]string{}, private: map[string]bool{},
-		sessionObs: map[string][]ai.Observation{}}
+		sessionObs: map[string][]ai.Observation{}, calls: map[string]platform.Input{}}
 	for i, call := range platformtest.Session(t, dir) {
 		for _, run := range hookRuns(t, p, dir, call) {
 			observations += st.render(t, out, c, p, fmt.Sprintf("%s #%d", p.Name, i), run)
@@ -179,6 +180,9 @@ type replayState struct {
 	prompt, first map[string]string
 	private       map[string]bool
 	sessionObs    map[string][]ai.Observation
+	// calls by tool use ID: the node records a failure that names only its call
+	// (apitype.ToolFailedStep) with that call's tool and input (pipeline/recent.go).
+	calls map[string]platform.Input
 }
 
 // render renders one hook run and returns the observations it made.
@@ -215,12 +219,20 @@ func (st *replayState) render(t *testing.T, out *bytes.Buffer, c *Compressor, p 
 			fmt.Fprintf(out, "== %s %s: bookkeeping, not recorded\n\n", at, in.ToolName)
 			return 0
 		}
+		if c, ok := st.calls[in.ToolUseID]; ok && in.ToolName == apitype.ToolFailedStep {
+			fmt.Fprintf(out, "== %s %s of %s, recorded with its call\n", at, in.ToolName, c.ToolName)
+			in.ToolName, in.ToolInput = c.ToolName, c.ToolInput
+		} else if in.ToolUseID != "" {
+			st.calls[in.ToolUseID] = in
+		}
 		obs, _, err := c.Observe(ctx, []ai.ToolCall{{SessionID: in.SessionID, Project: "demo-app", Cwd: in.Cwd,
 			ToolName: in.ToolName, ToolInput: in.ToolInput, ToolResponse: in.ToolResponse, Prompt: st.prompt[in.SessionID]}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(out, "== %s %s\n", at, in.ToolName)
+		if in.ToolName != apitype.ToolFailedStep || len(obs) == 0 {
+			fmt.Fprintf(out, "== %s %s\n", at, in.ToolName)
+		}
 		if len(obs) == 0 {
 			out.WriteString("skipped\n\n")
 		}

@@ -65,3 +65,9 @@ type FileObservations struct {
 	// Repeat: the file's history was already answered in this session (session_id given).
 	Repeat bool `json:"repeat,omitempty"`
 }
+
+// ToolFailedStep is the ToolName of a failure whose tool the agent's hook does not name
+// (Antigravity's PostToolUse carries only the step and the error): its ToolUseID is the
+// failed call's, and the node records the failure with that call's tool and input, so a
+// failed command stays with its command.
+const ToolFailedStep = "failed_step"

@@ -111,8 +111,10 @@ func normalizeTool(p *payload, in *platform.Input) {
 	}
 }
 
-// failedStep names a failure whose tool PostToolUse did not say.
-const failedStep = "antigravity_failed_step"
+// failedStep names a failure whose tool PostToolUse did not say: the node's
+// apitype.ToolFailedStep, which it records with the tool and input of the call of the same
+// ToolUseID (its PreToolUse).
+const failedStep = "failed_step"
 
 // Format implements platform.Adapter. No Antigravity hook output reaches the model as
 // context (PreToolUse answers a decision, Stop whether to continue), so memnode always

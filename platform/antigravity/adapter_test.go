@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/platformtest"
 	"github.com/memnode/memnode/privacy"
@@ -82,6 +83,9 @@ func TestAntigravityReplaySession(t *testing.T) {
 		if events[i] == platform.EventObservation && !in.Bookkeeping {
 			recorded = append(recorded, in.HookEventName+":"+in.ToolName)
 		}
+	}
+	if failedStep != apitype.ToolFailedStep {
+		t.Fatalf("failedStep %q is not the node's apitype.ToolFailedStep %q", failedStep, apitype.ToolFailedStep)
 	}
 	want := []string{"PreToolUse:Read", "PreToolUse:Edit", "PreToolUse:Bash", "PostToolUse:" + failedStep, "PreToolUse:MultiEdit", "PreToolUse:Bash"}
 	if strings.Join(recorded, ",") != strings.Join(want, ",") {

@@ -9,25 +9,36 @@ TAGS    := sqlite_fts5,nomsgpack
 BIN     := bin/memnode
 HOOKBIN := bin/memnode-hook
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The commit's time, not the clock's: the same commit builds the same binaries.
+DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+LDFLAGS  = -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 # The LoCoMo archive the retrieval benchmark reads (never copied into the repository).
 MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
+# The release workflow's linter (make lint).
+ACTIONLINT := v1.7.12
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hooks/... ./ai/... ./sync/... ./team/... ./search/... ./embed/... ./viewer/... ./contextfile/... ./mcpserver/...
 
-.PHONY: help build run test race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited
+.PHONY: help build run test race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited dist dist-platform arm64 npm
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/memnode and the lean hook binary bin/memnode-hook
-	$(GO) build -tags $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/memnode
+	@if [ ! -x $(BIN) ] && [ -z "$$(ls -A "$$($(GO) env GOCACHE)" 2>/dev/null | head -1)" ]; then \
+	  echo "== first build of memnode: Go downloads the modules, then compiles cgo SQLite, libp2p and cybertron."; \
+	  echo "== This takes 3-6 minutes once (about 1 minute on a fast 8-core machine); later builds take seconds."; \
+	  echo "== (No toolchain wanted? A release archive: README, Install.)"; \
+	elif [ ! -x $(BIN) ]; then echo "== building bin/memnode (a minute or two when the build cache is cold; seconds when warm)"; fi
+	@# -v lists each package as it compiles: progress instead of minutes of silence.
+	$(GO) build -v -tags $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/memnode
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(HOOKBIN) ./cmd/memnode-hook
 
 run: build ## build and run the node in the foreground on its embedded defaults (~/.memnode)
 	./$(BIN) run
 
-test: lint ## vet, unit + integration + real-binary tests, then the race detector on concurrent packages
+test: lint arm64 ## vet, unit + integration + real-binary tests, then the race detector on concurrent packages
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
 
@@ -38,6 +49,58 @@ rqlited: $(RQLITED) ## build bin/rqlited (v8.43.4, from the Go module proxy) for
 
 $(RQLITED): tools/rqlited/go.mod tools/rqlited/go.sum
 	cd tools/rqlited && $(GO) build -trimpath -o ../../$(RQLITED) github.com/rqlite/rqlite/v8/cmd/rqlited
+
+# Release archives (docs: README "Install"): memnode_<version>_<os>_<arch>.tar.gz with memnode,
+# memnode-hook, LICENSE and a short README, and SHA256SUMS over every archive in dist/. Linux here
+# (arm64 cgo cross-compiled with Debian's gcc-aarch64-linux-gnu); darwin on macOS runners
+# (.github/workflows/release.yml runs `make dist-platform` there). The version is semver without
+# the "v" (a commit without a tag: 0.0.0-dev.g<sha>). Go's build cache (GOCACHE) makes a rebuild
+# of an unchanged tree a link check: cache it in CI.
+DIST_VERSION := $(shell echo '$(VERSION)' | sed -E 's/^v//; /^[0-9]+\.[0-9]+\.[0-9]+/!s/^/0.0.0-dev.g/')
+DIST_LDFLAGS  = -s -w -X main.version=$(DIST_VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+DIST_LINUX   := linux_amd64 linux_arm64
+# The newest glibc symbol version a Linux memnode may need (memnode-hook is static); make dist
+# fails when a build needs a newer one. 2.34 = Debian 12, Ubuntu 22.04, RHEL 9.
+GLIBC_MAX    := 2.34
+CC_linux_amd64  ?= gcc
+CC_linux_arm64  ?= aarch64-linux-gnu-gcc
+CC_darwin_arm64 ?= cc
+CC_darwin_amd64 ?= cc
+OBJDUMP_linux_amd64 ?= objdump
+OBJDUMP_linux_arm64 ?= aarch64-linux-gnu-objdump
+
+# bin/<os>_<arch>/: the binaries of one platform. `go build` relinks only when a source changed.
+bin/%/memnode: FORCE
+	@p=$*; echo "== memnode for $${p%_*}/$${p#*_} (a cold cross build takes minutes: cgo SQLite, libp2p, cybertron)"
+	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=1 CC=$(CC_$*) \
+	  $(GO) build -tags $(TAGS) -trimpath -ldflags '$(DIST_LDFLAGS)' -o $@ ./cmd/memnode
+	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 \
+	  $(GO) build -trimpath -ldflags '$(DIST_LDFLAGS)' -o $(@D)/memnode-hook ./cmd/memnode-hook
+FORCE:
+
+arm64: bin/linux_arm64/memnode ## cross-build bin/linux_arm64/ (make test runs these under qemu-aarch64-static)
+
+dist-platform: bin/$(PLATFORM)/memnode ## one archive: make dist-platform PLATFORM=darwin_arm64 (on that OS for darwin)
+	@[ -n "$(PLATFORM)" ] || { echo "usage: make dist-platform PLATFORM=<os>_<arch>"; exit 2; }
+	@if [ "$(PLATFORM)" != "$${PLATFORM#linux_}" ]; then \
+	  need=$$($(OBJDUMP_$(PLATFORM)) -T bin/$(PLATFORM)/memnode | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -1); \
+	  echo "== bin/$(PLATFORM)/memnode needs glibc >= $$need (allowed: $(GLIBC_MAX))"; \
+	  [ "$$(printf '%s\n' "$$need" "$(GLIBC_MAX)" | sort -V | tail -1)" = "$(GLIBC_MAX)" ] || { echo "glibc $$need is newer than $(GLIBC_MAX)"; exit 1; }; \
+	  if $(OBJDUMP_$(PLATFORM)) -p bin/$(PLATFORM)/memnode-hook | grep -q NEEDED; then echo "memnode-hook is not static"; exit 1; fi; \
+	fi
+	@name=memnode_$(DIST_VERSION)_$(PLATFORM); stage=dist/.stage/$$name; rm -rf $$stage; mkdir -p $$stage; \
+	  cp bin/$(PLATFORM)/memnode bin/$(PLATFORM)/memnode-hook $$stage/; \
+	  cp packaging/archive/README.md $$stage/README.md; \
+	  if [ -f LICENSE ]; then cp LICENSE $$stage/; else echo "warning: no LICENSE file in the repository: $$name ships without one"; fi; \
+	  if tar --version 2>/dev/null | grep -q GNU; then tf="--sort=name --mtime=$(DATE) --owner=0 --group=0 --numeric-owner"; \
+	  else tf="--uid 0 --gid 0"; fi; \
+	  tar $$tf -C $$stage -cf - memnode memnode-hook README.md $$([ -f $$stage/LICENSE ] && echo LICENSE) | gzip -n9 > dist/$$name.tar.gz; \
+	  rm -rf $$stage; echo "== dist/$$name.tar.gz"
+
+dist: ## release archives for linux/amd64 and linux/arm64 in dist/, and SHA256SUMS (darwin ones too when present)
+	@start=$$(date +%s); for p in $(DIST_LINUX); do $(MAKE) --no-print-directory dist-platform PLATFORM=$$p; done; \
+	  rm -f dist/SHA256SUMS; (cd dist && sha256sum memnode_$(DIST_VERSION)_*.tar.gz > SHA256SUMS && sha256sum -c --quiet SHA256SUMS); \
+	  echo "== dist/SHA256SUMS ($$(wc -l < dist/SHA256SUMS) archives, verified) in $$(( $$(date +%s) - start )) s"; cat dist/SHA256SUMS
 
 race: ## only the race-detector run
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
@@ -80,13 +143,18 @@ bench-ab: build ## A/B of the end-to-end figures against an older binary: make b
 bench-anchor: build ## the end-to-end harness side by side with the real claude-mem (installs it from npm)
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -anchor ../shared/bench/claude-mem-anchor.sh
 
-lint: ## gofmt and go vet
+lint: ## gofmt, go vet, a darwin compile check of every package, the release workflow's actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files -o --exclude-standard '*.go' 2>/dev/null)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
+	@# macOS: no darwin C toolchain here, so cgo is off (go-sqlite3's stub; replica/sqliteerr_nocgo.go);
+	@# the darwin-only files (keys' Keychain, localnet's LOCAL_PEERCRED) are type-checked and vetted.
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet -tags $(TAGS) ./...
+	GOOS=darwin GOARCH=amd64 CGO_ENABLED=0 $(GO) build -tags $(TAGS) ./...
+	$(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT) .github/workflows/*.yml
 
 tidy: ## go mod tidy
 	$(GO) mod tidy
 
 clean: ## remove build output
-	rm -rf bin bench.out
+	rm -rf bin bench.out dist

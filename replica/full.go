@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/mattn/go-sqlite3"
-
 	"github.com/memnode/memnode/memory"
 )
 
@@ -17,9 +15,7 @@ func storageFull(err error) error {
 	if err == nil || errors.Is(err, memory.ErrStorageFull) {
 		return err
 	}
-	var se sqlite3.Error
-	full := errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT)
-	if full || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+	if sqliteFull(err) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return fmt.Errorf("%w: %w", memory.ErrStorageFull, err)
 	}
 	return err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // ErrCorrupt is returned by Open when the database file fails SQLite's quick_check (or is
@@ -57,6 +55,5 @@ func IsCorrupt(err error) bool {
 	if errors.Is(err, ErrCorrupt) {
 		return true
 	}
-	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB)
+	return sqliteCorrupt(err)
 }

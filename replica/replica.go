@@ -19,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mattn/go-sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
 
 	"github.com/memnode/memnode/feed"
 )
@@ -271,8 +271,7 @@ func (r *Replica) openSchema(ctx context.Context) error {
 
 // isBusy reports whether err is, or wraps, SQLite's SQLITE_BUSY or SQLITE_LOCKED.
 func isBusy(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked)
+	return sqliteBusy(err)
 }
 
 func (r *Replica) migrate(ctx context.Context) error {

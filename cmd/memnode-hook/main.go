@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 
 	"github.com/memnode/memnode/hooks"
@@ -20,13 +21,17 @@ import (
 	"github.com/memnode/memnode/platform/registry"
 )
 
-// version is set by the linker (-X main.version=…).
-var version = "dev"
+// version, commit and date are set by the linker, as in cmd/memnode.
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
 
 func main() {
 	args := os.Args[1:]
 	if len(args) == 1 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Println("memnode-hook", version)
+		fmt.Printf("memnode-hook %s (commit %s, built %s, %s/%s, %s)\n", version, commit, date, runtime.GOOS, runtime.GOARCH, runtime.Version())
 		return
 	}
 	if len(args) == 0 || args[0] != "hook" {

@@ -55,6 +55,9 @@ type instance struct {
 	port    int
 	extra   []string
 	started []int // pids of the nodes start() started: killed at cleanup even when a test rewrote or lost the pid file
+	// bin and hookBin, when set, replace memnodeBin and its memnode-hook (the linux/arm64
+	// build run through qemu: e2e_linuxarm_test.go).
+	bin, hookBin string
 }
 
 func newInstance(tb testing.TB) *instance {
@@ -89,12 +92,18 @@ type result struct {
 // run runs `memnode args...` with stdin and returns its output and exit code.
 func (in *instance) run(stdin []byte, args ...string) result {
 	in.tb.Helper()
+	if in.bin != "" {
+		return in.runBin(in.bin, stdin, args...)
+	}
 	return in.runBin(memnodeBin, stdin, args...)
 }
 
 // runLean runs the lean memnode-hook binary (what `memnode install` puts in the IDE).
 func (in *instance) runLean(stdin []byte, args ...string) result {
 	in.tb.Helper()
+	if in.hookBin != "" {
+		return in.runBin(in.hookBin, stdin, args...)
+	}
 	return in.runBin(filepath.Join(filepath.Dir(memnodeBin), "memnode-hook"), stdin, args...)
 }
 

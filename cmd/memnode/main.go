@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,7 +51,7 @@ func commandTable() map[string]command {
 		"install":   {"install the hooks (and MCP server) into a coding agent: install " + platformList() + " [--scope user|project]; without a platform: the agents found here [--yes|--all]", cmdInstall},
 		"uninstall": {"remove exactly what install added: uninstall " + platformList() + " [--scope user|project]", cmdUninstall},
 		"context":   {"print the context a new session would get [--project P]", cmdContext},
-		"version":   {"print the version", cmdVersion},
+		"version":   {"print the version, commit, build date and platform", cmdVersion},
 		"keys":      {"manage AI provider keys: keys set PROVIDER | list | delete PROVIDER", cmdKeys},
 		"search":    {"search memory: search QUERY [--project P --type T --obs-type a,b --since --until --limit --offset --order --device --file PATH --platform AGENT --mode fts|vector|hybrid --team --json]", cmdSearch},
 		"timeline":  {"records around an anchor: timeline ID|S<session>|ISO-time|--query TEXT [--before N --after N --type T --obs-type a,b --project P --device D --platform AGENT --json]", cmdTimeline},
@@ -68,8 +69,13 @@ func commandTable() map[string]command {
 	}
 }
 
-// version is set by the linker (-X main.version=…); "dev" otherwise.
-var version = "dev"
+// version, commit and date are set by the linker (Makefile: -X main.version=… -X
+// main.commit=… -X main.date=…, the commit's time); "dev" and "unknown" otherwise.
+var (
+	version = "dev"
+	commit  = "unknown"
+	date    = "unknown"
+)
 
 func main() {
 	// gin's mode is process-wide; release mode keeps its banner and route dump off stdout
@@ -93,6 +99,9 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return 0
+	}
+	if args[0] == "--version" {
+		args[0] = "version"
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
@@ -146,8 +155,14 @@ func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := newFlags(env, "version", "version").parse(args, 0, 0); !ok {
 		return code
 	}
-	fmt.Fprintln(env.Stdout, "memnode", version)
+	fmt.Fprintln(env.Stdout, versionLine("memnode"))
 	return 0
+}
+
+// versionLine is what `memnode version` and `memnode-hook version` print: "memnode 1.2.0
+// (commit 4e8fa1044943, built 2026-12-02T13:31:56Z, linux/arm64, go1.26.8)".
+func versionLine(prog string) string {
+	return fmt.Sprintf("%s %s (commit %s, built %s, %s/%s, %s)", prog, version, commit, date, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
 func splitList(s string) []string {

@@ -9,7 +9,10 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/registry"
 )
 
 // exitNotRunning is `memnode status`'s exit code when no node runs.
@@ -21,16 +24,18 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := fs.parse(args, 0, 0); !ok {
 		return code
 	}
+	stale := staleHooks(env)
 	h, err := health(ctx, env)
 	if err != nil {
 		taken := portTaken(ctx, env)
 		if *asJSON {
-			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken})
+			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken, "stale_hooks": stale})
 		} else {
 			fmt.Fprintf(env.Stdout, "memnode is not running (data dir %s, port %d); 'memnode start' starts it\n", env.DataDir, env.Settings.Port)
 			if taken {
 				fmt.Fprintf(env.Stdout, "  warning:     %v\n", errPortTaken(env))
 			}
+			writeStale(env.Stdout, stale)
 		}
 		return exitNotRunning
 	}
@@ -42,7 +47,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	known := stErr == nil
 	if *asJSON {
-		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port}
+		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port, "stale_hooks": stale}
 		if known {
 			out["status"] = st
 		}
@@ -53,6 +58,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on %s\n", h.Version, h.PID, localnet.SocketPath(env.DataDir))
 	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", env.DataDir)
+	writeStale(env.Stdout, stale)
 	if !known {
 		fmt.Fprintln(env.Stdout, "  state:       starting (database not open yet)")
 		return 0
@@ -155,4 +161,22 @@ func plural(n int, noun string) string {
 		noun += "s"
 	}
 	return fmt.Sprintf("%d %s", n, noun)
+}
+
+// staleHooks lists the memnode executables the user-scope configuration of the installed
+// agents runs that are gone (an upgrade or move since `memnode install`); nil when none, or
+// when the home directory is unknown.
+func staleHooks(env *cliEnv) []platform.StaleBinary {
+	opts, err := installOptions(env, "status", install.ScopeUser)
+	if err != nil {
+		return nil
+	}
+	return platform.StaleBinaries(registry.Builtin(), opts)
+}
+
+// writeStale prints one line per stale binary, saying how to fix it.
+func writeStale(w io.Writer, stale []platform.StaleBinary) {
+	for _, s := range stale {
+		fmt.Fprintf(w, "  warning:     %s runs %s, which is gone (moved or upgraded): run 'memnode install %s' again\n", s.File, s.Binary, s.Platform)
+	}
 }

@@ -391,3 +391,9 @@ func writeFile(path, text string, mode fs.FileMode) error {
 	}
 	return nil
 }
+
+// Files implements platform.FileLister.
+func (Installer) Files(opts install.Options) []string {
+	p := pathsOf(opts)
+	return []string{p.hooks, p.config}
+}

@@ -59,3 +59,9 @@ func (Installer) Install(opts install.Options) ([]install.Change, error) {
 func (Installer) Uninstall(opts install.Options) ([]install.Change, error) {
 	return install.Uninstall(target(opts), opts)
 }
+
+// Files implements platform.FileLister.
+func (Installer) Files(opts install.Options) []string {
+	t := target(opts)
+	return []string{t.Settings, t.MCP}
+}

@@ -127,3 +127,9 @@ func (Installer) Uninstall(opts install.Options) ([]install.Change, error) {
 	}
 	return append(changes, ch), nil
 }
+
+// Files implements platform.FileLister.
+func (Installer) Files(opts install.Options) []string {
+	plugin, config := paths(opts)
+	return []string{plugin, config}
+}

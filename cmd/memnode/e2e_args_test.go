@@ -102,6 +102,14 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "supersede", kind: "bad", args: []string{"supersede", "ZZZZZZ", "YYYYYY"}, code: 1},
 		{cmd: "supersede", kind: "bad", args: []string{"supersede", "a", "b", "c"}, code: 2},
 
+		{cmd: "config", kind: "good", args: []string{"config", "set", "context_sessions", "4"}, outMin: 1},
+		{cmd: "config", kind: "good", args: []string{"config", "get", "context_sessions"}, outMin: 1},
+		{cmd: "config", kind: "missing", args: []string{"config", "set", "port"}, code: 2},
+		{cmd: "config", kind: "missing", args: []string{"config"}, code: 2},
+		{cmd: "config", kind: "flag", args: []string{"config", "list", "--frob"}, code: 2},
+		{cmd: "config", kind: "bad", args: []string{"config", "set", "port", "abc"}, code: 1},
+		{cmd: "config", kind: "bad", args: []string{"config", "get", "nosuch"}, code: 1},
+
 		{cmd: "import", kind: "good", args: []string{"import", export}, outMin: 1},
 		{cmd: "import", kind: "missing", args: []string{"import"}, code: 2},
 		{cmd: "import", kind: "flag", args: []string{"import", export, "--frob"}, code: 2},

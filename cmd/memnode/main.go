@@ -65,6 +65,7 @@ func commandTable() map[string]command {
 		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
 		"viewer":    {"print a one-time login URL for the web viewer [--open]", cmdViewer},
 		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge] | admin add|remove @USER/DEVICE", cmdTeam},
+		"config":    {"read and change settings.json one key at a time: config get KEY | set KEY VALUE | unset KEY | list", cmdConfig},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }
@@ -111,8 +112,9 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	env, err := newEnv(stdin, stdout, stderr, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "memnode: %v\n", err)
-		// A hook must never break the IDE because of a bad settings file.
-		if args[0] != "hook" {
+		// A hook must never break the IDE because of a bad settings file, and config is
+		// how the user repairs one.
+		if args[0] != "hook" && args[0] != "config" {
 			return 1
 		}
 	}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadmeConfigSnippetsMerge follows the README as a user does: every `memnode config
+// set` line of its code blocks, in order (the AI-provider section, then the sync section),
+// on the real binary. The later ones must not erase the earlier ones — the README's
+// `echo '{…}' > settings.json` snippets did — and the file stays 0600 and valid.
+func TestReadmeConfigSnippetsMerge(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^echo .*> *~?/?.*settings\.json`).Match(readme) {
+		t.Error("the README still overwrites settings.json with echo … >")
+	}
+	sets := regexp.MustCompile(`(?m)^memnode config set ([a-z_.]+) (\S+)`).FindAllStringSubmatch(string(readme), -1)
+	keys := map[string]string{}
+	for _, m := range sets {
+		keys[m[1]] = m[2]
+	}
+	for _, want := range []string{"ai_providers", "sync_host"} {
+		if keys[want] == "" {
+			t.Fatalf("the README has no `memnode config set %s` line (found %v)", want, keys)
+		}
+	}
+	in := newInstance(t)
+	for _, m := range sets {
+		if out := in.mustRun(nil, "config", "set", m[1], m[2]); !strings.Contains(out, "applies it when it starts") {
+			t.Errorf("config set %s with no node running: %q", m[1], out)
+		}
+	}
+	path := filepath.Join(in.dataDir, "settings.json")
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("settings.json: %v, mode %v", err, fi.Mode())
+	}
+	b, _ := os.ReadFile(path)
+	var file map[string]any
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatalf("settings.json after the README: %v\n%s", err, b)
+	}
+	if len(file) != len(keys) {
+		t.Errorf("settings.json holds %d keys, the README set %d:\n%s", len(file), len(keys), b)
+	}
+	if got := strings.TrimSpace(in.mustRun(nil, "config", "get", "ai_providers")); got != `["anthropic"]` {
+		t.Errorf("config get ai_providers = %s", got)
+	}
+	if got := strings.TrimSpace(in.mustRun(nil, "config", "get", "sync_host")); got != "0.0.0.0" {
+		t.Errorf("config get sync_host = %s", got)
+	}
+
+	// A bad value changes nothing and says why on one line; a running node is named.
+	before, _ := os.ReadFile(path)
+	r := in.run(nil, "config", "set", "port", "99999")
+	after, _ := os.ReadFile(path)
+	if r.code != 1 || len(lines(r.stderr)) != 1 || string(before) != string(after) {
+		t.Errorf("config set port 99999: exit %d, stderr %q, file changed: %v", r.code, r.stderr, string(before) != string(after))
+	}
+	in.mustRun(nil, "config", "unset", "sync_host") // the test node listens on loopback only
+	in.start()
+	if out := in.mustRun(nil, "config", "set", "mdns", "false"); !strings.Contains(out, "after a restart") {
+		t.Errorf("config set with the node running: %q", out)
+	}
+	if out := in.mustRun(nil, "config", "list"); !strings.Contains(out, "ai_daily_token_budget") || !regexp.MustCompile(`ai_providers\s+\["anthropic"\]\s+settings.json`).MatchString(out) {
+		t.Errorf("config list:\n%s", out)
+	}
+}

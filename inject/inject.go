@@ -95,7 +95,7 @@ func Render(in Input, lim Limits) string {
 				day.y, day.m, day.d = y, m, d
 				fmt.Fprintf(&b, "\n### %s\n", t.Format("Jan 2, 2006"))
 			}
-			src := ObservationSource(o)
+			src := in.recordSource(o)
 			// Quoted content is shown as data: in quotes, one line each, its source named.
 			text, item, tag := oneLine, "  - ", ""
 			if src != "" {

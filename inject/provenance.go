@@ -28,6 +28,7 @@ const (
 	SourceImport  = "imported memory"
 	SourceTool    = "tool output"
 	SourceSummary = "session summary"
+	SourceTeam    = "team member's note"
 )
 
 // ObservationSource names where the words of an observation come from, or "" for a note
@@ -51,6 +52,24 @@ func ObservationSource(o memory.Observation) string {
 	default:
 		return SourceTool
 	}
+}
+
+// recordSource is ObservationSource for a record in a context: a note saved by hand on a
+// team member's device is that member's word, not this user's, so it is quoted too, its
+// author named after it.
+func (in Input) recordSource(o memory.Observation) string {
+	src := ObservationSource(o)
+	if src == "" && in.fromTeam(o.Origin) {
+		return SourceTeam
+	}
+	return src
+}
+
+// fromTeam reports whether origin is a team member's device: team names its authors'
+// devices "@user/device" (team/DESIGN.md, "Authors locally"); a paired device of this user
+// has a plain name.
+func (in Input) fromTeam(origin string) bool {
+	return in.DeviceName != nil && origin != "" && origin != in.LocalOrigin && strings.HasPrefix(in.DeviceName(origin), "@")
 }
 
 // quoted renders untrusted text as one quoted line: white space (newlines included)

@@ -1,14 +1,18 @@
 package team
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -295,9 +299,12 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 				continue
 			}
 			lop.Kind, lop.Payload = kindRejected, nil // the origin's own op, refused: keep its place
-		} else if op.Kind != replica.OpForget && op.Kind != replica.OpSupersede {
-			if _, err := q.record.ExecContext(ctx, op.RecordID, op.Origin, op.Project); err != nil {
-				return 0, err
+		} else {
+			lop.Payload = cleanPayload(op.Payload)
+			if op.Kind != replica.OpForget && op.Kind != replica.OpSupersede {
+				if _, err := q.record.ExecContext(ctx, op.RecordID, op.Origin, op.Project); err != nil {
+					return 0, err
+				}
 			}
 		}
 		apply = append(apply, lop)
@@ -346,7 +353,7 @@ func prepareBatch(ctx context.Context, tx *sql.Tx) (*batchStmts, error) {
 		{&q.mine, `SELECT COUNT(*) FROM outbox WHERE project = ? AND tseq = ? AND sig = ?`},
 		{&q.author, `SELECT author FROM authors WHERE origin = ?`},
 		{&q.pin, `INSERT INTO authors(origin, author) VALUES (?, ?)`},
-		{&q.owner, `SELECT origin FROM records WHERE id = ?`},
+		{&q.owner, `SELECT origin, project FROM records WHERE id = ?`},
 		{&q.record, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`},
 		{&q.reject, sqlReject},
 	} {
@@ -372,6 +379,11 @@ func (q *batchStmts) close() {
 // its origin first used, does not claim a record another device created, and, as a
 // tombstone, comes from the record's author device or an admin in force at its position.
 func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adminLog, named map[string]string) string {
+	// What is applied is the payload: it must say what the signed row says, or a signature
+	// over one record would carry another (DESIGN.md, "Trust model").
+	if reason := checkPayload(op); reason != "" {
+		return reason
+	}
 	var pinned string
 	err := q.author.QueryRowContext(ctx, op.Origin).Scan(&pinned)
 	switch {
@@ -385,13 +397,17 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	case pinned != op.Author:
 		return fmt.Sprintf("device %s signs as %q, known as %q", op.Origin, op.Author, pinned)
 	}
-	if op.Kind == replica.OpSession || op.Kind == replica.OpSupersede {
-		// A correction names another record without changing it: any member may correct
-		// any shared record (the old one stays readable), as anyone may add a record.
+	if op.Kind == replica.OpSession {
 		return ""
 	}
-	var owner string
-	err = q.owner.QueryRowContext(ctx, op.RecordID).Scan(&owner)
+	var owner, project string
+	err = q.owner.QueryRowContext(ctx, op.RecordID).Scan(&owner, &project)
+	if op.Kind == replica.OpSupersede {
+		// A correction hides the record it names from every member's context: like a
+		// tombstone, its author's or an admin's, of the row's project; the replacement a
+		// record of that project this member already holds (positions order the stream).
+		return t.checkCorrection(ctx, q, op, owner, project, err, admins)
+	}
 	if op.Kind != replica.OpForget {
 		if err == nil && owner != op.Origin {
 			return fmt.Sprintf("record %s belongs to %s", op.RecordID, owner)
@@ -403,6 +419,9 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	}
 	if err != nil {
 		return "read record: " + err.Error()
+	}
+	if project != op.Project {
+		return fmt.Sprintf("tombstone in %s for record %s of %s", op.Project, op.RecordID, project)
 	}
 	if owner != op.Origin && !slices.Contains(admins.at(op.Pos), op.Origin) {
 		return fmt.Sprintf("tombstone for %s from %s, neither its author nor an admin", op.RecordID, op.Origin)
@@ -417,4 +436,97 @@ func (t *Team) lagOf(ctx context.Context, c *rq, project string, cursor int64) (
 	}
 	n, err := res[0].scalar()
 	return int(n), err
+}
+
+// checkCorrection judges a supersede op whose replaced record's owner and project the
+// caller read (err: that read's error).
+func (t *Team) checkCorrection(ctx context.Context, q *batchStmts, op Op, owner, project string, err error, admins adminLog) string {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Sprintf("correction of unknown record %s", op.RecordID)
+	case err != nil:
+		return "read record: " + err.Error()
+	case project != op.Project:
+		return fmt.Sprintf("correction in %s of record %s of %s", op.Project, op.RecordID, project)
+	case owner != op.Origin && !slices.Contains(admins.at(op.Pos), op.Origin):
+		return fmt.Sprintf("correction of %s from %s, neither its author nor an admin", op.RecordID, op.Origin)
+	}
+	if op.Payload == nil {
+		return ""
+	}
+	var p struct {
+		By string `json:"by"`
+	}
+	_ = json.Unmarshal(op.Payload, &p) // checkPayload read it
+	var byOwner, byProject string
+	if err := q.owner.QueryRowContext(ctx, p.By).Scan(&byOwner, &byProject); err != nil || byProject != op.Project {
+		return fmt.Sprintf("correction of %s by %s, not a record of %s here", op.RecordID, p.By, op.Project)
+	}
+	return ""
+}
+
+// payloadHead is what every record payload says of itself.
+type payloadHead struct {
+	ID      string `json:"id"`
+	Project string `json:"project"`
+	Origin  string `json:"origin"`
+}
+
+// checkPayload returns why an op's payload must not be applied, or "": it fits the size
+// limit every path keeps (memory.MaxRecordSize), and it names the record, project and
+// origin of the signed row — the replica applies the payload, the rights are judged on the
+// row. A purged op (payload NULL) applies nothing of its own and passes.
+func checkPayload(op Op) string {
+	if op.Payload == nil {
+		return ""
+	}
+	if len(op.Payload) > memory.MaxRecordSize {
+		return fmt.Sprintf("%s %s is %d KiB, over the %d KiB limit of one record", op.Kind, op.RecordID, len(op.Payload)>>10, memory.MaxRecordSize>>10)
+	}
+	var h payloadHead
+	if err := json.Unmarshal(op.Payload, &h); err != nil {
+		return fmt.Sprintf("%s %s: payload is not a record: %v", op.Kind, op.RecordID, err)
+	}
+	switch op.Kind {
+	case replica.OpForget:
+		if h.ID != op.RecordID {
+			return fmt.Sprintf("tombstone's payload names record %s, its signed row %s", h.ID, op.RecordID)
+		}
+		return ""
+	case replica.OpSupersede:
+		if h.ID != op.RecordID {
+			return fmt.Sprintf("correction's payload names record %s, its signed row %s", h.ID, op.RecordID)
+		}
+		if h.Project != op.Project {
+			return fmt.Sprintf("correction of %s: payload names project %q, its signed row %q", op.RecordID, h.Project, op.Project)
+		}
+		return ""
+	case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary:
+	default:
+		return fmt.Sprintf("op kind %q is not one a shared project carries", op.Kind)
+	}
+	switch {
+	case h.ID != op.RecordID:
+		return fmt.Sprintf("%s payload names record %s, its signed row %s", op.Kind, h.ID, op.RecordID)
+	case h.Project != op.Project:
+		return fmt.Sprintf("%s %s: payload names project %q, its signed row %q", op.Kind, op.RecordID, h.Project, op.Project)
+	case h.Origin != op.Origin:
+		return fmt.Sprintf("%s %s: payload claims author device %s, signed by %s", op.Kind, op.RecordID, h.Origin, op.Origin)
+	}
+	return ""
+}
+
+// cleanPayload is a pulled payload through the privacy gate every record passes on its
+// way in (memory tags stripped, secrets redacted): a member's memnode of another version,
+// or a member writing rows by hand, must not put into this replica what its own hooks
+// would have kept out.
+func cleanPayload(p []byte) []byte {
+	if p == nil {
+		return nil
+	}
+	c, err := privacy.CleanJSON(p)
+	if err != nil || bytes.Equal(c, p) {
+		return p // checkPayload refused what is not JSON
+	}
+	return c
 }

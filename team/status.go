@@ -32,10 +32,22 @@ type Status struct {
 	PushBacklog int      `json:"push_backlog"` // own ops not yet on the cluster (queued, or not yet looked at)
 	PullLag     int      `json:"pull_lag"`     // ops on the cluster past this device's cursors (-1: unknown)
 	Rejected    int      `json:"rejected"`     // ops refused on verification (forged, wrong author, tombstone without right)
-	LastError   string   `json:"last_error,omitempty"`
+	// Refused are the latest refused ops (up to 20, newest first), each with its author.
+	Refused   []Refusal `json:"refused,omitempty"`
+	LastError string    `json:"last_error,omitempty"`
 	// Squatted are rows someone else wrote under this device's ID and sequence numbers:
 	// errors for the pusher, each with its cause.
 	Squatted []Squat `json:"squatted,omitempty"`
+}
+
+// Refusal is one op this member refused: where, whose (the signing device's name as this
+// member knows it, else its ID), and why.
+type Refusal struct {
+	Pos    int64  `json:"pos"`
+	Author string `json:"author"`
+	Kind   string `json:"kind"`
+	Record string `json:"record,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // Squat is one row on the cluster under this device's (project, tseq) that this device did
@@ -112,6 +124,9 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
 		return s, nil, err
 	}
+	if s.Refused, err = t.refusals(ctx); err != nil {
+		return s, nil, err
+	}
 	if s.Squatted, err = t.squats(ctx); err != nil {
 		return s, nil, err
 	}
@@ -133,6 +148,32 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	s.Admin = slices.Contains(admins, t.origin)
 	s.Admins = t.adminNames(ctx, admins)
 	return s, c, nil
+}
+
+func (t *Team) refusals(ctx context.Context) ([]Refusal, error) {
+	rows, err := t.st.db.QueryContext(ctx, `SELECT pos, origin, kind, record_id, reason FROM rejected ORDER BY pos DESC LIMIT 20`)
+	if err != nil {
+		return nil, err
+	}
+	var out []Refusal
+	var origins []string
+	for rows.Next() {
+		var r Refusal
+		var origin string
+		if err := rows.Scan(&r.Pos, &origin, &r.Kind, &r.Record, &r.Reason); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out, origins = append(out, r), append(origins, origin)
+	}
+	rows.Close() // one connection: nameOf below needs it
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Author = t.nameOf(ctx, origins[i])
+	}
+	return out, nil
 }
 
 func (t *Team) squats(ctx context.Context) ([]Squat, error) {

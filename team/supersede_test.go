@@ -12,7 +12,7 @@ import (
 	"github.com/memnode/memnode/replica"
 )
 
-// TestTeamCorrectionsReachEveryMember: on a real rqlite cluster, a member corrects another
+// TestTeamCorrectionsReachEveryMember: on a real rqlite cluster, an admin corrects another
 // member's shared record and the author corrects it too, at the same time: both
 // corrections reach both members, the record is superseded by both everywhere, and it is
 // out of both members' session-start context.
@@ -28,6 +28,11 @@ func TestTeamCorrectionsReachEveryMember(t *testing.T) {
 	a.t.Start(ctx)
 	b.t.Start(ctx)
 
+	// Correcting another member's record is an admin's right (DESIGN.md, "Trust model").
+	if _, err := a.t.Admin(ctx, true, "@bob/desktop"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "bob knows he is an admin", 30*time.Second, func() bool { return b.status(t).Admin })
 	x := a.record(t, P, "invoices are rounded per line")
 	testkit.WaitFor(t, "A's record on B", 30*time.Second, func() bool { return b.has(t, "invoices are rounded per line") })
 	correct := func(m *member, text string) string {

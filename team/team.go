@@ -360,6 +360,29 @@ func payloadProject(p []byte) string {
 	return peek.Project
 }
 
+// ownPayload returns a record payload naming origin as its author device. A record this
+// device imported keeps the device that wrote it first; pushed, the record is this
+// device's word, signed by it, and members refuse a payload naming another author than its
+// signer (checkPayload).
+func ownPayload(p []byte, origin string) []byte {
+	var head struct {
+		Origin string `json:"origin"`
+	}
+	if json.Unmarshal(p, &head) != nil || head.Origin == origin {
+		return p
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(p, &m) != nil {
+		return p
+	}
+	m["origin"], _ = json.Marshal(origin)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return p
+	}
+	return b
+}
+
 // Push moves this device's new ops of shared projects into the outbox (signed, numbered),
 // then sends the outbox to the cluster in atomic batches. The outbox fills while the
 // cluster is down; the cluster's UNIQUE(origin, project, tseq) makes a resend a no-op.
@@ -434,6 +457,18 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 				continue // forgotten before it was pushed: nothing to share
 			}
 			project = payloadProject(op.Payload)
+			if op.Kind != replica.OpSupersede {
+				op.Payload = ownPayload(op.Payload, t.origin)
+				break
+			}
+			var origin string
+			err := tx.QueryRowContext(ctx, `SELECT origin FROM records WHERE id = ?`, op.RecordID).Scan(&origin)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && origin != t.origin && !admin {
+				continue // not a team record, or another's: corrected here only, the team would refuse it
+			}
+			if err != nil {
+				return err
+			}
 		case replica.OpForget:
 			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET payload = NULL WHERE record_id = ? AND kind != ?`, op.RecordID, replica.OpForget); err != nil {
 				return err

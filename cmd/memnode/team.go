@@ -221,6 +221,9 @@ func printTeamStatus(w io.Writer, st team.Status) {
 	for _, s := range st.Squatted {
 		fmt.Fprintf(w, "ERROR: %s\n", s.Error)
 	}
+	for _, r := range st.Refused {
+		fmt.Fprintf(w, "refused: %s from @%s at position %d: %s\n", r.Kind, r.Author, r.Pos, r.Reason)
+	}
 }
 
 // teamCall is one call to the node's team routes, starting the node when it is down.

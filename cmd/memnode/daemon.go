@@ -47,6 +47,12 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fs.usageErr("bad --log-level %q", *level)
 	}
+	env, closeLog, err := runLog(env)
+	if err != nil {
+		return fail(env, "run: %v", err)
+	}
+	defer closeLog()
+	startupLines(env)
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
 	if *pprofAddr != "" {
 		stop, err := servePprof(*pprofAddr, log)
@@ -89,6 +95,50 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// runLog returns env with Stderr writing to the data dir's node log as well, so the viewer's
+// Logs page and `memnode doctor` see a node run in a terminal too. Under `memnode start`
+// the node's stderr already is that log, and env is returned as is.
+func runLog(env *cliEnv) (*cliEnv, func(), error) {
+	dd := datadir.Dir(env.DataDir)
+	if f, ok := env.Stderr.(*os.File); ok {
+		a, errA := f.Stat()
+		b, errB := os.Stat(dd.NodeLog())
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return env, func() {}, nil
+		}
+	}
+	if err := node.SecureDataDir(env.DataDir); err != nil {
+		return env, nil, err
+	}
+	if err := os.MkdirAll(dd.Logs(), 0o700); err != nil {
+		return env, nil, fmt.Errorf("create log dir: %w", err)
+	}
+	logf, err := os.OpenFile(dd.NodeLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return env, nil, fmt.Errorf("open log: %w", err)
+	}
+	teed := *env
+	teed.Stderr = io.MultiWriter(logf, env.Stderr) // the log first: a closed terminal must not stop it
+	return &teed, func() { logf.Close() }, nil
+}
+
+// startupLines are the node's first lines: where its log is, how to open the viewer, and
+// which agents are hooked up (or what to run when none is).
+func startupLines(env *cliEnv) {
+	fmt.Fprintf(env.Stderr, "memnode %s starting; data dir %s, log %s\n", version, env.DataDir, datadir.Dir(env.DataDir).NodeLog())
+	fmt.Fprintln(env.Stderr, "  viewer:  memnode viewer   (prints a one-time login link; --open opens it)")
+	agents, stale := hookedUp(env)
+	switch {
+	case len(agents) == 0:
+		fmt.Fprintln(env.Stderr, "  agents:  no agent hooked up yet: memnode install")
+	default:
+		fmt.Fprintf(env.Stderr, "  agents:  %s hooked up\n", strings.Join(agents, ", "))
+	}
+	for _, s := range stale {
+		fmt.Fprintf(env.Stderr, "  warning: %s runs %s, which is gone: memnode install %s\n", s.File, s.Binary, s.Platform)
+	}
 }
 
 // health asks env's node with a fresh challenge. It fails with localnet.ErrNotOurNode when

@@ -275,13 +275,7 @@ func (b *builder) bash() bool {
 
 func (b *builder) testRun(shown string, outLines, errLines []string, exit int, interrupted bool) {
 	b.cc.add("testing")
-	lines := make([]string, 0, len(outLines)+len(errLines))
-	for _, l := range append(outLines, errLines...) {
-		if !strings.HasPrefix(l, "Error: Exit code") && !strings.HasPrefix(l, "Exit code") {
-			lines = append(lines, l)
-		}
-	}
-	r := readTestOutput(lines)
+	r := readTestOutput(outLines, errLines)
 	v := r.verdict
 	switch {
 	case exit > 0 && v != verdictNone:
@@ -382,7 +376,7 @@ func (b *builder) testRun(shown string, outLines, errLines []string, exit int, i
 			run += "it was interrupted before a result was recognised"
 		case b.noResult:
 			run += "its result was not recorded"
-		case len(lines) == 0:
+		case r.lines == 0:
 			run += "the result was not recognised (no output)"
 		default:
 			run += "the result was not recognised"
@@ -393,10 +387,10 @@ func (b *builder) testRun(shown string, outLines, errLines []string, exit int, i
 		switch {
 		case b.noResult:
 			b.fact("no result recorded")
-		case len(lines) == 0:
+		case r.lines == 0:
 			b.fact("no output")
 		default:
-			fact("last output: " + lines[len(lines)-1])
+			fact("last output: " + r.last)
 		}
 	}
 	b.narrate(run, ctx)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
@@ -163,7 +164,8 @@ func distinctFacts(facts []string, subtitle string) []string {
 		return facts
 	}
 	sub := factKey(subtitle)
-	keys := make([]string, 0, len(facts))
+	var kb [maxFacts]string
+	keys := kb[:0]
 	out := facts[:0]
 	for _, f := range facts {
 		k := factKey(f)
@@ -199,8 +201,38 @@ func factKey(s string) string {
 	for _, label := range [...]string{"output: ", "result: ", "error: ", "stderr: "} {
 		s = strings.TrimPrefix(s, label)
 	}
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	if !normalKey(s) {
+		var b strings.Builder
+		b.Grow(len(s))
+		space := false
+		for _, r := range s {
+			if unicode.IsSpace(r) {
+				space = b.Len() > 0
+				continue
+			}
+			if space {
+				b.WriteByte(' ')
+				space = false
+			}
+			b.WriteRune(unicode.ToLower(r))
+		}
+		s = b.String()
+	}
 	return strings.TrimRight(s, ".")
+}
+
+// normalKey reports whether s is already a key (no upper-case ASCII, single spaces, no
+// other blanks), which most facts are: no copy is made for them.
+func normalKey(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isUpper(c), c == '\t', c == '\n', c == '\r':
+			return false
+		case c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return false
+		}
+	}
+	return true
 }
 
 // wordPrefix reports whether short is long's beginning, ending at a word boundary.

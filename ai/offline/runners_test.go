@@ -170,3 +170,42 @@ func TestPassWord(t *testing.T) {
 func renderObs(o ai.Observation) string {
 	return "title: " + o.Title + "\nsubtitle: " + o.Subtitle + "\nnarrative: " + o.Narrative + "\nfacts:\n  " + strings.Join(o.Facts, "\n  ")
 }
+
+// FuzzTestRunOutput feeds arbitrary output to a test command (seeded with the runner
+// corpus): never a panic, and the verdict's invariants hold — a run with a failing or
+// erroring count or a failing test's name is never a pass, and a run that is not a pass
+// says "pass" nowhere but in its command.
+func FuzzTestRunOutput(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "runners", "*.txt"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(b), "-- stdout --\n")
+		stdout, stderr, _ := strings.Cut(rest, "-- stderr --\n")
+		f.Add(stdout, stderr, 0)
+	}
+	f.Fuzz(func(t *testing.T, stdout, stderr string, exit int) {
+		r := readTestOutput(outputLines(stdout, 4000), outputLines(stderr, 2000))
+		if r.verdict == verdictPass && (r.failed > 0 || r.errors > 0 || len(r.names) > 0 || r.failSeen) {
+			t.Fatalf("a pass with failures: %+v", r)
+		}
+		resp, _ := json.Marshal(map[string]any{"stdout": stdout, "stderr": stderr, "exit_code": exit})
+		obs, _, err := New().Observe(context.Background(), []ai.ToolCall{{ToolName: "Bash",
+			ToolInput: json.RawMessage(`{"command":"go test ./..."}`), ToolResponse: resp}})
+		if err != nil || len(obs) != 1 {
+			t.Fatalf("%d observations, %v", len(obs), err)
+		}
+		o := obs[0]
+		checkBounded(t, o)
+		if strings.HasPrefix(o.Title, "Tests pass: ") {
+			return
+		}
+		for _, s := range append([]string{o.Title, o.Subtitle, o.Narrative}, o.Facts...) {
+			if passWord(strings.ReplaceAll(s, "go test ./...", "")) {
+				t.Fatalf("%q says pass in %+v", s, o)
+			}
+		}
+	})
+}

@@ -32,16 +32,24 @@ type testResult struct {
 	names                         []string // failing tests, as the runner names them
 	failLines, details, summaries []string
 	noTestsLine                   string
+	lines                         int    // output lines read
+	last                          string // the last of them
 }
 
 // testSummaryLead are first words of summary lines whose counts follow a word, not a
 // separator: vitest's "Tests  1 failed | 1 passed (2)", nextest's "Summary [0.01s] 2 tests run: …".
 var testSummaryLead = map[string]bool{"tests": true, "test": true, "summary": true, "ran": true, "suites": true, "files": true}
 
-// readTestOutput reads the lines of a test run (stdout and stderr, trimmed).
-func readTestOutput(lines []string) testResult {
+// readTestOutput reads the lines of a test run's stdout and stderr (trimmed); the exit code
+// line of a failed call's response ("Exit code 1") is not output.
+func readTestOutput(stdout, stderr []string) testResult {
 	var r testResult
-	for _, l := range lines {
+	for _, l := range slices.Concat(stdout, stderr) {
+		if strings.HasPrefix(l, "Error: Exit code") || strings.HasPrefix(l, "Exit code") {
+			continue
+		}
+		r.lines++
+		r.last = l
 		if strings.HasPrefix(l, `{"`) && strings.Contains(l, `"Action":"`) {
 			// go test -json: the text is in Output; a build failure is an action of its own.
 			var ev struct{ Action, Test, Output string }
@@ -296,8 +304,9 @@ func (r *testResult) counts(l string) {
 		return
 	}
 	lower := strings.ToLower(l)
-	var toks []token
-	for i := 0; i < len(lower) && len(toks) < 64; {
+	var buf [64]token
+	toks := buf[:0]
+	for i := 0; i < len(lower) && len(toks) < len(buf); {
 		if !tokenByte(lower[i]) {
 			i++
 			continue
@@ -316,7 +325,6 @@ func (r *testResult) counts(l string) {
 	suites := strings.HasPrefix(lower, "test suites") || strings.HasPrefix(lower, "test files")
 	var f, p, e, t int
 	found, failKind := false, false
-	gap := func(a, b int) string { return strings.TrimSpace(lower[toks[a].end():toks[b].at]) }
 	for i, tk := range toks {
 		n, ok := atoiWord(tk.s)
 		if !ok || tk.at > 1 && lower[tk.at-1] == '.' && isDigit(lower[tk.at-2]) ||
@@ -324,8 +332,8 @@ func (r *testResult) counts(l string) {
 			continue // not a whole number: a count is one
 		}
 		kind := byte(0)
-		if j := i + 1; j < len(toks) && gap(i, j) == "" && (lead || tk.at == 0 || isPunct(prevNonSpace(lower, tk.at))) {
-			if (toks[j].s == "tests" || toks[j].s == "test") && j+1 < len(toks) && gap(j, j+1) == "" {
+		if j := i + 1; j < len(toks) && tokGap(lower, toks, i, j) == "" && (lead || tk.at == 0 || isPunct(prevNonSpace(lower, tk.at))) {
+			if (toks[j].s == "tests" || toks[j].s == "test") && j+1 < len(toks) && tokGap(lower, toks, j, j+1) == "" {
 				if k := countKind(toks[j+1].s); k != 0 && k != 't' {
 					j++ // ctest: "1 tests failed"
 				}
@@ -334,10 +342,10 @@ func (r *testResult) counts(l string) {
 		}
 		// "Word: N" or "word=N" after punctuation; "word N" only at the line's start ("# fail 1").
 		outOf := i > 1 && toks[i-1].s == "of" && toks[i-2].s == "out"
-		if k := i - 1; kind == 0 && k >= 0 && (gap(k, i) == "" && (k == 0 || outOf) || gap(k, i) == ":" || gap(k, i) == "=") {
+		if k := i - 1; kind == 0 && k >= 0 && (tokGap(lower, toks, k, i) == "" && (k == 0 || outOf) || tokGap(lower, toks, k, i) == ":" || tokGap(lower, toks, k, i) == "=") {
 			w := toks[k].s
 			switch {
-			case w == "run" && k > 0 && toks[k-1].s == "tests" && gap(k-1, k) == "":
+			case w == "run" && k > 0 && toks[k-1].s == "tests" && tokGap(lower, toks, k-1, k) == "":
 				k-- // "Tests run: 2"
 				w = "tests"
 			case w == "of" && k > 0 && toks[k-1].s == "out": // ctest: "out of 2"
@@ -391,6 +399,11 @@ type token struct {
 }
 
 func (t token) end() int { return t.at + len(t.s) }
+
+// tokGap is what stands between tokens a and b of line, blanks trimmed.
+func tokGap(line string, toks []token, a, b int) string {
+	return strings.TrimSpace(line[toks[a].end():toks[b].at])
+}
 
 func tokenByte(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '%' }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/internal/logfile"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/platform"
 
@@ -244,6 +245,9 @@ func (h *hook) settleFailures() int {
 	return 0
 }
 
+// hookLogMax is hook.log's size cap (one old generation, hook.log.1, is kept).
+const hookLogMax = 5 << 20
+
 // logf appends one line to DataDir/logs/hook.log. It never carries payload content, only
 // what went wrong, and it never writes to stderr (stderr is for the one fail-loud line).
 func (h *hook) logf(format string, a ...any) {
@@ -254,13 +258,10 @@ func (h *hook) logf(format string, a ...any) {
 	if err := os.MkdirAll(dd.Logs(), 0o700); err != nil {
 		return
 	}
-	f, err := os.OpenFile(dd.HookLog(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	defer f.Close()
 	line := h.cfg.Now().UTC().Format(time.RFC3339) + " " + fmt.Sprintf(format, a...)
-	_, _ = f.WriteString(strings.ReplaceAll(line, "\n", " ") + "\n")
+	// Capped and rotated: an error that quotes its input (a 20 MiB session ID) cannot fill
+	// the disk.
+	_ = logfile.AppendLine(dd.HookLog(), []byte(strings.ReplaceAll(line, "\n", " ")+"\n"), hookLogMax, logfile.DefaultMaxLine)
 }
 
 // newEvent fills the fields every event carries.

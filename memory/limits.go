@@ -10,6 +10,11 @@ const (
 	MaxNoteBytes = 64 << 10
 	// MaxTitleBytes caps a title given by hand.
 	MaxTitleBytes = 1 << 10
+	// MaxSessionIDBytes caps a session ID and an event ID at ingest: agents use UUIDs or
+	// short names; a megabyte-long ID is an attack or a bug, refused with 400.
+	MaxSessionIDBytes = 512
+	// MaxProjectBytes caps a project name (a path at most: PATH_MAX).
+	MaxProjectBytes = 4096
 	// MaxRecordSize bounds one record as it replicates (its JSON op payload, bytes): the
 	// replica refuses a larger one where it enters (import, notes) and the event pipeline
 	// clips agent output to fit, so no record can stall device sync (ErrRecordTooLarge).

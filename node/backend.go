@@ -94,12 +94,16 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 	if p := n.pipe.Load(); p != nil {
 		ps = p.Stats()
 	}
+	dead, derr := rep.DeadLetters(ctx)
+	if derr != nil {
+		n.log.Warn("count dead letters", "err", derr)
+	}
 	st := apitype.Status{
 		PID: os.Getpid(), Version: n.cfg.Version, DataDir: n.cfg.DataDir, Addr: n.Addr(),
 		Socket: localnet.SocketPath(n.cfg.DataDir), Origin: rep.Origin(), Ready: n.Ready(),
 		Records: apitype.RecordCounts{Sessions: c.Sessions, Prompts: c.Prompts, Observations: c.Observations,
 			Summaries: c.Summaries, Ops: c.Ops, Tombstones: c.Tombstones},
-		Queue:      apitype.QueueStatus{Waiting: c.Pending, Ingested: ps.Ingested, Processed: ps.Processed, Failures: ps.Failures},
+		Queue:      apitype.QueueStatus{Waiting: c.Pending, Ingested: ps.Ingested, Processed: ps.Processed, Failures: ps.Failures, Dead: dead},
 		Compressor: apitype.CompressorStatus{Name: n.cfg.Compressor.Name()},
 		Embed:      n.embedStatus(),
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},

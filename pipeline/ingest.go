@@ -30,6 +30,10 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if ev.SessionID == "" || ev.Project == "" {
 		return apitype.EventReply{}, fmt.Errorf("%w: session_id and project are required", memory.ErrInvalid)
 	}
+	// An ID no agent makes (a 20 MiB session_id) is refused here, not retried forever.
+	if len(ev.SessionID) > memory.MaxSessionIDBytes || len(ev.EventID) > memory.MaxSessionIDBytes || len(ev.Project) > memory.MaxProjectBytes {
+		return apitype.EventReply{}, fmt.Errorf("%w: session_id or event_id over %d bytes, or project over %d bytes", memory.ErrInvalid, memory.MaxSessionIDBytes, memory.MaxProjectBytes)
+	}
 	ev.Platform = memory.PlatformName(ev.Platform) // claude-mem's "claude" is claude-code
 	if ev.EventID == "" {
 		ev.EventID = memory.NewEventID()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/internal/prio"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -47,8 +48,11 @@ func (p *Pipeline) worker(ctx context.Context) {
 				for i, e := range c.Events {
 					ids[i] = e.ID
 				}
-				if rerr := st.Release(context.Background(), ids); rerr != nil {
-					p.log.Error("release failed", "err", rerr)
+				// A full disk is not the events' fault: no attempt is counted against them.
+				if !errors.Is(err, memory.ErrStorageFull) && ctx.Err() == nil {
+					if rerr := st.Release(context.Background(), ids); rerr != nil {
+						p.log.Error("release failed", "err", rerr)
+					}
 				}
 			}
 			st.Unclaim(c.SessionID)
@@ -59,7 +63,7 @@ func (p *Pipeline) worker(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			p.log.Warn("processing failed; events stay queued", "session", c.SessionID, "events", len(c.Events), "err", err)
+			p.log.Warn("processing failed; events stay queued, each set aside after its last attempt", "session", short(c.SessionID), "events", len(c.Events), "max_attempts", replica.MaxAttempts, "err", err)
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			select {
 			case <-ctx.Done():
@@ -128,4 +132,12 @@ func (p *Pipeline) process(ctx context.Context, evs []replica.PendingEvent) erro
 	p.observations.Add(int64(len(res.Observations)))
 	p.summaries.Add(int64(len(res.Summaries)))
 	return nil
+}
+
+// short is an ID as a log line shows it: a poison event's may be megabytes long.
+func short(id string) string {
+	if len(id) > 128 {
+		return id[:128] + "…"
+	}
+	return id
 }

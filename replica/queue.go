@@ -338,20 +338,65 @@ func (r *Replica) Unclaim(sessionID string) {
 	r.claimMu.Unlock()
 }
 
-// Release records a failed attempt on claimed events (they stay queued and are retried);
-// the caller still calls Unclaim.
+// MaxAttempts bounds how often an event is processed: one that failed this many times is
+// moved to the dead letters instead of being retried (forever) again.
+const MaxAttempts = 10
+
+// Release records a failed attempt on claimed events: they stay queued and are retried,
+// except those that have now failed MaxAttempts times, which move to the dead letters. The
+// caller still calls Unclaim.
 func (r *Replica) Release(ctx context.Context, ids []int64) error {
 	tx, err := r.q.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
 	defer tx.Rollback()
+	dead := int64(0)
 	for _, id := range ids {
 		if _, err := tx.ExecContext(ctx, "UPDATE pending SET attempts = attempts + 1 WHERE id = ?", id); err != nil {
 			return fmt.Errorf("release: %w", err)
 		}
+		// The session ID is kept short: a poison event's may be megabytes long.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dead(event_id, kind, session_id, project, payload, attempts, created_at, dead_at)
+			SELECT event_id, kind, substr(session_id, 1, 512), substr(project, 1, 4096), payload, attempts, created_at, ?
+			FROM pending WHERE id = ? AND attempts >= ?`, time.Now().UnixMilli(), id, MaxAttempts); err != nil {
+			return fmt.Errorf("release: dead letter: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ? AND attempts >= ?", id, MaxAttempts)
+		if err != nil {
+			return fmt.Errorf("release: dead letter: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		dead += n
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	r.pending.Add(-dead)
+	return nil
+}
+
+// DeadLetters returns how many events were set aside after MaxAttempts failures.
+func (r *Replica) DeadLetters(ctx context.Context) (int, error) {
+	var n int
+	if err := r.q.QueryRowContext(ctx, "SELECT COUNT(*) FROM dead").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count dead letters: %w", err)
+	}
+	return n, nil
+}
+
+// PurgeDead deletes the dead letters (secure_delete zeroes their payloads) and returns how
+// many there were.
+func (r *Replica) PurgeDead(ctx context.Context) (int, error) {
+	res, err := r.q.ExecContext(ctx, "DELETE FROM dead")
+	if err != nil {
+		return 0, fmt.Errorf("purge dead letters: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := r.q.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return int(n), fmt.Errorf("purge dead letters: checkpoint: %w", err)
+	}
+	return int(n), nil
 }
 
 // LastQueuedPrompt returns the latest prompt event of a session still in the queue; ok is

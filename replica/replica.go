@@ -369,7 +369,20 @@ CREATE INDEX IF NOT EXISTS pending_session ON pending(session_id, id);
 -- row — writes no entry on insert nor on delete; pending_session_kind, its full
 -- predecessor, cost every row a third index (~35 % more queue WAL pages per event).
 DROP INDEX IF EXISTS pending_session_kind;
-CREATE INDEX IF NOT EXISTS pending_prompt ON pending(session_id, id) WHERE kind = 'prompt';`
+CREATE INDEX IF NOT EXISTS pending_prompt ON pending(session_id, id) WHERE kind = 'prompt';
+-- Dead letters: events that failed MaxAttempts times, set aside so they stop being retried
+-- (memnode status counts them; memnode repair --purge-dead deletes them).
+CREATE TABLE IF NOT EXISTS dead (
+    id         INTEGER PRIMARY KEY,
+    event_id   TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    project    TEXT NOT NULL,
+    payload    BLOB NOT NULL,
+    attempts   INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    dead_at    INTEGER NOT NULL
+);`
 
 // openQueue opens the queue database. It is a separate SQLite file, with its own writer,
 // so that acknowledging an event never waits for a worker's durable commit of records.

@@ -469,6 +469,10 @@ func (r *Replica) purgeIndexes(ctx context.Context) error {
 // turned into records, so the vacuum is small.
 func (r *Replica) purgeQueue(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
+	// Dead letters of a forgotten session go too.
+	if _, err := r.q.ExecContext(ctx, "DELETE FROM dead WHERE session_id IN (SELECT value FROM json_each(?))", string(mustJSON(r.tombstonedOf(ctx)))); err != nil {
+		return fmt.Errorf("purge queue: dead letters: %w", err)
+	}
 	rows, err := r.q.QueryContext(ctx, "SELECT DISTINCT session_id FROM pending")
 	if err != nil {
 		return fmt.Errorf("purge queue: %w", err)
@@ -534,4 +538,28 @@ func (r *Replica) purgePrivateTurn(ctx context.Context, sid string) error {
 	n, _ := res.RowsAffected()
 	r.pending.Add(-n)
 	return nil
+}
+
+// tombstonedOf returns the dead letters' session IDs that carry a tombstone.
+func (r *Replica) tombstonedOf(ctx context.Context) []string {
+	rows, err := r.q.QueryContext(ctx, "SELECT DISTINCT session_id FROM dead")
+	if err != nil {
+		return nil
+	}
+	var sids []string
+	for rows.Next() {
+		var sid string
+		if rows.Scan(&sid) == nil {
+			sids = append(sids, sid)
+		}
+	}
+	rows.Close()
+	out := []string{}
+	for _, sid := range sids {
+		var one int
+		if r.r.QueryRowContext(ctx, "SELECT 1 FROM tombstones WHERE id = ?", sid).Scan(&one) == nil {
+			out = append(out, sid)
+		}
+	}
+	return out
 }

@@ -47,6 +47,9 @@ type QueueStatus struct {
 	Processed int64 `json:"processed"`
 	// Failures counts batches that failed and stayed queued for a retry.
 	Failures int64 `json:"failures"`
+	// Dead counts events set aside after failing replica.MaxAttempts times (not retried;
+	// `memnode repair --purge-dead` deletes them).
+	Dead int `json:"dead"`
 }
 
 // CompressorStatus names the compressor; AI is set when it is a provider chain.

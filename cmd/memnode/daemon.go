@@ -15,11 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/internal/logfile"
 	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/platform/registry"
 )
@@ -106,7 +109,20 @@ func runLog(env *cliEnv) (*cliEnv, func(), error) {
 		a, errA := f.Stat()
 		b, errB := os.Stat(dd.NodeLog())
 		if errA == nil && errB == nil && os.SameFile(a, b) {
-			return env, func() {}, nil
+			// Under start: stderr is the log. Lines go through the capping, rotating
+			// writer; after a rotation stdout and stderr point at the new file, so a
+			// panic's trace lands in the current log.
+			w, err := logfile.Open(dd.NodeLog(), 0, 0)
+			if err != nil {
+				return env, nil, err
+			}
+			w.OnRotate = func(nf *os.File) {
+				unix.Dup2(int(nf.Fd()), 1)
+				unix.Dup2(int(nf.Fd()), 2)
+			}
+			teed := *env
+			teed.Stderr = w
+			return &teed, func() { w.Close() }, nil
 		}
 	}
 	if err := node.SecureDataDir(env.DataDir); err != nil {
@@ -115,12 +131,12 @@ func runLog(env *cliEnv) (*cliEnv, func(), error) {
 	if err := os.MkdirAll(dd.Logs(), 0o700); err != nil {
 		return env, nil, fmt.Errorf("create log dir: %w", err)
 	}
-	logf, err := os.OpenFile(dd.NodeLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := logfile.Open(dd.NodeLog(), 0, 0) // lines capped, rotated at its size cap
 	if err != nil {
 		return env, nil, fmt.Errorf("open log: %w", err)
 	}
 	teed := *env
-	teed.Stderr = io.MultiWriter(logf, env.Stderr) // the log first: a closed terminal must not stop it
+	teed.Stderr = io.MultiWriter(logf, logfile.Capped(env.Stderr, 0)) // the log first: a closed terminal must not stop it
 	return &teed, func() { logf.Close() }, nil
 }
 

@@ -46,7 +46,7 @@ func commandTable() map[string]command {
 		"start":     {"start the node in the background (idempotent; returns when ready)", cmdStart},
 		"stop":      {"stop the node", cmdStop},
 		"status":    {"show the node's state [--json]", cmdStatus},
-		"repair":    {"recover what is readable from a corrupt database (node stopped)", cmdRepair},
+		"repair":    {"recover what is readable from a corrupt database; --purge-dead: delete the dead letters (node stopped)", cmdRepair},
 		"hook":      {"coding agent hook entry point: memnode hook " + platformList() + " <event>", cmdHook},
 		"install":   {"install the hooks (and MCP server) into a coding agent: install " + platformList() + " [--scope user|project]; without a platform: the agents found here [--yes|--all]", cmdInstall},
 		"uninstall": {"remove exactly what install added: uninstall " + platformList() + " [--scope user|project]", cmdUninstall},

@@ -18,8 +18,13 @@ import (
 // cmdRepair recovers what is readable from a corrupt memnode.db: the damaged file (and its
 // WAL) is moved aside, a new database is created, and every record that still reads is
 // copied into it (replica.Salvage). The node must be stopped.
+//
+// With --purge-dead it deletes the dead letters instead: the events set aside after
+// failing replica.MaxAttempts times (`memnode status` counts them).
 func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
-	if _, code, ok := newFlags(env, "repair", "repair").parse(args, 0, 0); !ok {
+	f := newFlags(env, "repair", "repair [--purge-dead]")
+	purgeDead := f.Bool("purge-dead", false, "delete the dead letters (events set aside after failing 10 times) instead")
+	if _, code, ok := f.parse(args, 0, 0); !ok {
 		return code
 	}
 	if node.Held(env.DataDir) {
@@ -34,6 +39,21 @@ func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
 		return fail(env, "repair: %v", err)
 	}
 	origin := peerID.String()
+	if *purgeDead {
+		r, err := replica.Open(ctx, replica.Config{Path: path, Origin: origin})
+		if err != nil {
+			return fail(env, "repair: %v", err)
+		}
+		n, err := r.PurgeDead(ctx)
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(env, "repair: %v", err)
+		}
+		fmt.Fprintf(env.Stdout, "deleted %s set aside after failing %d times\n", plural(n, "dead event"), replica.MaxAttempts)
+		return 0
+	}
 	if r, err := replica.Open(ctx, replica.Config{Path: path, Origin: origin}); err == nil {
 		r.Close()
 		fmt.Fprintf(env.Stdout, "%s passes SQLite's quick_check: nothing to repair\n", path)

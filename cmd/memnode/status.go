@@ -13,6 +13,7 @@ import (
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/registry"
+	"github.com/memnode/memnode/replica"
 )
 
 // exitNotRunning is `memnode status`'s exit code when no node runs.
@@ -87,6 +88,9 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 	}
 	q := st.Queue
 	line("queue", "%d waiting; since start %d ingested, %d processed, %s", q.Waiting, q.Ingested, q.Processed, plural(int(q.Failures), "failure"))
+	if q.Dead > 0 {
+		line("dead", "%s set aside after failing %d times, not retried (see the node's log; 'memnode repair --purge-dead' deletes them)", plural(q.Dead, "event"), replica.MaxAttempts)
+	}
 	line("tcp", "%s", tcp)
 	line("compressor", "%s", st.Compressor.Name)
 	if ai := st.Compressor.AI; ai != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,4 +277,24 @@ func utf8ValidNoControl(s string) bool {
 		}
 	}
 	return true
+}
+
+// One fact once: by meaning, not by bytes.
+func TestDistinctFacts(t *testing.T) {
+	for _, tc := range []struct {
+		facts    []string
+		subtitle string
+		want     []string
+	}{
+		{[]string{"16 lines", "defines: Middleware"}, "16 lines of Go", []string{"defines: Middleware"}},
+		{[]string{"$ curl -s localhost:8080/login", "output: ok"}, "curl -s localhost:8080/login", []string{"output: ok"}},
+		{[]string{"16 lines", "16 lines of Go"}, "", []string{"16 lines of Go"}},
+		{[]string{"result: HTTP 401", "error: HTTP 401"}, "", []string{"error: HTTP 401"}},
+		{[]string{"exit 1", "exit 10", "Exit  1."}, "", []string{"exit 1", "exit 10"}},
+		{[]string{"$ go test ./...", "go test ./..."}, "", []string{"$ go test ./..."}},
+	} {
+		if got := distinctFacts(slices.Clone(tc.facts), tc.subtitle); !slices.Equal(got, tc.want) {
+			t.Errorf("distinctFacts(%q, %q) = %q, want %q", tc.facts, tc.subtitle, got, tc.want)
+		}
+	}
 }

@@ -163,6 +163,10 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "install", kind: "bad", args: []string{"install", "claude-code", "--scope", "galaxy"}, code: 2},
 		{cmd: "install", kind: "good", args: []string{"install", "claude-code"}, outMin: 1},
 
+		{cmd: "doctor", kind: "good", args: []string{"doctor"}, outMin: 8}, // hooked up just above, node running
+		{cmd: "doctor", kind: "flag", args: []string{"doctor", "--frob"}, code: 2},
+		{cmd: "doctor", kind: "bad", args: []string{"doctor", "now"}, code: 2},
+
 		{cmd: "uninstall", kind: "missing", args: []string{"uninstall"}, code: 2},
 		{cmd: "uninstall", kind: "flag", args: []string{"uninstall", "claude-code", "--frob"}, code: 2},
 		{cmd: "uninstall", kind: "bad", args: []string{"uninstall", "nosuch"}, code: 2},
@@ -187,7 +191,7 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 	// What a command has no case of, and why.
 	none := map[string]string{
 		"version/missing": "takes no argument", "start/missing": "takes no argument", "stop/missing": "takes no argument",
-		"status/missing": "takes no argument", "run/missing": "takes no argument", "repair/missing": "takes no argument",
+		"status/missing": "takes no argument", "run/missing": "takes no argument", "doctor/missing": "takes no argument", "repair/missing": "takes no argument",
 		"context/missing": "takes no argument", "search/missing": "the query may be empty (newest records)",
 		"export/missing": "takes no argument", "mcp/missing": "takes no argument", "viewer/missing": "takes no argument",
 		"install/missing": "lists the detected agents (TestInstallWithoutATerminal)",

@@ -65,6 +65,7 @@ func commandTable() map[string]command {
 		"embed":     {"embedding model for hybrid search: embed pull [MODEL] [--force] | embed status", cmdEmbed},
 		"viewer":    {"print a one-time login URL for the web viewer [--open]", cmdViewer},
 		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge] | admin add|remove @USER/DEVICE", cmdTeam},
+		"doctor":    {"is memnode working for me? binary, settings, data dir, disk, agents hooked up, keys, node, providers, sync, team; each problem with its fix [--json] (exit 1 on a problem)", cmdDoctor},
 		"config":    {"read and change settings.json one key at a time: config get KEY | set KEY VALUE | unset KEY | list", cmdConfig},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
@@ -114,7 +115,7 @@ func runMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "memnode: %v\n", err)
 		// A hook must never break the IDE because of a bad settings file, and config is
 		// how the user repairs one.
-		if args[0] != "hook" && args[0] != "config" {
+		if args[0] != "hook" && args[0] != "config" && args[0] != "doctor" {
 			return 1
 		}
 	}

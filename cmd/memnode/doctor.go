@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/datadir"
+)
+
+// minFreeDisk is the free space below which doctor calls the data dir's disk full: a
+// commit, the WAL and a checkpoint need room, and SQLite fails a write without it.
+const minFreeDisk = 64 << 20
+
+// check is one line of `memnode doctor`: what was looked at, what was found and, for a
+// problem, the command that fixes it.
+type check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// cmdDoctor answers "is memnode working for me?" on one screen; exit 1 when something is
+// wrong. It never starts the node: a node that is down is one of its answers.
+func cmdDoctor(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "doctor", "doctor [--json]")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, code, ok := fs.parse(args, 0, 0); !ok {
+		return code
+	}
+	checks := doctorChecks(ctx, env)
+	healthy := true
+	for _, c := range checks {
+		healthy = healthy && c.OK
+	}
+	if *asJSON {
+		if code := printJSON(env, map[string]any{"ok": healthy, "checks": checks}); code != 0 {
+			return code
+		}
+	} else {
+		for _, c := range checks {
+			mark := "ok  "
+			if !c.OK {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(env.Stdout, "%s %-11s %s\n", mark, c.Name, c.Detail)
+			if c.Fix != "" {
+				fmt.Fprintf(env.Stdout, "     %-11s fix: %s\n", "", c.Fix)
+			}
+		}
+		if healthy {
+			fmt.Fprintln(env.Stdout, "memnode is working.")
+		}
+	}
+	if !healthy {
+		return 1
+	}
+	return 0
+}
+
+func doctorChecks(ctx context.Context, env *cliEnv) []check {
+	var out []check
+	add := func(c check) { out = append(out, c) }
+	problem := func(name, detail, fix string) { add(check{Name: name, Detail: detail, Fix: fix}) }
+	good := func(name, format string, a ...any) {
+		add(check{Name: name, OK: true, Detail: fmt.Sprintf(format, a...)})
+	}
+
+	exe, _ := os.Executable()
+	good("binary", "%s, version %s", exe, version)
+
+	// Settings: runMain let doctor run with a bad file so that it can say so here.
+	if _, err := configs.Load(env.DataDir); err != nil {
+		problem("settings", err.Error(), "memnode config list shows the file; memnode config unset KEY or fix "+datadir.Dir(env.DataDir).Settings())
+	} else {
+		good("settings", "%s", datadir.Dir(env.DataDir).Settings())
+	}
+
+	// The data dir: private, and on a disk with room.
+	switch fi, err := os.Stat(env.DataDir); {
+	case errors.Is(err, fs.ErrNotExist):
+		good("data dir", "%s does not exist yet (the first start creates it)", env.DataDir)
+	case err != nil:
+		problem("data dir", err.Error(), "check "+env.DataDir)
+	case fi.Mode().Perm()&0o077 != 0:
+		problem("data dir", fmt.Sprintf("%s is %04o: other local users can read your memory", env.DataDir, fi.Mode().Perm()), "chmod 700 "+env.DataDir)
+	default:
+		good("data dir", "%s (%04o)", env.DataDir, fi.Mode().Perm())
+	}
+	if free, err := freeBytes(env.DataDir); err == nil {
+		if free < minFreeDisk {
+			problem("disk", fmt.Sprintf("%s free where the data dir is: new memory cannot be stored", mib(int64(free))), "free space on that disk (or move the data dir: MEMNODE_DATA_DIR)")
+		} else {
+			good("disk", "%s free", mib(int64(free)))
+		}
+	}
+
+	// Agents: hooked up, and running a binary that exists.
+	agents, stale := hookedUp(env)
+	if len(agents) == 0 {
+		problem("agents", "no coding agent is hooked up", "memnode install")
+	} else {
+		good("agents", "hooked up: %s", strings.Join(agents, ", "))
+	}
+	for _, s := range stale {
+		problem("agents", fmt.Sprintf("%s runs %s, which is gone (moved or upgraded)", s.File, s.Binary), "memnode install "+s.Platform)
+	}
+
+	// Keys: which store, or why none opens.
+	if store, err := openKeyStore(env); err != nil {
+		problem("keys", err.Error(), "set "+envKeysBackend+"=os|kernel|file (file needs "+envKeysPassphrase+")")
+	} else {
+		good("keys", "%s", store.Backend())
+	}
+
+	// The node and what it reports.
+	h, err := health(ctx, env)
+	if err != nil {
+		fix := "memnode start"
+		if env.Settings.UseTCP() && portTaken(ctx, env) {
+			fix = errPortTaken(env).Error()
+		}
+		problem("node", "not running (hooks start it on demand, but nothing is recorded while it is down)", fix)
+		return out
+	}
+	var st apitype.Status
+	if err := apiGet(ctx, env, "/api/status", &st); err != nil {
+		problem("node", fmt.Sprintf("running (pid %d) but its status does not answer: %v", h.PID, err), "memnode stop && memnode start")
+		return out
+	}
+	switch {
+	case st.Storage.State == apitype.StorageCorrupt:
+		problem("node", "the database is corrupt: "+st.Storage.Message, "memnode stop && memnode repair")
+	case !h.Ready:
+		problem("node", fmt.Sprintf("running (pid %d) but not ready: %s", h.PID, st.Storage.Message), "see "+datadir.Dir(env.DataDir).NodeLog())
+	default:
+		good("node", "running (pid %d, version %s), %s, %d waiting in the queue", h.PID, h.Version,
+			plural(st.Records.Observations, "observation"), st.Queue.Waiting)
+	}
+	if st.Storage.Message != "" && st.Storage.State != apitype.StorageCorrupt {
+		problem("storage", st.Storage.State+": "+st.Storage.Message, "see "+datadir.Dir(env.DataDir).NodeLog())
+	}
+	for _, a := range agents {
+		good("last event", "%s: %s", a, lastRecord(ctx, env, a))
+	}
+	good("compressor", "%s", st.Compressor.Name)
+	if ai := st.Compressor.AI; ai != nil {
+		for _, p := range ai.Providers {
+			if p.LastError != "" {
+				problem("provider", providerLine(p), "memnode keys list; memnode config get ai_providers")
+			} else {
+				good("provider", "%s", providerLine(p))
+			}
+		}
+	}
+	good("embeddings", "%s", st.Embed.State)
+	good("sync", "%s", st.Sync.State)
+	switch tm := st.Team; {
+	case tm.Joined && !tm.Reachable:
+		problem("team", tm.Name+": the cluster is unreachable", "memnode team status")
+	case tm.Joined:
+		good("team", "%s, reachable", tm.Name)
+	case tm.LastError != "":
+		problem("team", tm.LastError, "memnode team status")
+	default:
+		good("team", "not in a team")
+	}
+	return out
+}
+
+// lastRecord says when the newest record of agent's sessions was stored, or that none is.
+func lastRecord(ctx context.Context, env *cliEnv, agent string) string {
+	c, err := client.FromDialer(dialer(env))
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := c.Search(ctx, apitype.SearchQuery{Platform: agent, Order: "newest", Limit: 1, Type: "all"})
+	switch {
+	case err != nil:
+		return "unknown (" + err.Error() + ")"
+	case len(res.Hits) == 0:
+		return "nothing recorded yet (start a session in it)"
+	}
+	return time.Since(time.UnixMilli(res.Hits[0].Time)).Truncate(time.Second).String() + " ago"
+}
+
+// freeBytes is the space an unprivileged writer has on the file system of path (or of its
+// nearest existing parent).
+func freeBytes(path string) (uint64, error) {
+	for {
+		var st syscall.Statfs_t
+		err := syscall.Statfs(path, &st)
+		if err == nil {
+			return st.Bavail * uint64(st.Bsize), nil
+		}
+		parent := path[:max(strings.LastIndex(path, "/"), 1)]
+		if !errors.Is(err, syscall.ENOENT) || parent == path {
+			return 0, err
+		}
+		path = parent
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// doctorReport is `memnode doctor --json`.
+type doctorReport struct {
+	OK     bool    `json:"ok"`
+	Checks []check `json:"checks"`
+}
+
+// doctor runs `memnode doctor --json` and `memnode doctor`, checks that both agree on the
+// exit code (0 healthy, 1 not), and returns the failed checks.
+func doctor(t *testing.T, in *instance) (failed []check, text string) {
+	t.Helper()
+	r := in.run(nil, "doctor", "--json")
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("doctor --json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, c := range rep.Checks {
+		if !c.OK {
+			failed = append(failed, c)
+		}
+	}
+	plain := in.run(nil, "doctor")
+	if want := map[bool]int{true: 0, false: 1}[rep.OK]; r.code != want || plain.code != want || rep.OK != (len(failed) == 0) {
+		t.Errorf("doctor: ok %v with %d failed checks, exit %d (text: %d)", rep.OK, len(failed), r.code, plain.code)
+	}
+	return failed, plain.stdout
+}
+
+// wantProblem fails unless exactly the checks named in want failed, each with its fix.
+func wantProblem(t *testing.T, scenario string, failed []check, text string, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, c := range failed {
+		got[c.Name] += c.Fix + ";"
+	}
+	for name, fix := range want {
+		if !strings.Contains(got[name], fix) {
+			t.Errorf("%s: check %q should fail with fix %q; failed: %+v\n%s", scenario, name, fix, failed, text)
+		}
+		if !strings.Contains(text, fix) {
+			t.Errorf("%s: the text report does not name the fix %q:\n%s", scenario, fix, text)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: check %q failed unexpectedly: %+v\n%s", scenario, name, failed, text)
+		}
+	}
+}
+
+// TestDoctor runs the real binary's doctor on a healthy install, then with no hooks, hooks
+// running a deleted binary, the node down, a 0755 data dir and a full disk (a 2 MiB tmpfs):
+// each problem is named with the command that fixes it, and exit 1; healthy is exit 0.
+func TestDoctor(t *testing.T) {
+	in := newInstance(t) // HOME is the data dir
+	in.extra = append(in.extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=doctor")
+
+	// no hooks (node running)
+	in.start()
+	failed, text := doctor(t, in)
+	wantProblem(t, "no hooks", failed, text, map[string]string{"agents": "memnode install"})
+
+	// healthy
+	in.mustRun(nil, "install", "claude-code")
+	failed, text = doctor(t, in)
+	wantProblem(t, "healthy", failed, text, nil)
+	if !strings.Contains(text, "hooked up: claude-code") || !strings.Contains(text, "memnode is working") {
+		t.Errorf("healthy report:\n%s", text)
+	}
+
+	// a 0755 data dir
+	if err := os.Chmod(in.dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	failed, text = doctor(t, in)
+	wantProblem(t, "0755 data dir", failed, text, map[string]string{"data dir": "chmod 700 " + in.dataDir})
+	os.Chmod(in.dataDir, 0o700)
+
+	// hooks running a binary that was deleted (an upgrade that moved it)
+	moved := filepath.Join(t.TempDir(), "memnode")
+	b, err := os.ReadFile(memnodeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(moved, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(moved, "install", "claude-code")
+	cmd.Env, cmd.Dir = in.env(), in.dataDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install from %s: %v\n%s", moved, err, out)
+	}
+	os.Remove(moved)
+	failed, text = doctor(t, in)
+	wantProblem(t, "deleted binary", failed, text, map[string]string{"agents": "memnode install claude-code"})
+	if !strings.Contains(text, moved) {
+		t.Errorf("the report does not name the deleted binary %s:\n%s", moved, text)
+	}
+	in.mustRun(nil, "install", "claude-code")
+
+	// node down
+	in.mustRun(nil, "stop")
+	failed, text = doctor(t, in)
+	wantProblem(t, "node down", failed, text, map[string]string{"node": "memnode start"})
+
+	// a full disk
+	if os.Geteuid() != 0 {
+		t.Skip("full disk: mounting a tmpfs needs root; skipped")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m,mode=0700"); err != nil {
+		t.Skipf("full disk: cannot mount a tmpfs here (%v); skipped", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, 0) })
+	full := filepath.Join(mnt, "filler")
+	f, err := os.Create(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, 4<<20)) // fails with ENOSPC at 2 MiB: that is the point
+	f.Close()
+	onFull := &instance{tb: t, dataDir: filepath.Join(mnt, "data"), port: freePort(t), extra: in.extra}
+	if err := os.Mkdir(onFull.dataDir, 0o700); err != nil && !os.IsExist(err) {
+		t.Logf("mkdir on the full disk: %v", err) // doctor then looks at the nearest parent
+	}
+	failed, text = doctor(t, onFull)
+	wantProblem(t, "full disk", failed, text, map[string]string{"disk": "free space", "agents": "memnode install", "node": "memnode start"})
+}

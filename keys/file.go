@@ -155,6 +155,19 @@ func (f *encFile) del(p string) error {
 	return f.save(m)
 }
 
+// sealedEmpty reports whether the key file at path holds no key, which its size tells
+// without the passphrase: GCM adds a 16-byte tag to the plaintext, and an empty map is
+// "{}". Such a file is what `keys delete` of the last key leaves; it must not keep the
+// automatic choice on the file store (and ask for a passphrase) for good.
+func sealedEmpty(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var s sealed
+	return json.Unmarshal(b, &s) == nil && s.Version == 1 && len(s.Data) <= len("{}")+16
+}
+
 // writeFileAtomic writes b with mode 0600 via a temp file, fsync and rename, so a crash
 // leaves either the old or the new file, never a torn one.
 func writeFileAtomic(path string, b []byte) error {

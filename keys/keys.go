@@ -51,7 +51,7 @@ var (
 	// ErrNoStore means neither the OS keyring nor a fallback works on this machine.
 	ErrNoStore = errors.New("no key store available")
 	// ErrPassphraseRequired means keys live in the encrypted file but no passphrase was given.
-	ErrPassphraseRequired = errors.New("keys are in an encrypted file: set MEMNODE_KEYS_PASSPHRASE")
+	ErrPassphraseRequired = errors.New("keys are in an encrypted file: set MEMNODE_KEYS_PASSPHRASE to open it, or MEMNODE_KEYS_BACKEND=kernel (or os) to use another store (the file stays as it is)")
 	// ErrBadPassphrase means the encrypted file does not open with the given passphrase.
 	ErrBadPassphrase = errors.New("wrong passphrase for the encrypted key file (or the file is damaged)")
 )
@@ -152,8 +152,10 @@ func open(cfg Config) (*Store, error) {
 	if osErr == nil {
 		return &Store{b: osb, name: osName()}, nil
 	}
+	// A file holding keys keeps the choice on it (never a silent switch of stores); an
+	// empty one, left by deleting its last key, does not.
 	_, statErr := os.Stat(filePath)
-	if cfg.Passphrase != "" || (cfg.Dir != "" && statErr == nil) {
+	if cfg.Passphrase != "" || (cfg.Dir != "" && statErr == nil && !sealedEmpty(filePath)) {
 		return fileStore()
 	}
 	k, kErr := openKernel(cfg.Service)

@@ -91,8 +91,19 @@ func TestFallbackWhenOSKeyringFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The file exists now: without a passphrase Open must say so, not silently switch stores.
-	if _, err := Open(Config{Dir: dir}); !errors.Is(err, ErrPassphraseRequired) {
+	if _, err := Open(Config{Dir: dir}); !errors.Is(err, ErrPassphraseRequired) || !strings.Contains(err.Error(), "MEMNODE_KEYS_BACKEND=kernel") {
 		t.Fatalf("Open without passphrase: %v", err)
+	}
+	// Once its last key is deleted, the empty file no longer holds the choice: without a
+	// passphrase the next store is used (here the kernel keyring, where there is one).
+	if err := s.Delete(OpenAI); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
+		t.Fatalf("the emptied file: %v", err)
+	}
+	if _, err := Open(Config{Service: fmt.Sprintf("memnode-test-%d", os.Getpid()), Dir: dir}); errors.Is(err, ErrPassphraseRequired) {
+		t.Fatalf("an empty encrypted file locks the other stores out: %v", err)
 	}
 
 	k, err := Open(Config{Service: fmt.Sprintf("memnode-test-%d", os.Getpid()), Dir: t.TempDir()})

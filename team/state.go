@@ -39,6 +39,11 @@ func stateSchema() []string {
 		`CREATE TABLE IF NOT EXISTS admin_log(pos INTEGER PRIMARY KEY, signer TEXT NOT NULL, action TEXT NOT NULL, target TEXT NOT NULL, name TEXT NOT NULL)`,
 		// rows under this device's own (project, tseq) it did not sign, reported in status.
 		`CREATE TABLE IF NOT EXISTS squatted(pos INTEGER PRIMARY KEY, project TEXT NOT NULL, tseq INTEGER NOT NULL, error TEXT NOT NULL)`,
+		// pulled ops the replica did not take yet (stamped too far ahead of this clock, or
+		// behind such an op in their stream), by their local stream: retried each pull,
+		// never fetched again (hold.go).
+		`CREATE TABLE IF NOT EXISTS held(local_origin TEXT NOT NULL, seq INTEGER NOT NULL, pos INTEGER NOT NULL, origin TEXT NOT NULL,
+			project TEXT NOT NULL, kind TEXT NOT NULL, record_id TEXT NOT NULL, hlc INTEGER NOT NULL, payload BLOB, PRIMARY KEY(local_origin, seq))`,
 		`CREATE TABLE IF NOT EXISTS rejected(pos INTEGER PRIMARY KEY, origin TEXT NOT NULL, tseq INTEGER NOT NULL,
 			kind TEXT NOT NULL, record_id TEXT NOT NULL, reason TEXT NOT NULL)`,
 	}

@@ -32,6 +32,8 @@ type Status struct {
 	PushBacklog int      `json:"push_backlog"` // own ops not yet on the cluster (queued, or not yet looked at)
 	PullLag     int      `json:"pull_lag"`     // ops on the cluster past this device's cursors (-1: unknown)
 	Rejected    int      `json:"rejected"`     // ops refused on verification (forged, wrong author, tombstone without right)
+	// Stalled are the authors' streams waiting for this device's clock (hold.go).
+	Stalled []Stall `json:"stalled,omitempty"`
 	// Refused are the latest refused ops (up to 20, newest first), each with its author.
 	Refused   []Refusal `json:"refused,omitempty"`
 	LastError string    `json:"last_error,omitempty"`
@@ -122,6 +124,9 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 		return s, nil, err
 	}
 	if s.Rejected, err = t.st.count(ctx, `SELECT COUNT(*) FROM rejected`); err != nil {
+		return s, nil, err
+	}
+	if s.Stalled, err = t.stalls(ctx); err != nil {
 		return s, nil, err
 	}
 	if s.Refused, err = t.refusals(ctx); err != nil {

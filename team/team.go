@@ -57,6 +57,10 @@ type Config struct {
 	VerifyWorkers int
 	// Timeout bounds one request to the cluster; default 10s.
 	Timeout time.Duration
+	// Now is the wall clock (default time.Now; tests inject one). An op stamped more than
+	// FarFuture (default 24h) ahead of it is refused: no clock is that wrong.
+	Now       func() time.Time
+	FarFuture time.Duration
 }
 
 func (c *Config) defaults() {
@@ -74,6 +78,12 @@ func (c *Config) defaults() {
 	}
 	if c.VerifyWorkers <= 0 {
 		c.VerifyWorkers = runtime.GOMAXPROCS(0)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.FarFuture <= 0 {
+		c.FarFuture = 24 * time.Hour
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -94,7 +104,8 @@ type Team struct {
 	lastErr string
 	pulled  int // ops pulled since Start
 
-	syncMu sync.Mutex // one push or pull at a time
+	syncMu  sync.Mutex           // one push or pull at a time
+	retried map[string]time.Time // project → last retry of its held ops; guarded by syncMu
 
 	kick      chan struct{}
 	cancel    context.CancelFunc
@@ -112,7 +123,7 @@ func New(ctx context.Context, cfg Config) (*Team, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Team{cfg: cfg, st: st, origin: cfg.Replica.Origin(), kick: make(chan struct{}, 1)}
+	t := &Team{cfg: cfg, st: st, origin: cfg.Replica.Origin(), kick: make(chan struct{}, 1), retried: map[string]time.Time{}}
 	if urls, _ := st.get(ctx, "urls"); urls != "" && cfg.Password != nil {
 		if pw := cfg.Password(); pw != "" {
 			user, _ := st.get(ctx, "user")
@@ -279,7 +290,7 @@ func (t *Team) Leave(ctx context.Context, purge bool) (forgotten int, err error)
 			}
 		}
 	}
-	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`, `DELETE FROM admin_log`, `DELETE FROM squatted`} {
+	for _, q := range []string{`DELETE FROM config`, `DELETE FROM shared`, `DELETE FROM outbox`, `DELETE FROM cursors`, `DELETE FROM records`, `DELETE FROM rejected`, `DELETE FROM held`, `DELETE FROM admin_log`, `DELETE FROM squatted`} {
 		if _, err := t.st.db.ExecContext(ctx, q); err != nil {
 			return forgotten, fmt.Errorf("team leave: %w", err)
 		}

@@ -221,6 +221,9 @@ func printTeamStatus(w io.Writer, st team.Status) {
 	for _, s := range st.Squatted {
 		fmt.Fprintf(w, "ERROR: %s\n", s.Error)
 	}
+	for _, s := range st.Stalled {
+		fmt.Fprintf(w, "stalled: @%s in %s, %d ops held: %s\n", s.Author, s.Project, s.Held, s.Reason)
+	}
 	for _, r := range st.Refused {
 		fmt.Fprintf(w, "refused: %s from @%s at position %d: %s\n", r.Kind, r.Author, r.Pos, r.Reason)
 	}

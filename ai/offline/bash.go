@@ -624,9 +624,6 @@ func (b *builder) plainRun(desc, main string, outLines, errLines []string, exit 
 	switch {
 	case failed || exit > 0:
 		result = "It failed"
-		if s1 == "" {
-			result = "Failed"
-		}
 		if len(key) > 0 {
 			result += ": " + clip(key[0], 120)
 		}

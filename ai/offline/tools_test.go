@@ -339,7 +339,7 @@ func TestOfflineBash(t *testing.T) {
 		{"rm modifies", bashCall(t, "", "rm -f internal/auth/old.go", "", out("", "")),
 			obsWant{typ: memory.TypeChange, modified: []string{"internal/auth/old.go"}, factsLackText: "no output"}},
 		{"failed command", call(t, "Bash", "", m{"command": "./scripts/migrate.sh"}, m{"stdout": "", "stderr": "psql: error: connection refused\n", "exit_code": 2}),
-			obsWant{factsHave: []string{"exit 2", "psql: error: connection refused"}, narrativeHas: []string{"Failed: psql: error: connection refused"}}},
+			obsWant{factsHave: []string{"exit 2", "psql: error: connection refused"}, narrativeHas: []string{"It failed: psql: error: connection refused"}}},
 		{"ls with output is kept", bashCall(t, "", "ls internal/auth", "", out("middleware.go\nrefresh.go\n", "")),
 			obsWant{factsHave: []string{"2 entries: middleware.go, refresh.go"}}},
 		{"long output keeps head and tail", bashCall(t, "", "./gen.sh", "", out(strings.Repeat("line\n", 50)+"done: 50 files\n", "")),

@@ -81,6 +81,9 @@ func (n *Node) syncSummary(ctx context.Context) string {
 		return "on, not paired yet ('memnode peers invite' on this device, 'memnode peers join CODE' on another)"
 	}
 	line := strconv.Itoa(len(st.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
+	if st.OpsKnown > st.OpsHeld {
+		line += "; catching up: " + strconv.FormatUint(st.OpsHeld, 10) + " of " + strconv.FormatUint(st.OpsKnown, 10) + " ops here"
+	}
 	for _, d := range st.Devices {
 		if d.Error != "" {
 			line += "; error with " + d.Name + ": " + d.Error

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"maps"
 	"sort"
 	"time"
 
@@ -32,6 +33,9 @@ type PeerStatus struct {
 	// Ahead counts ops the peer had that this device still lacks.
 	Behind uint64 `json:"ops_behind"`
 	Ahead  uint64 `json:"ops_ahead"`
+	// Compared is false until the peer has announced its version vector (its first
+	// session): Behind and Ahead are then unknown, not 0.
+	Compared bool `json:"compared"`
 	// Error is the cause of the latest session when several in a row reached the peer and
 	// failed (a record the peer refuses, a protocol error); empty while sync works.
 	Error string `json:"error,omitempty"`
@@ -47,6 +51,11 @@ type Status struct {
 	// RemovedBy names the member that told this device it was removed from the group; the
 	// device no longer syncs until 'memnode peers leave' gives it a group of its own.
 	RemovedBy string `json:"removed_by,omitempty"`
+	// OpsHeld counts the ops this device holds; OpsKnown the ops it knows exist: its own
+	// and those its peers announced that it still lacks. OpsHeld < OpsKnown while it
+	// catches up (a new device, a long time offline), and the gap shrinks as ops arrive.
+	OpsHeld  uint64 `json:"ops_held"`
+	OpsKnown uint64 `json:"ops_known"`
 }
 
 // Status reports every device of the group: self first, then by name.
@@ -71,6 +80,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	defer n.mu.Unlock()
 	g := n.state.Group
 	st := Status{GroupID: g.GroupID, KeyEpoch: g.KeyEpoch, PendingInvites: n.pendingInvitesLocked()}
+	var remotes []replica.VersionVector
 	if by := n.state.RemovedBy; by != "" {
 		st.RemovedBy = g.Members[by].Name
 		if st.RemovedBy == "" {
@@ -89,7 +99,12 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 				t := time.UnixMilli(at)
 				ps.LastSync = &t
 			}
-			ps.Behind, ps.Ahead = diffVV(vv, n.state.RemoteVV[id])
+			theirs, ok := n.state.RemoteVV[id]
+			ps.Behind, ps.Ahead = diffVV(vv, theirs)
+			ps.Compared = ok
+			if ok {
+				remotes = append(remotes, theirs)
+			}
 			if p, err := peer.Decode(id); err == nil {
 				if pr := n.peers[p]; pr != nil && pr.fails >= failWarn {
 					ps.Error = pr.lastErr
@@ -108,11 +123,33 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 		}
 		return a.PeerID < b.PeerID
 	})
+	st.OpsHeld, st.OpsKnown = catchUp(vv, remotes)
 	for id := range g.Removed {
 		st.Removed = append(st.Removed, id)
 	}
 	sort.Strings(st.Removed)
 	return st, nil
+}
+
+// catchUp returns how many ops mine holds, and how many exist as far as mine and the
+// peers' announced vectors tell (per origin, the highest sequence any of them has).
+func catchUp(mine replica.VersionVector, remotes []replica.VersionVector) (held, known uint64) {
+	top := maps.Clone(mine)
+	if top == nil {
+		top = replica.VersionVector{}
+	}
+	for _, r := range remotes {
+		for o, s := range r {
+			top[o] = max(top[o], s)
+		}
+	}
+	for _, s := range mine {
+		held += s
+	}
+	for _, s := range top {
+		known += s
+	}
+	return held, known
 }
 
 // diffVV returns how many ops mine has beyond theirs, and theirs beyond mine.

@@ -157,6 +157,10 @@ func TestPairReplicateBothWaysAndNeverLogSecrets(t *testing.T) {
 		}
 		return false, "no peer"
 	})
+	// Caught up, as peers, status and the viewer show it: compared, held == known, > 0.
+	if st := b.status(); st.OpsHeld == 0 || st.OpsHeld != st.OpsKnown || !st.Devices[1].Compared && !st.Devices[0].Compared {
+		t.Errorf("after sync b's catch-up: %d of %d ops, devices %+v", st.OpsHeld, st.OpsKnown, st.Devices)
+	}
 
 	a.stop()
 	b.stop()

@@ -124,7 +124,7 @@ func printPeers(w io.Writer, st memsync.Status) {
 		fmt.Fprintf(w, "This device was removed from its group (told by %s): it no longer syncs. Run `memnode peers leave`, then join another group.\n", st.RemovedBy)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEVICE\tPEER\tSTATE\tLAST SYNC\tBEHIND\tADDRESSES")
+	fmt.Fprintln(tw, "DEVICE\tPEER\tSTATE\tLAST SYNC\tTO PULL\tTO SEND\tADDRESSES")
 	for _, d := range st.Devices {
 		name := d.Name
 		if d.Self {
@@ -134,11 +134,16 @@ func printPeers(w io.Writer, st memsync.Status) {
 		if d.LastSync != nil {
 			last = time.Since(*d.LastSync).Truncate(time.Second).String() + " ago"
 		}
-		behind := "-"
-		if !d.Self {
-			behind = fmt.Sprint(d.Behind)
+		// TO PULL: ops the device has that this one lacks; TO SEND: the other way round.
+		pull, send := "-", "-"
+		switch {
+		case d.Self:
+		case !d.Compared:
+			pull, send = "unknown yet", "unknown yet"
+		default:
+			pull, send = fmt.Sprint(d.Ahead), fmt.Sprint(d.Behind)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, d.ShortID, d.State, last, behind, strings.Join(d.Addrs, " "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, d.ShortID, d.State, last, pull, send, strings.Join(d.Addrs, " "))
 	}
 	tw.Flush()
 	for _, d := range st.Devices {
@@ -146,9 +151,28 @@ func printPeers(w io.Writer, st memsync.Status) {
 			fmt.Fprintf(w, "sync with %s (%s) keeps failing: %s\n", d.Name, d.ShortID, d.Error)
 		}
 	}
+	if line := catchUpLine(st); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if st.PendingInvites > 0 {
 		fmt.Fprintf(w, "%d invite(s) pending\n", st.PendingInvites)
 	}
+}
+
+// catchUpLine says how far this device is while it catches up ("" once it holds every op
+// its peers announced, or before any peer has announced one).
+func catchUpLine(st memsync.Status) string {
+	compared := false
+	for _, d := range st.Devices {
+		compared = compared || d.Compared
+	}
+	switch {
+	case len(st.Devices) > 1 && !compared:
+		return "catching up: unknown yet (no device has announced what it holds; the first sync tells)"
+	case st.OpsKnown > st.OpsHeld:
+		return fmt.Sprintf("catching up: %d of %d ops here, %d to pull", st.OpsHeld, st.OpsKnown, st.OpsKnown-st.OpsHeld)
+	}
+	return ""
 }
 
 // peersCall sends a JSON request to the node's API with the data dir's token. Pairing

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,5 +128,31 @@ func TestCmdPeersInviteJoinListRemove(t *testing.T) {
 	}
 	if rc := cmdPeers(ctx, a, []string{"frobnicate"}); rc != 2 {
 		t.Fatalf("unknown subcommand: %d", rc)
+	}
+}
+
+// TestPeersShowCatchUp: a device catching up shows how many ops it has of how many it
+// knows of and what is left to pull, and "unknown yet" before a peer announced anything —
+// never 0 pending while ops are still to arrive.
+func TestPeersShowCatchUp(t *testing.T) {
+	render := func(st memsync.Status) string {
+		var b strings.Builder
+		printPeers(&b, st)
+		return b.String()
+	}
+	self := memsync.PeerStatus{Name: "new", ShortID: "aaa", State: memsync.StateAlive, Self: true}
+	old := memsync.PeerStatus{Name: "old", ShortID: "bbb", State: memsync.StateAlive}
+	out := render(memsync.Status{Devices: []memsync.PeerStatus{self, old}})
+	if !strings.Contains(out, "unknown yet") || regexp.MustCompile(`old\s+bbb\s+alive\s+\S+\s+0\s`).MatchString(out) {
+		t.Errorf("before the first session:\n%s", out)
+	}
+	old.Compared, old.Ahead = true, 28000
+	out = render(memsync.Status{Devices: []memsync.PeerStatus{self, old}, OpsHeld: 2000, OpsKnown: 30000})
+	if !strings.Contains(out, "catching up: 2000 of 30000 ops here, 28000 to pull") || !regexp.MustCompile(`old\s+bbb\s+alive\s+-\s+28000\s+0\s`).MatchString(out) {
+		t.Errorf("while catching up:\n%s", out)
+	}
+	old.Ahead = 0
+	if out = render(memsync.Status{Devices: []memsync.PeerStatus{self, old}, OpsHeld: 30000, OpsKnown: 30000}); strings.Contains(out, "catching up") {
+		t.Errorf("caught up:\n%s", out)
 	}
 }

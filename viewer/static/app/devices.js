@@ -20,19 +20,30 @@ export async function devicesPage(main) {
 function peersTable(st, reload) {
   const devices = st.devices || [];
   return el('table', { class: 'table', id: 'peers' },
-    el('caption', {}, 'Group ', el('code', { text: (st.group_id || '').slice(0, 12) }), st.removed_by ? ` — removed by ${st.removed_by}: run memnode peers leave` : ''),
-    el('thead', {}, el('tr', {}, ['Device', 'State', 'Addresses', 'Last sync', 'Ops behind', ''].map((h) => el('th', { scope: 'col', text: h })))),
+    el('caption', {}, 'Group ', el('code', { text: (st.group_id || '').slice(0, 12) }), st.removed_by ? ` — removed by ${st.removed_by}: run memnode peers leave` : '',
+      catchUp(st)),
+    el('thead', {}, el('tr', {}, ['Device', 'State', 'Addresses', 'Last sync', 'To pull', 'To send', ''].map((h) => el('th', { scope: 'col', text: h })))),
     el('tbody', {}, devices.map((m) => el('tr', { dataset: { peer: m.peer_id } },
       el('th', { scope: 'row' }, el('span', { text: m.name }), m.self ? el('span', { class: 'badge', text: 'this device' }) : null,
         el('div', { class: 'muted mono', title: m.peer_id, text: m.short_id || m.peer_id })),
       el('td', {}, el('span', { class: 'state s-' + m.state, text: m.state }), m.error ? el('div', { class: 'error', text: m.error }) : null),
       el('td', { class: 'mono' }, (m.addrs || []).slice(0, 3).map((a) => el('div', { text: a }))),
       el('td', { text: m.self ? '' : (m.last_sync ? when(Date.parse(m.last_sync)) : 'never') }),
-      el('td', { text: m.self ? '' : String(m.ops_behind ?? 0) }),
+      el('td', { text: m.self ? '' : (m.compared ? String(m.ops_ahead ?? 0) : 'unknown yet') }),
+      el('td', { text: m.self ? '' : (m.compared ? String(m.ops_behind ?? 0) : 'unknown yet') }),
       el('td', {}, m.self ? null : el('button', { type: 'button', class: 'ghost danger', text: 'Remove', 'aria-label': 'Remove ' + m.name, onclick: async () => {
         if (!(await confirmDialog('Remove this device?', `${m.name} is revoked for good: it can no longer sync, and its later changes are dropped everywhere.`, 'Remove'))) return;
         try { await post('/api/peers/remove', { device: m.peer_id }); toast('Removed ' + m.name); reload(); } catch (err) { toast(err.message, true); }
       } }))))));
+}
+
+// catchUp is the caption's progress while this device catches up: ops here of ops known,
+// or "unknown yet" before any peer has said what it holds (never "0 pending").
+function catchUp(st) {
+  const devices = st.devices || [];
+  if (devices.length > 1 && !devices.some((m) => m.compared)) return el('div', { id: 'catch-up', text: 'Catching up: unknown yet (the first sync tells)' });
+  if ((st.ops_known || 0) > (st.ops_held || 0)) return el('div', { id: 'catch-up', text: `Catching up: ${st.ops_held} of ${st.ops_known} ops here, ${st.ops_known - st.ops_held} to pull` });
+  return null;
 }
 
 function inviteBox() {

@@ -238,6 +238,9 @@ func (t *Team) backlog(ctx context.Context) (int, error) {
 	}
 	v, _ := t.st.get(ctx, "scanned")
 	scanned, _ := strconv.ParseUint(v, 10, 64)
+	if r, _ := t.st.get(ctx, "rescan"); r != "" {
+		scanned = 0 // a share's rescan is pending: all of this device's ops are still to look at
+	}
 	if own := vv[t.origin]; own > scanned {
 		n += int(own - scanned)
 	}

@@ -331,8 +331,10 @@ func (t *Team) Share(ctx context.Context, project string) error {
 		return fmt.Errorf("team share: %w", err)
 	}
 	// Rescan this device's op-log from the start: ops already in the outbox keep their
-	// numbers, older ops of the newly shared project join it.
-	if err := t.st.set(ctx, map[string]string{"scanned": "0"}); err != nil {
+	// numbers, older ops of the newly shared project join it. A flag, not scanned = 0: a
+	// scan running now (the one a join started, 30,000 ops of history) would write its own
+	// position over a reset, and the project's history would never be queued.
+	if err := t.st.set(ctx, map[string]string{"rescan": "1"}); err != nil {
 		return fmt.Errorf("team share: %w", err)
 	}
 	t.wake()
@@ -428,18 +430,26 @@ func (t *Team) Push(ctx context.Context) error {
 // scan reads this device's op-log past the last scanned seq and queues the ops of shared
 // projects. A forget also empties the outbox's copy of the forgotten content.
 func (t *Team) scan(ctx context.Context) error {
-	shared, err := t.shared(ctx)
-	if err != nil {
-		return err
-	}
-	v, err := t.st.get(ctx, "scanned")
-	if err != nil {
-		return err
-	}
-	after, _ := strconv.ParseUint(v, 10, 64)
 	author, _ := t.st.get(ctx, "author")
 	admin := slices.Contains(t.currentAdmins(ctx), t.origin)
+	var shared []string
+	after, restart := uint64(0), true
 	for {
+		// A share since the last batch (or before this scan) starts it again from seq 0,
+		// with the projects shared now.
+		rescan, err := t.st.get(ctx, "rescan")
+		if err != nil {
+			return err
+		}
+		if rescan != "" || restart {
+			if after, err = t.startScan(ctx); err != nil {
+				return err
+			}
+			if shared, err = t.shared(ctx); err != nil {
+				return err
+			}
+			restart = false
+		}
 		ops, err := t.cfg.Replica.OpsSince(ctx, t.origin, after, t.cfg.Batch)
 		if err != nil {
 			return err
@@ -452,6 +462,32 @@ func (t *Team) scan(ctx context.Context) error {
 		}
 		after = ops[len(ops)-1].Seq
 	}
+}
+
+// startScan returns the seq a scan starts after: 0 when a share asked for a rescan (the
+// flag is taken), else the last seq scanned.
+func (t *Team) startScan(ctx context.Context) (uint64, error) {
+	tx, err := t.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM config WHERE key = 'rescan'`)
+	if err != nil {
+		return 0, err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO config(key, value) VALUES ('scanned', '0') ON CONFLICT(key) DO UPDATE SET value = excluded.value`); err != nil {
+			return 0, err
+		}
+		return 0, tx.Commit()
+	}
+	var v string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM config WHERE key = 'scanned'`).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, err
+	}
+	after, _ := strconv.ParseUint(v, 10, 64)
+	return after, tx.Commit()
 }
 
 func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, author string, admin bool) error {
@@ -527,7 +563,9 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO config(key, value) VALUES ('scanned', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+	// Not over a share's pending rescan (the next batch starts it).
+	if _, err := tx.ExecContext(ctx, `INSERT INTO config(key, value) VALUES ('scanned', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value
+		WHERE NOT EXISTS (SELECT 1 FROM config WHERE key = 'rescan')`,
 		strconv.FormatUint(ops[len(ops)-1].Seq, 10)); err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ build: ## build bin/memnode and the lean hook binary bin/memnode-hook
 run: build ## build and run the node in the foreground on its embedded defaults (~/.memnode)
 	./$(BIN) run
 
-test: lint arm64 ## vet, unit + integration + real-binary tests, then the race detector on concurrent packages
+test: lint arm64 npm ## vet, unit + integration + real-binary tests, then the race detector on concurrent packages
 	$(GO) test -tags $(TAGS) -count=1 -timeout 20m ./...
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
 
@@ -101,6 +101,10 @@ dist: ## release archives for linux/amd64 and linux/arm64 in dist/, and SHA256SU
 	@start=$$(date +%s); for p in $(DIST_LINUX); do $(MAKE) --no-print-directory dist-platform PLATFORM=$$p; done; \
 	  rm -f dist/SHA256SUMS; (cd dist && sha256sum memnode_$(DIST_VERSION)_*.tar.gz > SHA256SUMS && sha256sum -c --quiet SHA256SUMS); \
 	  echo "== dist/SHA256SUMS ($$(wc -l < dist/SHA256SUMS) archives, verified) in $$(( $$(date +%s) - start )) s"; cat dist/SHA256SUMS
+
+npm: ## npm package tarballs in dist/npm/ from the archives in dist/ (memnode + @memnode/<os>-<cpu>; darwin ones when their archives are there)
+	@ls dist/memnode_$(DIST_VERSION)_*.tar.gz >/dev/null 2>&1 || $(MAKE) --no-print-directory dist
+	node packaging/npm/build.js $(DIST_VERSION) dist
 
 race: ## only the race-detector run
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)

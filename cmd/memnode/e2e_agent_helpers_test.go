@@ -180,6 +180,9 @@ type agentRig struct {
 	model   *agentcli.Server
 	// agentEnv are variables only the agent's processes get (provider URL, keys, flags).
 	agentEnv []string
+	// path, when set, is the agent's whole PATH (the npm test's: no Go, no C compiler);
+	// otherwise memnodeBin's directory comes first in the test's PATH.
+	path string
 }
 
 // newAgentRig makes the surroundings for one agent's sessions in a project of files, with
@@ -210,6 +213,9 @@ func newAgentRig(t *testing.T, files map[string]string, wire agentcli.Wire, scri
 // then the rig's agentEnv and extra.
 func (r *agentRig) env(extra ...string) []string {
 	path := filepath.Dir(memnodeBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	if r.path != "" {
+		path = r.path
+	}
 	env := r.instance.agentEnv(r.home, "PATH="+path)
 	env = append(env, r.agentEnv...)
 	return append(env, extra...)

@@ -155,3 +155,40 @@ func TestRedactAdversarialTerminates(t *testing.T) {
 		}
 	}
 }
+
+// toolOutput is a KiB of what a tool call returns in a coding session: test output, a
+// listing, a diff hunk, with paths and words the detectors' anchors resemble (pat, key-,
+// bot, sig=, dp.).
+var toolOutput = func() string {
+	s := `=== RUN   TestParsePath
+--- PASS: TestParsePath (0.00s)
+ok  	github.com/example/app/internal/path	0.012s
+drwxr-xr-x  5 dev dev  4096 Dec  3 10:22 src
+-rw-r--r--  1 dev dev  1834 Dec  3 10:20 go.mod
+@@ -12,7 +12,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+-	key := r.URL.Query().Get("key")
++	key := strings.TrimSpace(r.URL.Query().Get("key"))
+ 	if key == "" { // the robot's path pattern, see docs/api.md
+ 		http.Error(w, "missing key", http.StatusBadRequest)
+`
+	for len(s) < 1024 {
+		s += s
+	}
+	return s[:1024]
+}()
+
+// BenchmarkRedactPerKiB is the redaction cost of one KiB of tool output (make bench):
+// "clean" has no secret, "secrets" one of the issue-26 shapes.
+func BenchmarkRedactPerKiB(b *testing.B) {
+	for _, bc := range []struct{ name, s string }{
+		{"clean", toolOutput},
+		{"secrets", toolOutput[:900] + " hvs.CAESIFAKEFAKEFAKEFAKEFAKEFAKE1234 ya29.FAKEfakeFAKEfake1234567\n"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.s)))
+			for b.Loop() {
+				Redact(bc.s)
+			}
+		})
+	}
+}

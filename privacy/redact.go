@@ -82,6 +82,7 @@ var patterns = sync.OnceValue(func() []pattern {
 
 // Redact replaces detected secrets with a [REDACTED:kind] marker.
 func Redact(s string) string {
+	s = redactMore(s)
 	h := scanHints(s)
 	if h == 0 {
 		return s

@@ -15,7 +15,17 @@ import "strings"
 var secretFlagWords = [...]string{"password", "passwd", "passphrase", "pass", "token", "secret", "api-key", "apikey", "api_key", "access-key", "secret-key"}
 
 // passwordCommands take an attached -pPASSWORD; sshpass also a separate one.
-var passwordCommands = [...]string{"mysql", "mysqldump", "mysqladmin", "mariadb", "mariadb-dump", "sshpass"}
+var passwordCommands = []string{"mysql", "mysqldump", "mysqladmin", "mariadb", "mariadb-dump", "sshpass", "7z", "7za"}
+
+// shortSecretFlags are short flags whose separate argument is a password or passphrase,
+// for the commands that give them that meaning.
+var shortSecretFlags = map[byte][]string{
+	'w': {"ldapsearch", "ldapmodify", "ldapadd", "ldapdelete", "ldappasswd", "ldapwhoami", "ldapcompare", "ldapmodrdn"},
+	'N': {"ssh-keygen"},
+	'P': {"ssh-keygen", "zip", "unzip"},
+	'a': {"redis-cli"},
+	'k': {"openssl"},
+}
 
 // maxCommandLookback bounds how far back a -p flag looks for its command.
 const maxCommandLookback = 256
@@ -27,7 +37,7 @@ func commandLineHint(s string, i int) bool {
 		return false
 	}
 	c := s[i+1]
-	return c == '-' || 'a' <= c && c <= 'z'
+	return c == '-' || 'a' <= c && c <= 'z' || c == 'N' || c == 'P'
 }
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -81,6 +91,20 @@ func flagSecret(s string, pos int) (int, int, bool) {
 	}
 	if pos+2 >= len(s) {
 		return 0, 0, false
+	}
+	if strings.HasPrefix(s[pos+1:], "passin ") || strings.HasPrefix(s[pos+1:], "passout ") {
+		// openssl -passin pass:X (env:VAR and file:PATH name no secret).
+		if commandIn(s, pos, []string{"openssl"}) == "" {
+			return 0, 0, false
+		}
+		start, end, ok := flagArg(s, pos+1+strings.IndexByte(s[pos+1:], ' '))
+		if !ok || !strings.HasPrefix(s[start:end], "pass:") || end-start == 5 {
+			return 0, 0, false
+		}
+		return start + 5, end, true
+	}
+	if cmds, ok := shortSecretFlags[s[pos+1]]; ok && isBlank(s[pos+2]) && s[pos+2] != '\n' && commandIn(s, pos, cmds) != "" {
+		return flagArg(s, pos+2)
 	}
 	switch s[pos+1] {
 	case 'u':
@@ -184,7 +208,11 @@ func isDigits(v string) bool {
 // commandBefore returns the password command (passwordCommands) that the flag at s[pos]
 // belongs to, or "": the last such word between the start of the shell command (line
 // start, ;, |, &) and pos.
-func commandBefore(s string, pos int) string {
+func commandBefore(s string, pos int) string { return commandIn(s, pos, passwordCommands) }
+
+// commandIn returns the last of cmds named between the start of the shell command the
+// flag at s[pos] is in and pos, or "".
+func commandIn(s string, pos int, cmds []string) string {
 	from := max(0, pos-maxCommandLookback)
 	seg := s[from:pos]
 	if k := strings.LastIndexAny(seg, "\n;|&"); k >= 0 {
@@ -192,7 +220,7 @@ func commandBefore(s string, pos int) string {
 	}
 	for _, f := range strings.Fields(seg) {
 		f = f[strings.LastIndexByte(f, '/')+1:]
-		for _, c := range passwordCommands {
+		for _, c := range cmds {
 			if f == c {
 				return c
 			}

@@ -239,4 +239,9 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "(401)") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || strings.Contains(r.stderr, "not-the-password") {
 		t.Fatalf("wrong password: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// Plain http beyond this machine: refused before any password is asked, one line.
+	r = w.run(nil, "team", "join", "http://192.0.2.7:4001", "--user", "alice")
+	if r.code != 1 || !strings.Contains(r.stderr, "--insecure") || !strings.Contains(r.stderr, "https://") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("plain http to a LAN address: exit %d, stderr %q", r.code, r.stderr)
+	}
 }

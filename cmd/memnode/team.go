@@ -22,9 +22,10 @@ import (
 const envTeamPassword = "MEMNODE_TEAM_PASSWORD"
 
 const teamUsage = `usage:
-  memnode team join URL[,URL...] --user NAME [--name TEAM]
+  memnode team join URL[,URL...] --user NAME [--name TEAM] [--insecure]
                                    join the team's rqlite cluster (password on stdin, hidden
-                                   on a terminal, or MEMNODE_TEAM_PASSWORD; kept in the key store)
+                                   on a terminal, or MEMNODE_TEAM_PASSWORD; kept in the key store);
+                                   https:// beyond this machine, plain http:// only with --insecure
   memnode team share PROJECT       push PROJECT's memory to the team and pull the others'
   memnode team unshare PROJECT     stop sharing PROJECT (what was pushed stays on the cluster)
   memnode team status [--json]     cluster, leader, members, shared projects, backlog, lag
@@ -135,9 +136,10 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "team join", "team join URL[,URL...] --user NAME [--name TEAM] (password on stdin or "+envTeamPassword+")")
+	fs := newFlags(env, "team join", "team join URL[,URL...] --user NAME [--name TEAM] [--insecure] (password on stdin or "+envTeamPassword+")")
 	user := fs.String("user", "", "the team cluster user (from its auth file)")
 	name := fs.String("name", "", "the team's name, when this join founds it")
+	insecure := fs.Bool("insecure", false, "allow plain http:// to a cluster beyond this machine")
 	rest, code, ok := fs.parse(args, 1, 1)
 	if !ok {
 		return code
@@ -155,6 +157,9 @@ func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
 			return fs.usageErr("%q is not an http(s)://host:port URL without credentials", u)
 		}
 		urls = append(urls, u)
+	}
+	if err := team.CheckTransport(urls, *insecure); err != nil {
+		return fail(env, "team join: %v", err)
 	}
 	password := env.Getenv(envTeamPassword)
 	if password == "" {

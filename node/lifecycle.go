@@ -151,19 +151,10 @@ func ReadPIDFile(dataDir string) (PIDInfo, error) {
 	return p, nil
 }
 
-// ProcessIsNode reports whether pid is alive and is a memnode process. A stale pid file
-// whose pid was reused by another program is not trusted.
-func ProcessIsNode(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return true // no /proc: the signal check is all we have
-	}
-	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-	return len(args) > 0 && strings.Contains(filepath.Base(args[0]), "memnode")
-}
+// Alive reports whether a process with pid exists. Whether it is this data dir's node is
+// told by the data dir's lock (LockHolder) or the token proof, never by its argv[0]: a node
+// started from a renamed or copied binary is still the node.
+func Alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
 
 // SecureDataDir creates the data dir 0700, or forces an existing one to 0700, and takes group
 // and other bits off everything below it (files an older version or a 0022 umask left

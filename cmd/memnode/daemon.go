@@ -356,7 +356,7 @@ func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
 		return code
 	}
 	pid, err := node.ReadPIDFile(env.DataDir)
-	if err != nil || !node.ProcessIsNode(pid.PID) {
+	if err != nil || !node.Alive(pid.PID) {
 		fmt.Fprintln(env.Stdout, "memnode is not running")
 		return 0
 	}
@@ -378,7 +378,7 @@ func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if !node.ProcessIsNode(pid.PID) {
+		if !node.Alive(pid.PID) {
 			fmt.Fprintf(env.Stdout, "memnode stopped (pid %d)\n", pid.PID)
 			return 0
 		}

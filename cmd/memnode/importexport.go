@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
@@ -30,12 +33,7 @@ func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 	var f *os.File
 	if *out != "" {
 		var err error
-		if f, err = os.OpenFile(*out, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err != nil {
-			return fail(env, "export: %v", err)
-		}
-		// An existing file keeps its mode on open: make it private before any record lands.
-		if err := f.Chmod(0o600); err != nil {
-			f.Close()
+		if f, err = exportFile(*out); err != nil {
 			return fail(env, "export: %v", err)
 		}
 		w = f
@@ -46,12 +44,44 @@ func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			// rename replaces the path itself: a symlink planted meanwhile is not followed.
+			err = os.Rename(f.Name(), *out)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		}
 	}
 	if err != nil {
 		return fail(env, "export: %v", err)
 	}
 	fmt.Fprintf(env.Stderr, "exported %s\n", plural(rc.n, "record"))
 	return 0
+}
+
+// exportFile checks that path is not a symbolic link nor a file of another user, and
+// returns a new private (0600) file beside it that the caller renames onto path once the
+// export is complete: nothing is ever written through a planted link or into someone
+// else's file, and a failed export leaves path as it was.
+func exportFile(path string) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link: refusing to write through it (remove it or choose another path)", path)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file", path)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			return nil, fmt.Errorf("%s belongs to uid %d, not you: refusing to write into it", path, st.Uid)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return f, nil // CreateTemp makes it 0600
 }
 
 // recordCounter passes an export stream through and counts its records: the lines that

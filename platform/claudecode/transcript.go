@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/memnode/memnode/platform"
 )
 
 const (
@@ -32,7 +33,7 @@ func (Adapter) LastUserPrompt(path string) (string, error) { return lastEntry(pa
 
 // lastEntry returns what extract finds in the last transcript line where it finds anything.
 func lastEntry(path string, extract func([]byte) (string, bool)) (string, error) {
-	f, err := os.Open(path)
+	f, err := platform.OpenTranscript(path)
 	if err != nil {
 		return "", fmt.Errorf("open transcript: %w", err)
 	}

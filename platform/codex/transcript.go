@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/memnode/memnode/platform"
@@ -39,7 +38,7 @@ const maxRolloutLine = 64 << 20
 
 // scanRollout calls fn for each record of the rollout at path, until fn returns false.
 func scanRollout(path string, fn func(rolloutLine) bool) error {
-	f, err := os.Open(path)
+	f, err := platform.OpenTranscript(path)
 	if err != nil {
 		return fmt.Errorf("open codex rollout: %w", err)
 	}

@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/memnode/memnode/platform"
 )
 
 // maxEventLine bounds one record of Copilot's events.jsonl.
@@ -13,7 +14,7 @@ const maxEventLine = 64 << 20
 // LastAssistantMessage implements platform.Adapter: the content of the last
 // assistant.message in the session's events.jsonl (agentStop carries no text).
 func (Adapter) LastAssistantMessage(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := platform.OpenTranscript(path)
 	if err != nil {
 		return "", fmt.Errorf("open copilot events: %w", err)
 	}

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/memnode/memnode/platform"
 )
 
 // transcriptTail bounds how much of a session file is scanned (its end).
@@ -79,7 +80,7 @@ func lastRecord(path string, pick func(record) (string, bool)) (string, error) {
 // 16 MiB) where it finds anything. Gemini CLI writes a record again with the same id to
 // update it, which is why the tail is read forwards.
 func ScanTranscript(path string, pick func(line []byte) (string, bool)) (string, error) {
-	f, err := os.Open(path)
+	f, err := platform.OpenTranscript(path)
 	if err != nil {
 		return "", fmt.Errorf("open transcript: %w", err)
 	}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestExportRefusesPlantedPaths is issue 26's export "done when": `memnode export --out`
+// onto a symlink another user planted, and onto a file another user owns, is refused and
+// writes nothing through either; onto a new path it writes a 0600 file.
+func TestExportRefusesPlantedPaths(t *testing.T) {
+	cred := nobody(t)
+	in := newInstance(t)
+	in.start()
+	shared, err := os.MkdirTemp("", "export-shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(shared)
+	os.Chmod(shared, 0o1777) // like /tmp
+	target := filepath.Join(shared, "victim.txt")
+	os.WriteFile(target, []byte("untouched\n"), 0o644)
+	link := filepath.Join(shared, "export.jsonl")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	os.Lchown(link, int(cred.Uid), int(cred.Gid))
+	theirs := filepath.Join(shared, "theirs.jsonl")
+	os.WriteFile(theirs, []byte("theirs\n"), 0o666)
+	os.Chown(theirs, int(cred.Uid), int(cred.Gid))
+
+	for path, want := range map[string]string{link: "symbolic link", theirs: "belongs to uid"} {
+		r := in.run(nil, "export", "--out", path)
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("export --out %s: exit %d, %q; want a refusal (%s)", filepath.Base(path), r.code, r.stderr, want)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "untouched\n" {
+		t.Errorf("the symlink's target was written: %q", b)
+	}
+	if b, _ := os.ReadFile(theirs); string(b) != "theirs\n" {
+		t.Errorf("another user's file was written: %q", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(shared, ".*tmp-*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	fresh := filepath.Join(shared, "mine.jsonl")
+	in.mustRun(nil, "export", "--out", fresh)
+	if fi, err := os.Lstat(fresh); err != nil || fi.Mode() != 0o600 {
+		t.Fatalf("new export: %v, %v", fi, err)
+	}
+	if b, _ := os.ReadFile(fresh); !strings.Contains(string(b), `"memnode-export"`) {
+		t.Fatalf("new export holds %q", b)
+	}
+}
+
+// TestHookWithFIFOTranscriptAnswers is issue 26's FIFO "done when": hooks whose
+// transcript_path is a FIFO nobody writes (a blocking read would wait forever) answer
+// within their 10 s budget, exit 0.
+func TestHookWithFIFOTranscriptAnswers(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	fifo := filepath.Join(t.TempDir(), "transcript.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	proj := t.TempDir()
+	for _, c := range []struct{ platform, event, body string }{
+		{"claude-code", "summarize", fmt.Sprintf(`{"session_id":"fifo-1","transcript_path":%s,"cwd":%s,"hook_event_name":"Stop","stop_hook_active":false}`, jsonString(fifo), jsonString(proj))},
+		{"claude-code", "session-init", fmt.Sprintf(`{"session_id":"fifo-1","transcript_path":%s,"cwd":%s,"hook_event_name":"UserPromptSubmit","prompt":"hi"}`, jsonString(fifo), jsonString(proj))},
+		{"codex", "observation", fmt.Sprintf(`{"session_id":"fifo-2","transcript_path":%s,"cwd":%s,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"c1","tool_input":{"command":"ls"},"tool_response":"ok"}`, jsonString(fifo), jsonString(proj))},
+		{"codex", "summarize", fmt.Sprintf(`{"session_id":"fifo-2","transcript_path":%s,"cwd":%s,"hook_event_name":"Stop"}`, jsonString(fifo), jsonString(proj))},
+	} {
+		r := in.runLean([]byte(c.body), "hook", c.platform, c.event)
+		// The budget is the contract here: without the check the hook blocks until killed.
+		if r.code != 0 || r.took >= 10*time.Second {
+			t.Errorf("%s %s with a FIFO transcript: exit %d after %v: %s", c.platform, c.event, r.code, r.took, r.stderr)
+		}
+	}
+}
+
+// TestStopStopsANodeFromARenamedBinary: a node started from a copy of the binary named
+// otherwise is stopped by `memnode stop` — the data dir's lock names it, not its argv[0].
+func TestStopStopsANodeFromARenamedBinary(t *testing.T) {
+	in := newInstance(t)
+	b, err := os.ReadFile(memnodeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(t.TempDir(), "agentd")
+	if err := os.WriteFile(renamed, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := in.runBin(renamed, nil, "start"); r.code != 0 {
+		t.Fatalf("start from the renamed binary: exit %d: %s", r.code, r.stderr)
+	}
+	pid := in.pidFile()
+	if out := in.mustRun(nil, "stop"); !strings.Contains(out, fmt.Sprintf("memnode stopped (pid %d)", pid)) {
+		t.Fatalf("stop: %s", out)
+	}
+	if r := in.run(nil, "status"); r.code != 3 {
+		t.Fatalf("status after stop: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -215,11 +215,13 @@ func printTeamStatus(w io.Writer, st team.Status) {
 	if len(st.Admins) > 0 {
 		fmt.Fprintf(w, "admins:  @%s\n", strings.Join(st.Admins, ", @"))
 	}
-	lag := fmt.Sprint(st.PullLag)
+	// Counts a user can act on: what is still to go up and to come down, or "unknown yet"
+	// (the cluster has not been asked), never a 0 that only means "not known".
+	lag := fmt.Sprintf("%d ops", st.PullLag)
 	if st.PullLag < 0 {
-		lag = "unknown"
+		lag = "unknown yet"
 	}
-	fmt.Fprintf(w, "push backlog: %d   pull lag: %s   rejected ops: %d\n", st.PushBacklog, lag, st.Rejected)
+	fmt.Fprintf(w, "to push: %d ops   to pull: %s   rejected ops: %d\n", st.PushBacklog, lag, st.Rejected)
 	if st.LastError != "" {
 		fmt.Fprintf(w, "last error: %s\n", st.LastError)
 	}

@@ -22,3 +22,15 @@ func TestTeamStatusPrintsAdminsAndSquatsAsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamStatusSaysWhatIsLeft: team status says how many ops are still to pull, and
+// "unknown yet" before the cluster answered — never a 0 that means "not known".
+func TestTeamStatusSaysWhatIsLeft(t *testing.T) {
+	for lag, want := range map[int]string{-1: "to pull: unknown yet", 28000: "to pull: 28000 ops", 0: "to pull: 0 ops"} {
+		var b strings.Builder
+		printTeamStatus(&b, team.Status{Joined: true, Name: "acme", PullLag: lag, PushBacklog: 3})
+		if !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "to push: 3 ops") {
+			t.Errorf("pull lag %d:\n%s", lag, b.String())
+		}
+	}
+}

@@ -39,8 +39,25 @@ type rq struct {
 	hc         *http.Client
 
 	mu   sync.Mutex
-	good int  // index of the URL that answered last
-	ok   bool // the last request got an answer from some node
+	good int       // index of the URL that answered last
+	ok   bool      // the last request got an answer from some node
+	last time.Time // when a node last answered (zero: never, since this process started)
+}
+
+// lastContact is when a node last answered.
+func (c *rq) lastContact() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// unreachable is the one line status and search give when no node answered in time.
+func (c *rq) unreachable(err error) error {
+	last := "never since the node started"
+	if t := c.lastContact(); !t.IsZero() {
+		last = t.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return fmt.Errorf("%w: cluster unreachable (last contact %s): %w", ErrUnreachable, last, err)
 }
 
 // answered reports whether the last request reached a node that answered.
@@ -168,7 +185,7 @@ func (c *rq) do(ctx context.Context, method, path string, body []byte, read func
 		code, err := c.once(ctx, c.urls[k], method, path, body, read)
 		if err == nil || (code != 0 && code < 500) {
 			c.mu.Lock()
-			c.ok = true
+			c.ok, c.last = true, time.Now()
 			if err == nil {
 				c.good = k
 			}

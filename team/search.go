@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -107,8 +108,13 @@ func (t *Team) Search(ctx context.Context, query, project string, limit int) ([]
 	}
 	q += ` ORDER BY bm25(team_fts, 4.0, 1.0) LIMIT ?`
 	args = append(args, limit)
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.AnswerWithin) // bounded like status
+	defer cancel()
 	res, err := c.query(ctx, levelWeak, []stmt{st(q, args...)})
 	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrUnreachable) {
+			err = c.unreachable(err)
+		}
 		return nil, fmt.Errorf("team search: %w", err)
 	}
 	var hits []Hit

@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -80,8 +81,15 @@ func (t *Team) Status(ctx context.Context) (Status, error) {
 		s.LastError = "no password: run `memnode team join` again"
 		return s, nil
 	}
+	// A person waits for this: bounded, whatever the cluster does (a node that accepts and
+	// never answers would hold each URL for the request timeout).
+	ctx, cancel := context.WithTimeout(ctx, t.cfg.AnswerWithin)
+	defer cancel()
 	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT COUNT(*) FROM team_members`)})
 	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrUnreachable) {
+			err = c.unreachable(err)
+		}
 		s.LastError = err.Error()
 		return s, nil
 	}

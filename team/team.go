@@ -57,6 +57,9 @@ type Config struct {
 	VerifyWorkers int
 	// Timeout bounds one request to the cluster; default 10s.
 	Timeout time.Duration
+	// AnswerWithin bounds what a person waits for: `team status` and `search --team` answer
+	// within it, "cluster unreachable (last contact …)" when no node did; default 2s.
+	AnswerWithin time.Duration
 	// Now is the wall clock (default time.Now; tests inject one). An op stamped more than
 	// FarFuture (default 24h) ahead of it is refused: no clock is that wrong.
 	Now       func() time.Time
@@ -78,6 +81,9 @@ func (c *Config) defaults() {
 	}
 	if c.VerifyWorkers <= 0 {
 		c.VerifyWorkers = runtime.GOMAXPROCS(0)
+	}
+	if c.AnswerWithin <= 0 {
+		c.AnswerWithin = 2 * time.Second
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -90,25 +90,37 @@ func moreHits(s string) uint64 {
 	idx := moreIdx()
 	var hits uint64
 	ps := morePatterns()
-	word := true // s[i-1] is a word byte: no anchor starts at i
-	for i := 0; i+1 < len(s); i++ {
+	n := len(s)
+	for i := 0; i+1 < n; {
+		// Anchors start with a word byte after a non-word byte (or the text's start):
+		// jump from word start to word start.
 		c := s[i]
-		prevWord := word
-		word = wordByte[c]
-		if prevWord && i > 0 || !idx.start[c] {
-			continue
-		}
-		slot := idx.slot[uint16(c)<<8|uint16(s[i+1])]
-		if slot == 0 {
-			continue
-		}
-		for _, j := range idx.lists[slot-1] {
-			if strings.HasPrefix(s[i:], ps[j].anchor) {
-				hits |= 1 << j
+		if idx.start[c] {
+			if slot := idx.slot[uint16(c)<<8|uint16(s[i+1])]; slot != 0 {
+				for _, j := range idx.lists[slot-1] {
+					if strings.HasPrefix(s[i:], ps[j].anchor) && ps[j].plausible(s[i:]) {
+						hits |= 1 << j
+					}
+				}
 			}
+		}
+		for i < n && wordByte[s[i]] {
+			i++
+		}
+		for i < n && !wordByte[s[i]] {
+			i++
 		}
 	}
 	return hits
+}
+
+// plausible is a cheap check of a candidate beyond its anchor, for an anchor that is a
+// common word start ("pat" of path and pattern): Airtable's token has its dot at 17.
+func (p *pattern) plausible(s string) bool {
+	if p.anchor == "pat" {
+		return len(s) > 17 && s[17] == '.'
+	}
+	return true
 }
 
 // redactMore replaces the shapes of morePatterns, .netrc password fields and .pgpass

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -119,10 +118,10 @@ func TestDoctor(t *testing.T) {
 		t.Skip("full disk: mounting a tmpfs needs root; skipped")
 	}
 	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m,mode=0700"); err != nil {
+	if err := mountTmpfs(mnt, "size=2m,mode=0700"); err != nil {
 		t.Skipf("full disk: cannot mount a tmpfs here (%v); skipped", err)
 	}
-	t.Cleanup(func() { syscall.Unmount(mnt, 0) })
+	t.Cleanup(func() { unmountTmpfs(mnt) })
 	full := filepath.Join(mnt, "filler")
 	f, err := os.Create(full)
 	if err != nil {

@@ -119,7 +119,7 @@ func TestHookBinaryDependencies(t *testing.T) {
 	const mod = "github.com/memnode/memnode/"
 	allowed := []string{"cmd/memnode-hook", "hooks", "client", "memory", "api/apitype", "configs", "privacy",
 		"platform", "contextfile", "install", "internal/clienv", "internal/datadir", "internal/localnet",
-		"internal/atomicfile"}
+		"internal/atomicfile", "internal/logfile"}
 	bannedStd := []string{"database/sql", "text/template", "html/template", "net/http/httptest", "net/http/pprof",
 		"net/rpc", "expvar", "testing", "go/parser", "plugin"}
 	deps := strings.Fields(goTool(t, []string{"CGO_ENABLED=0"}, "list", "-tags", "sqlite_fts5,nomsgpack", "-deps",

@@ -81,8 +81,8 @@ func TestCmdKeysRefusesBadInput(t *testing.T) {
 	}{
 		"empty key":        {"\n", []string{"set", "gemini"}, 1, "empty key"},
 		"two lines":        {"a\nb\n", []string{"set", "gemini"}, 1, "one line"},
-		"unknown provider": {"x", []string{"set", "mistral"}, 1, "unknown provider"},
-		"no args":          {"", nil, 2, "usage"},
+		"unknown provider": {"x", []string{"set", "mistral"}, 2, "unknown provider"},
+		"no args":          {"", nil, 2, "missing subcommand"},
 		"missing provider": {"", []string{"set"}, 2, "usage"},
 	} {
 		t.Run(name, func(t *testing.T) {

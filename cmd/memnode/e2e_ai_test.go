@@ -30,6 +30,17 @@ type fakeAnthropic struct {
 
 var markerRe = regexp.MustCompile(`mk-\d{4}`)
 
+// useFakeAnthropic points in (not started yet) at a fake Anthropic server at url: the key
+// in its environment, the provider chain and base URL in its settings.json.
+func useFakeAnthropic(t *testing.T, in *instance, key, url string) {
+	t.Helper()
+	in.extra = append(in.extra, "MEMNODE_ANTHROPIC_API_KEY="+key)
+	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, url)
+	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newFakeAnthropic(t *testing.T, key string, delay time.Duration) *fakeAnthropic {
 	t.Helper()
 	f := &fakeAnthropic{delay: delay}
@@ -86,11 +97,7 @@ func TestKill9WithSlowProvider(t *testing.T) {
 	key := "sk-ant-test-" + strings.Repeat("k", 24)
 	fake := newFakeAnthropic(t, key, 150*time.Millisecond)
 	in := newInstance(t)
-	in.extra = []string{"MEMNODE_ANTHROPIC_API_KEY=" + key}
-	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, fake.url)
-	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	useFakeAnthropic(t, in, key, fake.url)
 	in.start()
 	tok, url := in.token(), fmt.Sprintf("http://127.0.0.1:%d/api/events", in.port)
 	for i := 0; i < total; i++ {

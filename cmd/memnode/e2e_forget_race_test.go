@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +24,7 @@ func TestForgetWinsTheQueueRace(t *testing.T) {
 	key := "sk-ant-test-" + strings.Repeat("r", 24)
 	fake := newFakeAnthropic(t, key, 3*time.Second)
 	in := newInstance(t)
-	in.extra = []string{"MEMNODE_ANTHROPIC_API_KEY=" + key}
-	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, fake.url)
-	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	useFakeAnthropic(t, in, key, fake.url)
 	in.start()
 	tok, url := in.token(), fmt.Sprintf("http://127.0.0.1:%d/api/events", in.port)
 	post := func(ev []byte) {
@@ -49,6 +42,7 @@ func TestForgetWinsTheQueueRace(t *testing.T) {
 	}
 	db := in.db()
 	var gone []string // what must be in no file
+	var lastKept string
 	for round := 1; round <= 4; round++ {
 		sid, keep := fmt.Sprintf("race-%d", round), fmt.Sprintf("keep-%d", round)
 		word := fmt.Sprintf("quokkaraceword%d", round)
@@ -65,6 +59,7 @@ func TestForgetWinsTheQueueRace(t *testing.T) {
 		calls := fake.requests.Load()
 		postRace(0, 3)
 		keepID := fmt.Sprintf("mk-%d%d00", round, 2)
+		lastKept = keepID
 		post(observationEvent(keepID, keep, "race", "build the kept "+keepID))
 		// A worker is building the session (its request waits at the provider) while more
 		// of its events queue behind the claim.
@@ -92,26 +87,14 @@ func TestForgetWinsTheQueueRace(t *testing.T) {
 	}
 	db.Close()
 	in.mustRun(nil, "stop")
-	files := 0
-	err := filepath.WalkDir(in.dataDir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !d.Type().IsRegular() {
-			return err
+	// The kept sessions' records are in the files: the search below reads what was stored.
+	if len(testkit.FilesContaining(t, in.dataDir, lastKept)) == 0 {
+		t.Fatalf("no file of the data dir holds the kept record %s: the search reads nothing", lastKept)
+	}
+	for _, w := range gone {
+		for _, f := range testkit.FilesContaining(t, in.dataDir, w) {
+			t.Errorf("%s holds %q of a forgotten session", f, w)
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		files++
-		for _, w := range gone {
-			if bytes.Contains(b, []byte(w)) {
-				rel, _ := filepath.Rel(in.dataDir, path)
-				t.Errorf("%s holds %q of a forgotten session", rel, w)
-			}
-		}
-		return nil
-	})
-	if err != nil || files < 2 {
-		t.Fatalf("walk the data dir: %d files, %v", files, err)
 	}
 	t.Logf("%d provider requests", fake.requests.Load())
 }

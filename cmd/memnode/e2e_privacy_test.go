@@ -183,11 +183,7 @@ func TestPlantedMarkersNeverStored(t *testing.T) {
 	key := "sk-ant-test-" + strings.Repeat("k", 24)
 	provider := newRecordingProvider(t, key)
 	in := newInstance(t)
-	in.extra = []string{"MEMNODE_ANTHROPIC_API_KEY=" + key}
-	settings := fmt.Sprintf(`{"ai_providers":["anthropic"],"ai_base_urls":{"anthropic":%q},"ai_models":{"anthropic":"claude-fake-1"}}`, provider.url)
-	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	useFakeAnthropic(t, in, key, provider.url)
 	in.start()
 	var pl planted
 	outside := t.TempDir() // the agent's files: transcripts, the import sources

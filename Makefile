@@ -85,7 +85,7 @@ release-builds:
 	@if command -v $(CC_linux_arm64) >/dev/null; then $(MAKE) --no-print-directory arm64 npm; \
 	elif [ "$${MEMNODE_CI:-}" = 1 ]; then echo "no $(CC_linux_arm64): apt-get install gcc-aarch64-linux-gnu (MEMNODE_CI=1)"; exit 1; \
 	else echo "== no $(CC_linux_arm64) (apt-get install gcc-aarch64-linux-gnu): no arm64 build, TestArm64BinariesUnderQemu will skip"; \
-	  $(MAKE) --no-print-directory dist-platform npm PLATFORM=linux_amd64; fi
+	  $(MAKE) --no-print-directory dist npm DIST_LINUX=linux_amd64; fi
 
 arm64: bin/linux_arm64/memnode ## cross-build bin/linux_arm64/ (make test runs these under qemu-aarch64-static)
 
@@ -100,10 +100,10 @@ dist-platform: bin/$(PLATFORM)/memnode ## one archive: make dist-platform PLATFO
 	@name=memnode_$(DIST_VERSION)_$(PLATFORM); stage=dist/.stage/$$name; rm -rf $$stage; mkdir -p $$stage; \
 	  cp bin/$(PLATFORM)/memnode bin/$(PLATFORM)/memnode-hook $$stage/; \
 	  cp packaging/archive/README.md $$stage/README.md; \
-	  if [ -f LICENSE ]; then cp LICENSE $$stage/; else echo "warning: no LICENSE file in the repository: $$name ships without one"; fi; \
+	  cp LICENSE $$stage/; \
 	  if tar --version 2>/dev/null | grep -q GNU; then tf="--sort=name --mtime=$(DATE) --owner=0 --group=0 --numeric-owner"; \
 	  else tf="--uid 0 --gid 0"; fi; \
-	  tar $$tf -C $$stage -cf - memnode memnode-hook README.md $$([ -f $$stage/LICENSE ] && echo LICENSE) | gzip -n9 > dist/$$name.tar.gz; \
+	  tar $$tf -C $$stage -cf - memnode memnode-hook README.md LICENSE | gzip -n9 > dist/$$name.tar.gz; \
 	  rm -rf $$stage; echo "== dist/$$name.tar.gz"
 
 dist: ## release archives for linux/amd64 and linux/arm64 in dist/, and SHA256SUMS (darwin ones too when present)

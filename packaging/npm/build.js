@@ -17,6 +17,8 @@ if (!version || !distDir) {
 const here = __dirname;
 const out = path.join(distDir, 'npm');
 const repo = { type: 'git', url: 'git+https://github.com/memnode/memnode.git' };
+const license = 'Apache-2.0';
+const licenseFile = path.join(here, '..', '..', 'LICENSE');
 // archive platform → npm package, os, cpu (Node's process.platform / process.arch).
 const platforms = [
   ['linux_amd64', 'linux-x64', 'linux', 'x64'],
@@ -49,12 +51,14 @@ for (const [plat, suffix, os, cpu] of platforms) {
     version,
     description: `memnode's prebuilt binaries for ${os}/${cpu} (installed by the memnode package)`,
     repository: repo,
+    license,
     os: [os],
     cpu: [cpu],
     ...(os === 'linux' ? { libc: ['glibc'] } : {}),
     files: ['bin/'],
     preferUnplugged: true,
   }, null, 2) + '\n');
+  fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
   fs.writeFileSync(path.join(dir, 'README.md'), `# @memnode/${suffix}\n\nThe \`memnode\` and \`memnode-hook\` binaries for ${os}/${cpu}. Install \`memnode\`, not this package.\n`);
   pack(dir);
   built.push(suffix);
@@ -68,12 +72,14 @@ const main = path.join(out, 'src', 'memnode');
 fs.mkdirSync(path.join(main, 'bin'), { recursive: true });
 fs.copyFileSync(path.join(here, 'memnode', 'bin', 'memnode.js'), path.join(main, 'bin', 'memnode.js'));
 fs.copyFileSync(path.join(here, 'memnode', 'README.md'), path.join(main, 'README.md'));
+fs.copyFileSync(licenseFile, path.join(main, 'LICENSE'));
 fs.chmodSync(path.join(main, 'bin', 'memnode.js'), 0o755);
 fs.writeFileSync(path.join(main, 'package.json'), JSON.stringify({
   name: 'memnode',
   version,
   description: 'Persistent memory for AI coding agents, shared across your machines',
   repository: repo,
+  license,
   bin: { memnode: 'bin/memnode.js', 'memnode-hook': 'bin/memnode.js' },
   files: ['bin/'],
   engines: { node: '>=18' },

@@ -28,3 +28,19 @@ func Binaries(text []byte) []string {
 	}
 	return out
 }
+
+// mcpServer matches memnode started as an MCP server: its path, then, across a few characters
+// of JSON, TOML or YAML punctuation, the argument mcp — `"command": "/p/memnode", "args":
+// ["mcp"]`, Codex's `args = ["mcp"]`, OpenCode's `["/p/memnode", "mcp"]`, goose's
+// `args:\n - mcp`, or one command string `/p/memnode mcp`.
+var mcpServer = regexp.MustCompile(`/memnode(?:\.exe)?['"]?[\s,\]]*(?:["']?args["']?\s*[:=]\s*\[?\s*-?\s*)?["']?mcp(?:["'\s\],]|$)`)
+
+// hookRun matches memnode's hooks: the hook binary's path (it runs nothing else; OpenCode's
+// plugin names it in a constant) or `<memnode> hook <platform> …`.
+var hookRun = regexp.MustCompile(`/memnode-hook(?:\.exe)?(?:['"\s]|$)|/memnode(?:\.exe)?'?\s+hook\s`)
+
+// RunsMCPServer reports whether text (an agent's config file) starts memnode's MCP server.
+func RunsMCPServer(text []byte) bool { return mcpServer.Match(text) }
+
+// RunsHooks reports whether text (an agent's config file) runs memnode's hooks.
+func RunsHooks(text []byte) bool { return hookRun.Match(text) }

@@ -1,34 +1,28 @@
 package main
 
 import (
-	"os"
-	"slices"
-
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/registry"
 )
 
-// hookedUp lists the agents whose user-scope configuration runs memnode (hooks or MCP
-// server), and the memnode executables such configuration names that are gone
-// (platform.StaleBinaries). Agents whose installer cannot list its files are not counted.
-func hookedUp(env *cliEnv) (agents []string, stale []platform.StaleBinary) {
+// hookups reads what the user-scope configuration of every agent runs of memnode (hooks,
+// MCP server, executables that are gone): platform.Hookups. Agents whose installer cannot
+// list its files are not counted; nil when the home directory is unknown.
+func hookups(env *cliEnv) []platform.Hookup {
 	opts, err := installOptions(env, "status", install.ScopeUser)
 	if err != nil {
-		return nil, nil
+		return nil
 	}
-	reg := registry.Builtin()
-	for _, p := range reg.All() {
-		fl, ok := p.Installer.(platform.FileLister)
-		if !ok {
-			continue
-		}
-		for _, f := range fl.Files(opts) {
-			b, err := os.ReadFile(f)
-			if err == nil && len(install.Binaries(b)) > 0 && !slices.Contains(agents, p.Name) {
-				agents = append(agents, p.Name)
-			}
-		}
+	return platform.Hookups(registry.Builtin(), opts)
+}
+
+// hookedUp lists the agents whose user-scope configuration runs memnode (hooks or MCP
+// server), and the memnode executables such configuration names that are gone.
+func hookedUp(env *cliEnv) (agents []string, stale []platform.StaleBinary) {
+	hs := hookups(env)
+	for _, h := range hs {
+		agents = append(agents, h.Platform)
 	}
-	return agents, platform.StaleBinaries(reg, opts)
+	return agents, platform.StaleBinaries(hs)
 }

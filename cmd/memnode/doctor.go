@@ -14,6 +14,7 @@ import (
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/platform"
 )
 
 // minFreeDisk is the free space below which doctor calls the data dir's disk full: a
@@ -104,14 +105,26 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 		}
 	}
 
-	// Agents: hooked up, and running a binary that exists.
-	agents, stale := hookedUp(env)
-	if len(agents) == 0 {
+	// Agents: hooked up, their MCP server registered, and running a binary that exists.
+	hs := hookups(env)
+	var agents []string // the agents whose hooks run memnode: their last event is shown below
+	if len(hs) == 0 {
 		problem("agents", "no coding agent is hooked up", "memnode install")
-	} else {
-		good("agents", "hooked up: %s", strings.Join(agents, ", "))
 	}
-	for _, s := range stale {
+	for _, h := range hs {
+		switch {
+		case h.Hooks && h.MCP:
+			good("agents", "%s: hooks and MCP server", h.Platform)
+		case h.Hooks:
+			problem("mcp", h.Platform+" runs memnode's hooks, but memnode's MCP server is not registered: the agent cannot search its memory", "memnode install "+h.Platform)
+		case h.MCP:
+			good("agents", "%s: MCP server (no hooks: nothing is recorded from it)", h.Platform)
+		}
+		if h.Hooks {
+			agents = append(agents, h.Platform)
+		}
+	}
+	for _, s := range platform.StaleBinaries(hs) {
 		problem("agents", fmt.Sprintf("%s runs %s, which is gone (moved or upgraded)", s.File, s.Binary), "memnode install "+s.Platform)
 	}
 

@@ -74,9 +74,18 @@ func TestDoctor(t *testing.T) {
 	in.mustRun(nil, "install", "claude-code")
 	failed, text = doctor(t, in)
 	wantProblem(t, "healthy", failed, text, nil)
-	if !strings.Contains(text, "hooked up: claude-code") || !strings.Contains(text, "memnode is working") {
+	if !strings.Contains(text, "claude-code: hooks and MCP server") || !strings.Contains(text, "memnode is working") {
 		t.Errorf("healthy report:\n%s", text)
 	}
+
+	// hooks, but the MCP server entry removed (the user edited ~/.claude.json)
+	mcpFile := filepath.Join(in.dataDir, ".claude.json")
+	if err := os.WriteFile(mcpFile, []byte(`{"mcpServers": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	failed, text = doctor(t, in)
+	wantProblem(t, "no MCP server", failed, text, map[string]string{"mcp": "memnode install claude-code"})
+	in.mustRun(nil, "install", "claude-code")
 
 	// a 0755 data dir
 	if err := os.Chmod(in.dataDir, 0o755); err != nil {

@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
-	"github.com/memnode/memnode/platform/registry"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -171,11 +169,7 @@ func plural(n int, noun string) string {
 // agents runs that are gone (an upgrade or move since `memnode install`); nil when none, or
 // when the home directory is unknown.
 func staleHooks(env *cliEnv) []platform.StaleBinary {
-	opts, err := installOptions(env, "status", install.ScopeUser)
-	if err != nil {
-		return nil
-	}
-	return platform.StaleBinaries(registry.Builtin(), opts)
+	return platform.StaleBinaries(hookups(env))
 }
 
 // writeStale prints one line per stale binary, saying how to fix it.

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform"
 )
 
 // contractNames are the platform names later issues build on (hook commands, install,
@@ -47,5 +50,72 @@ func TestBuiltinEntriesAreComplete(t *testing.T) {
 	}
 	if _, ok := reg.Lookup("vim"); ok {
 		t.Error("Lookup found an unregistered platform")
+	}
+}
+
+// TestHookupsFollowInstallAndUninstall installs every agent with its real installer into a
+// fresh home: platform.Hookups sees hooks for each agent with an adapter, memnode's MCP server
+// for every agent, no stale binary; after the binary is deleted each is stale; after
+// uninstall nothing is left.
+func TestHookupsFollowInstallAndUninstall(t *testing.T) {
+	reg := Builtin()
+	home := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"memnode", "memnode-hook"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := install.Options{Scope: install.ScopeUser, HomeDir: home, Binary: filepath.Join(bin, "memnode"),
+		HookBinary: filepath.Join(bin, "memnode-hook")}
+	for _, p := range reg.All() {
+		if _, err := p.Installer.Install(opts); err != nil {
+			t.Fatalf("install %s: %v", p.Name, err)
+		}
+	}
+	got := map[string]platform.Hookup{}
+	for _, h := range platform.Hookups(reg, opts) {
+		got[h.Platform] = h
+	}
+	for _, p := range reg.All() {
+		if _, lists := p.Installer.(platform.FileLister); !lists {
+			continue
+		}
+		h, ok := got[p.Name]
+		if !ok {
+			t.Errorf("%s: installed, but Hookups does not see it", p.Name)
+			continue
+		}
+		if want := p.Adapter != nil; h.Hooks != want {
+			t.Errorf("%s: Hooks = %v, want %v", p.Name, h.Hooks, want)
+		}
+		if !h.MCP {
+			t.Errorf("%s: memnode's MCP server is registered, Hookups says not", p.Name)
+		}
+		if len(h.Stale) != 0 {
+			t.Errorf("%s: stale %v with the binaries in place", p.Name, h.Stale)
+		}
+	}
+	if len(got) == 0 {
+		t.Fatal("no agent's installer lists its files: the test proves nothing")
+	}
+
+	os.Remove(filepath.Join(bin, "memnode"))
+	for _, h := range platform.Hookups(reg, opts) {
+		if h.MCP && len(h.Stale) == 0 {
+			t.Errorf("%s: its MCP server's binary is gone, Hookups reports nothing stale", h.Platform)
+		}
+	}
+
+	for _, p := range reg.All() {
+		if _, err := p.Installer.Uninstall(opts); err != nil {
+			t.Fatalf("uninstall %s: %v", p.Name, err)
+		}
+	}
+	if left := platform.Hookups(reg, opts); len(left) != 0 {
+		t.Errorf("after uninstall: %+v", left)
 	}
 }

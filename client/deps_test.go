@@ -119,7 +119,9 @@ func TestHookBinaryDependencies(t *testing.T) {
 	const mod = "github.com/memnode/memnode/"
 	allowed := []string{"cmd/memnode-hook", "hooks", "client", "memory", "api/apitype", "configs", "privacy",
 		"platform", "contextfile", "install", "internal/clienv", "internal/datadir", "internal/localnet",
-		"internal/atomicfile", "internal/logfile"}
+		"internal/atomicfile", "internal/logfile",
+		"capture", // the pause/opt-in switches: stdlib and atomicfile, one small file read per hook
+	}
 	bannedStd := []string{"database/sql", "text/template", "html/template", "net/http/httptest", "net/http/pprof",
 		"net/rpc", "expvar", "testing", "go/parser", "plugin"}
 	deps := strings.Fields(goTool(t, []string{"CGO_ENABLED=0"}, "list", "-tags", "sqlite_fts5,nomsgpack", "-deps",

@@ -26,6 +26,9 @@ type Settings struct {
 	ExcludedProjects []string `json:"excluded_projects,omitempty"`
 	// SkipTools are tool names whose calls are never recorded.
 	SkipTools []string `json:"skip_tools,omitempty"`
+	// Capture is CaptureAll (default: every project is recorded) or CaptureOptIn (only
+	// projects with a .memnode-track file in their root or listed by `memnode track`).
+	Capture string `json:"capture,omitempty"`
 	// LocalOnlyProjects are glob patterns of projects whose records never leave this device.
 	LocalOnlyProjects []string `json:"local_only_projects,omitempty"`
 
@@ -94,6 +97,15 @@ const (
 	TransportUnix = "unix"
 	TransportTCP  = "tcp"
 )
+
+// Capture modes (Settings.Capture).
+const (
+	CaptureAll   = "all"
+	CaptureOptIn = "opt-in"
+)
+
+// OptIn reports whether only tracked projects are recorded.
+func (s Settings) OptIn() bool { return s.Capture == CaptureOptIn }
 
 // UseTCP reports whether clients reach the node over its TCP port.
 func (s Settings) UseTCP() bool { return s.Transport == TransportTCP }
@@ -177,6 +189,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: ai budgets must not be negative")
 	case s.SemanticInjectLimit < 0 || s.SemanticInjectLimit > 20:
 		return fmt.Errorf("settings: semantic_inject_limit must be 0..20")
+	case s.Capture != "" && s.Capture != CaptureAll && s.Capture != CaptureOptIn:
+		return fmt.Errorf("settings: capture %q: want %q or %q", s.Capture, CaptureAll, CaptureOptIn)
 	case s.Transport != "" && s.Transport != TransportUnix && s.Transport != TransportTCP:
 		return fmt.Errorf("settings: transport %q: want %q or %q", s.Transport, TransportUnix, TransportTCP)
 	}

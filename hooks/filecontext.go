@@ -43,7 +43,7 @@ func handleFileContext(ctx context.Context, h *hook, in *platform.Input) (platfo
 		return platform.Result{}, nil
 	}
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return platform.Result{}, nil
 	}
 	paths := in.FilePaths

@@ -41,7 +41,7 @@ const maxContextBytes = 256 << 10
 // injects the node's context block. No node, no context: the session starts anyway.
 func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindSessionStart, in, project)
@@ -93,7 +93,7 @@ func handleSessionInit(ctx context.Context, h *hook, in *platform.Input) (platfo
 		return platform.Result{}, nil
 	}
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindPrompt, in, project)
@@ -132,7 +132,7 @@ func recordObservation(ctx context.Context, h *hook, in *platform.Input) error {
 		return nil
 	}
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return nil
 	}
 	ev := h.newEvent(memory.KindObservation, in, project)
@@ -151,7 +151,7 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 		return platform.Result{}, nil
 	}
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return platform.Result{}, nil
 	}
 	if privateTurn(h.ad, in.TranscriptPath) {
@@ -182,7 +182,7 @@ func handleSummarize(ctx context.Context, h *hook, in *platform.Input) (platform
 // handleSessionEnd records the end of a session.
 func handleSessionEnd(ctx context.Context, h *hook, in *platform.Input) (platform.Result, error) {
 	project := h.project(in)
-	if h.excluded(project) {
+	if h.excluded(in, project) {
 		return platform.Result{}, nil
 	}
 	ev := h.newEvent(memory.KindSessionEnd, in, project)

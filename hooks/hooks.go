@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memnode/memnode/capture"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
@@ -54,6 +55,8 @@ type Config struct {
 	ExcludedProjects []string
 	// SkipTools are tool names whose calls are not recorded.
 	SkipTools []string
+	// OptIn records only tracked projects (setting capture: opt-in; see package capture).
+	OptIn bool
 	// ProjectDir is the agent's project root when it names one (Claude Code's
 	// CLAUDE_PROJECT_DIR); it names the project instead of the working dir.
 	ProjectDir string
@@ -277,8 +280,30 @@ func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype
 	}
 }
 
-// excluded reports whether the project matches one of the exclusion globs.
-func (h *hook) excluded(project string) bool { return h.policy().ProjectExcluded(project) }
+// excluded reports whether nothing of project is sent: it matches one of the exclusion
+// globs, or the user's capture switches say no (paused, or not tracked under opt-in).
+func (h *hook) excluded(in *platform.Input, project string) bool {
+	if h.policy().ProjectExcluded(project) {
+		return true
+	}
+	if h.cfg.DataDir == "" {
+		return false
+	}
+	st, err := capture.Load(datadir.Dir(h.cfg.DataDir).Capture())
+	if err != nil {
+		// A broken switch file must not silently record what the user paused.
+		h.logf("capture switches: %v (nothing recorded until 'memnode resume' rewrites it)", err)
+		return true
+	}
+	root := h.cfg.ProjectDir
+	if root == "" || !filepath.IsAbs(root) {
+		root = ""
+		if in.Cwd != "" {
+			root = ProjectRoot(in.Cwd, h.cfg.HomeDir)
+		}
+	}
+	return !st.Decide(h.cfg.OptIn, project, root, h.cfg.Now()).Record
+}
 
 // skipTool reports whether calls of tool are configured not to be recorded. (The agent's
 // bookkeeping and memnode's own MCP tools are marked by the adapter.)

@@ -38,6 +38,9 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		fmt.Fprintln(stdout, "{}")
 		return 0
 	}
+	if Disabled(getenv) {
+		return disabled(p.Adapter, args[1], stdin, stdout)
+	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
 	d := localnet.NewDialer(dataDir, s.Port, s.UseTCP())
@@ -49,6 +52,7 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		FailLoudThreshold: s.HookFailLoudThreshold,
 		ExcludedProjects:  s.ExcludedProjects,
 		SkipTools:         s.SkipTools,
+		OptIn:             s.OptIn(),
 		HomeDir:           home,
 		WorkDir:           wd,
 		ProjectDir:        projectDir(p, getenv),
@@ -56,6 +60,39 @@ func Main(ctx context.Context, reg *platform.Registry, getenv func(string) strin
 		Version:           version,
 	}
 	return Run(ctx, cfg, p, args[1], hookStdin(stdin), stdout, stderr)
+}
+
+// DisabledEnv, set to 1 (or true, yes, on), turns every hook into a no-op: it answers
+// neutrally at once, sends nothing and writes nothing.
+const DisabledEnv = "MEMNODE_DISABLED"
+
+// Disabled reports whether DisabledEnv is set to a true value.
+func Disabled(getenv func(string) string) bool {
+	if getenv == nil {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(getenv(DisabledEnv))) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// disabled answers a hook while memnode is switched off: the payload is read and dropped
+// (the agent's write must not fail on a closed pipe), nothing is sent or written, and the
+// answer is the platform's neutral one.
+func disabled(ad platform.Adapter, event string, stdin io.Reader, stdout io.Writer) int {
+	r := hookStdin(stdin)
+	if f, ok := r.(*os.File); ok {
+		_ = f.SetReadDeadline(time.Now().Add(time.Second)) // a pipe nobody closes cannot hold us
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, MaxInputBytes))
+	out, err := ad.Format(event, platform.Result{})
+	if err != nil || !validObject(out) {
+		out = []byte("{}")
+	}
+	_, _ = stdout.Write(append(out, '\n'))
+	return 0
 }
 
 // hookStdin makes sure reading stdin cannot outlast the hook's budget: an interactive

@@ -13,6 +13,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/platform"
 )
@@ -103,6 +104,18 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 		} else {
 			good("disk", "%s free", mib(int64(free)))
 		}
+	}
+
+	// Capture: what the user switched off (a choice, not a problem).
+	if lines := captureLines(env); len(lines) > 0 {
+		for _, l := range lines {
+			good("capture", "%s", l)
+		}
+	} else {
+		good("capture", "every project is recorded")
+	}
+	if disabledEnv := env.Getenv(hooks.DisabledEnv); hooks.Disabled(env.Getenv) {
+		problem("capture", hooks.DisabledEnv+"="+disabledEnv+" in this environment: hooks started from it record nothing", "unset "+hooks.DisabledEnv)
 	}
 
 	// Agents: hooked up, their MCP server registered, and running a binary that exists.

@@ -67,6 +67,9 @@ func commandTable() map[string]command {
 		"team":      {"team memory on an rqlite cluster: team join URL[,URL...] --user NAME | share PROJECT | unshare PROJECT | status [--json] | leave [--purge] | admin add|remove @USER/DEVICE", cmdTeam},
 		"doctor":    {"is memnode working for me? binary, settings, data dir, disk, agents hooked up, keys, node, providers, sync, team; each problem with its fix [--json] (exit 1 on a problem)", cmdDoctor},
 		"config":    {"read and change settings.json one key at a time: config get KEY | set KEY VALUE | unset KEY | list", cmdConfig},
+		"pause":     {"stop recording: pause [PROJECT|.] [--for 2h] (no PROJECT: every project)", cmdPause},
+		"resume":    {"record again after a pause: resume [PROJECT|.] (no PROJECT: every pause)", cmdResume},
+		"track":     {"with capture: opt-in, record this project: track [PROJECT] [--remove] [--list]", cmdTrack},
 		"peers":     {"device group: peers [--json] | invite [--ttl 10m] | join CODE | remove DEVICE | status --json", cmdPeers},
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/replica"
@@ -28,9 +29,10 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		taken := portTaken(ctx, env)
 		if *asJSON {
-			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken, "stale_hooks": stale})
+			json.NewEncoder(env.Stdout).Encode(map[string]any{"running": false, "data_dir": env.DataDir, "port": env.Settings.Port, "port_taken": taken, "stale_hooks": stale, "capture": captureLines(env)})
 		} else {
 			fmt.Fprintf(env.Stdout, "memnode is not running (data dir %s, port %d); 'memnode start' starts it\n", env.DataDir, env.Settings.Port)
+			writeCapture(env)
 			if taken {
 				fmt.Fprintf(env.Stdout, "  warning:     %v\n", errPortTaken(env))
 			}
@@ -46,7 +48,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	known := stErr == nil
 	if *asJSON {
-		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port, "stale_hooks": stale}
+		out := map[string]any{"running": true, "ready": h.Ready, "pid": h.PID, "version": h.Version, "data_dir": env.DataDir, "port": env.Settings.Port, "stale_hooks": stale, "capture": captureLines(env)}
 		if known {
 			out["status"] = st
 		}
@@ -57,6 +59,7 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "memnode %s running (pid %d) on %s\n", h.Version, h.PID, localnet.SocketPath(env.DataDir))
 	fmt.Fprintf(env.Stdout, "  data dir:    %s\n", env.DataDir)
+	writeCapture(env)
 	writeStale(env.Stdout, stale)
 	if !known {
 		fmt.Fprintln(env.Stdout, "  state:       starting (database not open yet)")
@@ -68,6 +71,16 @@ func cmdStatus(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	writeStatus(env.Stdout, st, tcp)
 	return 0
+}
+
+// writeCapture prints one "capture:" line per pause or mode that keeps projects unrecorded.
+func writeCapture(env *cliEnv) {
+	if hooks.Disabled(env.Getenv) {
+		fmt.Fprintf(env.Stdout, "  %-12s %s=%s here: hooks started from this environment record nothing\n", "capture:", hooks.DisabledEnv, env.Getenv(hooks.DisabledEnv))
+	}
+	for _, l := range captureLines(env) {
+		fmt.Fprintf(env.Stdout, "  %-12s %s\n", "capture:", l)
+	}
 }
 
 // writeStatus renders the parts of a node's status for people, one "name: value" line each

@@ -119,3 +119,7 @@ func (d Dir) ReadToken() (string, error) {
 	}
 	return tok, nil
 }
+
+// Capture is the user's capture switches: pauses and the opt-in project list
+// (`memnode pause|resume|track`), read by every hook.
+func (d Dir) Capture() string { return d.join("state", "capture.json") }

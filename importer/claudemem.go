@@ -13,7 +13,7 @@ import (
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // ClaudeMemOrigin is the origin of records imported from claude-mem: every device that
@@ -145,7 +145,7 @@ func (c *ClaudeMem) prompts(ctx context.Context, fn func(Record) error) error {
 			var id int64
 			err := r.Scan(&id, &p.SessionID, &p.Project, &p.PromptNumber, &p.Text, &p.CreatedAt)
 			p.CreatedAt = ms(p.CreatedAt)
-			p.ID = replica.ImportID(p.CreatedAt, "claude-mem:prompt:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(p.CreatedAt, 10))
+			p.ID = store.ImportID(p.CreatedAt, "claude-mem:prompt:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(p.CreatedAt, 10))
 			p.Origin, p.HLC = ClaudeMemOrigin, uint64(p.CreatedAt)<<16
 			privacy.CleanPrompt(&p)
 			return Record{Kind: KindPrompt, Prompt: &p, ClaudeMemID: id}, err
@@ -166,7 +166,7 @@ func (c *ClaudeMem) observations(ctx context.Context, fn func(Record) error) err
 			err := r.Scan(&id, &o.SessionID, &o.Project, &o.Type, &o.Title, &o.Subtitle, &o.Narrative, &facts, &concepts,
 				&fr, &fm, &o.PromptNumber, &o.DiscoveryTokens, &o.Model, &o.CreatedAt)
 			o.CreatedAt = ms(o.CreatedAt)
-			o.ID = replica.ImportID(o.CreatedAt, "claude-mem:obs:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(o.CreatedAt, 10))
+			o.ID = store.ImportID(o.CreatedAt, "claude-mem:obs:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(o.CreatedAt, 10))
 			o.Facts, o.Concepts = jsonList(facts), jsonList(concepts)
 			o.FilesRead, o.FilesModified = jsonList(fr), jsonList(fm)
 			o.ToolName = "claude-mem"
@@ -191,7 +191,7 @@ func (c *ClaudeMem) summaries(ctx context.Context, fn func(Record) error) error 
 			err := r.Scan(&id, &s.SessionID, &s.Project, &s.Request, &s.Investigated, &s.Learned, &s.Completed,
 				&s.NextSteps, &s.Notes, &s.DiscoveryTokens, &s.CreatedAt)
 			s.CreatedAt = ms(s.CreatedAt)
-			s.ID = replica.ImportID(s.CreatedAt, "claude-mem:summary:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(s.CreatedAt, 10))
+			s.ID = store.ImportID(s.CreatedAt, "claude-mem:summary:"+strconv.FormatInt(id, 10)+":"+strconv.FormatInt(s.CreatedAt, 10))
 			s.Origin, s.HLC = ClaudeMemOrigin, uint64(s.CreatedAt)<<16
 			privacy.CleanSummary(&s)
 			return Record{Kind: KindSummary, Summary: &s, ClaudeMemID: id}, err

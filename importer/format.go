@@ -15,7 +15,7 @@ import (
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Format identifies the export format in its header line.
@@ -50,7 +50,7 @@ type Record struct {
 	// ID is the forgotten ID of a tombstone.
 	ID string `json:"id,omitempty"`
 	// Supersede is a correction: the observation Old is replaced by the observation New.
-	Supersede *replica.Supersession `json:"supersede,omitempty"`
+	Supersede *store.Supersession `json:"supersede,omitempty"`
 	// ClaudeMemID is the number claude-mem gave a prompt, observation or summary read from
 	// its database; the node keeps the map so claude-mem style numeric IDs keep resolving.
 	ClaudeMemID int64 `json:"claude_mem_id,omitempty"`
@@ -175,8 +175,8 @@ func (d *Reader) readLine() ([]byte, error) {
 // Batch turns records into a replica import batch (headers are dropped). It is the privacy
 // gate of every import (memnode JSONL, claude-mem): every field of every record passes
 // privacy.Clean*, whatever the file holds. Tombstone IDs are kept as they are.
-func Batch(recs []Record) *replica.ImportBatch {
-	b := &replica.ImportBatch{}
+func Batch(recs []Record) *store.ImportBatch {
+	b := &store.ImportBatch{}
 	for _, r := range recs {
 		switch r.Kind {
 		case KindDevice:
@@ -191,19 +191,19 @@ func Batch(recs []Record) *replica.ImportBatch {
 			p := *r.Prompt
 			privacy.CleanPrompt(&p)
 			b.Prompts = append(b.Prompts, p)
-			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpPrompt, p.ID)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, store.OpPrompt, p.ID)
 		case KindObservation:
 			o := *r.Observation
 			o.Facts, o.Concepts = slices.Clone(o.Facts), slices.Clone(o.Concepts)
 			o.FilesRead, o.FilesModified = slices.Clone(o.FilesRead), slices.Clone(o.FilesModified)
 			privacy.CleanObservation(&o)
 			b.Observations = append(b.Observations, o)
-			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpObservation, o.ID)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, store.OpObservation, o.ID)
 		case KindSummary:
 			s := *r.Summary
 			privacy.CleanSummary(&s)
 			b.Summaries = append(b.Summaries, s)
-			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, replica.OpSummary, s.ID)
+			b.ClaudeMemIDs = claudeMemID(b.ClaudeMemIDs, r, store.OpSummary, s.ID)
 		case KindTombstone:
 			b.Tombstones = append(b.Tombstones, r.ID)
 		case KindSupersede:
@@ -243,10 +243,8 @@ func (w *Writer) Count() int { return w.n }
 // ExportReader is the store an export reads (the SQLite replica implements it): every
 // record kind in a stable order, optionally only one project's.
 type ExportReader interface {
-	Walk(ctx context.Context, project string, v replica.Visitor) error
+	Walk(ctx context.Context, project string, v store.Visitor) error
 }
-
-var _ ExportReader = (*replica.Replica)(nil)
 
 // Export writes the replicated state read from src as JSONL: a header, then devices,
 // sessions, prompts, observations, summaries, (for a full export) tombstones, and the
@@ -256,13 +254,13 @@ func Export(ctx context.Context, src ExportReader, w io.Writer, project string, 
 	if err := out.Write(Record{Kind: KindHeader, Header: &Header{Format: Format, Version: FormatVersion, ExportedAt: now.UnixMilli(), Project: project}}); err != nil {
 		return 0, fmt.Errorf("export: %w", err)
 	}
-	v := replica.Visitor{
+	v := store.Visitor{
 		Device:      func(d memory.Device) error { return out.Write(Record{Kind: KindDevice, Device: &d}) },
 		Session:     func(s memory.Session) error { return out.Write(Record{Kind: KindSession, Session: &s}) },
 		Prompt:      func(p memory.Prompt) error { return out.Write(Record{Kind: KindPrompt, Prompt: &p}) },
 		Observation: func(o memory.Observation) error { return out.Write(Record{Kind: KindObservation, Observation: &o}) },
 		Summary:     func(s memory.Summary) error { return out.Write(Record{Kind: KindSummary, Summary: &s}) },
-		Supersede:   func(s replica.Supersession) error { return out.Write(Record{Kind: KindSupersede, Supersede: &s}) },
+		Supersede:   func(s store.Supersession) error { return out.Write(Record{Kind: KindSupersede, Supersede: &s}) },
 	}
 	if project == "" {
 		// Tombstones name no project: only a full export carries them.
@@ -277,9 +275,9 @@ func Export(ctx context.Context, src ExportReader, w io.Writer, project string, 
 	return out.Count(), nil
 }
 
-func claudeMemID(ids []replica.ClaudeMemID, r Record, kind, id string) []replica.ClaudeMemID {
+func claudeMemID(ids []store.ClaudeMemID, r Record, kind, id string) []store.ClaudeMemID {
 	if r.ClaudeMemID <= 0 {
 		return ids
 	}
-	return append(ids, replica.ClaudeMemID{Kind: kind, Num: r.ClaudeMemID, ID: id})
+	return append(ids, store.ClaudeMemID{Kind: kind, Num: r.ClaudeMemID, ID: id})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 const sampleDB = "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
@@ -137,7 +138,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err := a.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "p",
+	res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "p",
 		Type: "decision", Title: "Use ünïcode 😀 and \"quotes\"", Facts: []string{"a", "b"}, CreatedAt: 1700000000000}}})
 	if err != nil || len(res.Observations) != 1 {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A correction: its record and its link (version 2) travel too.
-	wrong, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "p",
+	wrong, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "p",
 		Type: "decision", Title: "Use Latin-1", CreatedAt: 1700000000000}}})
 	if err != nil || len(wrong.Observations) != 1 {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func BenchmarkImport(b *testing.B) {
 	for i := 0; i < n; i++ {
 		at := int64(1700000000000 + i*1000)
 		w.Write(importer.Record{Kind: importer.KindObservation, Observation: &memory.Observation{
-			ID: replica.ImportID(at, fmt.Sprint(i)), SessionID: fmt.Sprintf("s%d", i/50), Project: "bench", Type: "change",
+			ID: store.ImportID(at, fmt.Sprint(i)), SessionID: fmt.Sprintf("s%d", i/50), Project: "bench", Type: "change",
 			Title:     fmt.Sprintf("Refactored handler %d to stream responses", i),
 			Narrative: strings.Repeat("The handler now streams rows to the client instead of buffering them in memory. ", 4),
 			Facts:     []string{"peak memory fell", "latency unchanged"}, FilesModified: []string{fmt.Sprintf("internal/h%d.go", i%200)},

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // The line types below are the export format's own (docs/EXPORT_FORMAT.md, version
@@ -110,7 +110,7 @@ type SummaryLine struct {
 func (l *Line) record() Record {
 	r := Record{Kind: l.Kind, Header: l.Header, ID: l.ID, ClaudeMemID: l.ClaudeMemID}
 	if s := l.Supersede; s != nil {
-		r.Supersede = &replica.Supersession{Old: s.Old, New: s.New}
+		r.Supersede = &store.Supersession{Old: s.Old, New: s.New}
 	}
 	if d := l.Device; d != nil {
 		r.Device = &memory.Device{Origin: d.Origin, Name: d.Name}

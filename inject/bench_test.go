@@ -11,6 +11,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // BenchmarkContext is the node's session-start context (node.Context: inject.Read, the
@@ -72,7 +73,7 @@ func BenchmarkRender(b *testing.B) {
 func benchReplica(b *testing.B, obs func(i int) memory.Observation) *replica.Replica {
 	b.Helper()
 	r := testkit.OpenReplica(b, "origin-bench")
-	batch := replica.Batch{Sessions: []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}}
+	batch := store.Batch{Sessions: []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}}
 	for i := range 100 {
 		o := obs(i)
 		o.SessionID, o.Project, o.CreatedAt = "s", "p", int64(i+1)

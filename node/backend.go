@@ -10,10 +10,7 @@ import (
 	"github.com/memnode/memnode/inject"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/pipeline"
-	"github.com/memnode/memnode/replica"
 )
-
-var _ inject.Reader = (*replica.Replica)(nil)
 
 // Context renders the memory a new session of project starts with.
 func (n *Node) Context(ctx context.Context, project, sessionID string) (string, error) {

@@ -17,7 +17,7 @@ import (
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // benchNode is a ready node whose project p holds n observations of test runs, and its
@@ -25,7 +25,7 @@ import (
 func benchNode(b *testing.B, n int) (*Node, string) {
 	b.Helper()
 	nd := readyNode(b, Config{Settings: testSettings()})
-	var batch replica.Batch
+	var batch store.Batch
 	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
 	for i := range n {
 		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",

@@ -11,6 +11,7 @@ import (
 	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // BenchmarkProcess is the workers' side of `make bench`'s "pipeline obs/s" without HTTP:
@@ -96,12 +97,12 @@ func (f *forgetsAlways) ForgetEpoch() uint64 { return f.epoch.Add(1) }
 // queued, the session unknown.
 type noGate struct{ *replica.Replica }
 
-func (noGate) LastQueuedPrompt(context.Context, string) (replica.PendingEvent, bool, error) {
-	return replica.PendingEvent{}, false, nil
+func (noGate) LastQueuedPrompt(context.Context, string) (store.PendingEvent, bool, error) {
+	return store.PendingEvent{}, false, nil
 }
 
-func (noGate) SessionState(_ context.Context, id string) (replica.SessionState, bool, error) {
-	return replica.SessionState{SessionID: id}, false, nil
+func (noGate) SessionState(_ context.Context, id string) (store.SessionState, bool, error) {
+	return store.SessionState{SessionID: id}, false, nil
 }
 
 // processCPU is the user+system CPU time this process has used.

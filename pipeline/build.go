@@ -8,21 +8,21 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Build turns one session's claimed events, in order, into one batch: sessions, prompts,
 // the compressor's observations and summaries, each record cleaned again and clipped to the
 // record size limit, and the events' queue rows marked done. It reads only the session's
 // state and earlier observations; storing the batch is the caller's.
-func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.PendingEvent) (*replica.Batch, error) {
+func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []store.PendingEvent) (*store.Batch, error) {
 	first := evs[0]
 	st, known, err := rep.SessionState(ctx, first.SessionID)
 	if err != nil {
 		return nil, err
 	}
 	// Commit checks nothing changed this state (a forget) before it stores what follows.
-	b := &replica.Batch{Claimed: []replica.SessionState{st}}
+	b := &store.Batch{Claimed: []store.SessionState{st}}
 	var calls []ai.ToolCall
 	var callEvents []apitype.Event
 	var sessionObs []ai.Observation // observations of this session made in this batch
@@ -153,7 +153,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.Pendin
 	b.States = append(b.States, st)
 	cleanBatch(b)
 	if k := b.ClipOversized(); k > 0 {
-		p.log.Warn("records clipped to the record size limit", "records", k, "limit_bytes", replica.MaxRecordSize)
+		p.log.Warn("records clipped to the record size limit", "records", k, "limit_bytes", memory.MaxRecordSize)
 	}
 	return b, nil
 }
@@ -161,7 +161,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []replica.Pendin
 // cleanBatch is the second guard for records built from events: the events were cleaned,
 // but a record joins their parts and adds the compressor's words, so every record passes
 // the same gate as an import before it is stored.
-func cleanBatch(b *replica.Batch) {
+func cleanBatch(b *store.Batch) {
 	for i := range b.Sessions {
 		privacy.CleanSession(&b.Sessions[i])
 	}

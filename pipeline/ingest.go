@@ -12,7 +12,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 var knownKinds = []string{memory.KindSessionStart, memory.KindPrompt, memory.KindObservation, memory.KindSummarize, memory.KindSessionEnd}
@@ -85,7 +85,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	epoch := p.cfg.Store.ForgetEpoch()
 	// Before the row exists: a worker that sees it also sees the burst is still going.
 	p.lastEnqueue.Store(time.Now().UnixNano())
-	dup, err := p.cfg.Store.Enqueue(ctx, replica.PendingEvent{
+	dup, err := p.cfg.Store.Enqueue(ctx, store.PendingEvent{
 		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
 		Payload: payload, CreatedAt: ev.At.UnixMilli(),
 	})

@@ -14,19 +14,19 @@ import (
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Queue is what the pipeline needs of the durable event queue: add an event, and take one
 // session's events at a time, handed back (with an attempt counted) when processing fails.
 type Queue interface {
-	Enqueue(ctx context.Context, ev replica.PendingEvent) (dup bool, err error)
+	Enqueue(ctx context.Context, ev store.PendingEvent) (dup bool, err error)
 	QueueDepth(ctx context.Context) (int, error)
-	LastQueuedPrompt(ctx context.Context, sessionID string) (replica.PendingEvent, bool, error)
+	LastQueuedPrompt(ctx context.Context, sessionID string) (store.PendingEvent, bool, error)
 	// ForgetEpoch moves whenever a forget committed: the pipeline's cache of which
 	// sessions' turns are private is valid only while it stays.
 	ForgetEpoch() uint64
-	ClaimSession(ctx context.Context, max int) (replica.Claim, error)
+	ClaimSession(ctx context.Context, max int) (store.Claim, error)
 	Release(ctx context.Context, ids []int64) error
 	Unclaim(sessionID string)
 }
@@ -34,7 +34,7 @@ type Queue interface {
 // Sessions is what building records needs to read: the session's local state and its
 // earlier observations (a summary sees them all).
 type Sessions interface {
-	SessionState(ctx context.Context, id string) (replica.SessionState, bool, error)
+	SessionState(ctx context.Context, id string) (store.SessionState, bool, error)
 	SessionObservations(ctx context.Context, sessionID string, limit int) ([]memory.Observation, error)
 }
 
@@ -42,10 +42,8 @@ type Sessions interface {
 type Store interface {
 	Queue
 	Sessions
-	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
+	Commit(ctx context.Context, b *store.Batch) (store.CommitResult, error)
 }
-
-var _ Store = (*replica.Replica)(nil)
 
 // Defaults of Config.
 const (

@@ -17,19 +17,20 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // fakeSessions is a Sessions of function fields; nil fields answer "unknown, nothing".
 type fakeSessions struct {
-	state func(id string) (replica.SessionState, bool, error)
+	state func(id string) (store.SessionState, bool, error)
 	obs   func(id string) ([]memory.Observation, error)
 }
 
 var _ Sessions = fakeSessions{}
 
-func (f fakeSessions) SessionState(_ context.Context, id string) (replica.SessionState, bool, error) {
+func (f fakeSessions) SessionState(_ context.Context, id string) (store.SessionState, bool, error) {
 	if f.state == nil {
-		return replica.SessionState{SessionID: id}, false, nil
+		return store.SessionState{SessionID: id}, false, nil
 	}
 	return f.state(id)
 }
@@ -44,30 +45,30 @@ func (f fakeSessions) SessionObservations(_ context.Context, id string, _ int) (
 // fakeStore is a Store of function fields for Ingest; claims and commits are not used.
 type fakeStore struct {
 	fakeSessions
-	enqueue func(ev replica.PendingEvent) (bool, error)
-	prompt  func(sessionID string) (replica.PendingEvent, bool, error)
+	enqueue func(ev store.PendingEvent) (bool, error)
+	prompt  func(sessionID string) (store.PendingEvent, bool, error)
 }
 
 var _ Store = fakeStore{}
 
-func (f fakeStore) Enqueue(_ context.Context, ev replica.PendingEvent) (bool, error) {
+func (f fakeStore) Enqueue(_ context.Context, ev store.PendingEvent) (bool, error) {
 	return f.enqueue(ev)
 }
 func (fakeStore) QueueDepth(context.Context) (int, error) { return 0, nil }
 func (fakeStore) ForgetEpoch() uint64                     { return 0 }
-func (f fakeStore) LastQueuedPrompt(_ context.Context, sessionID string) (replica.PendingEvent, bool, error) {
+func (f fakeStore) LastQueuedPrompt(_ context.Context, sessionID string) (store.PendingEvent, bool, error) {
 	if f.prompt == nil {
-		return replica.PendingEvent{}, false, nil
+		return store.PendingEvent{}, false, nil
 	}
 	return f.prompt(sessionID)
 }
-func (fakeStore) ClaimSession(context.Context, int) (replica.Claim, error) {
-	return replica.Claim{}, nil
+func (fakeStore) ClaimSession(context.Context, int) (store.Claim, error) {
+	return store.Claim{}, nil
 }
 func (fakeStore) Release(context.Context, []int64) error { return nil }
 func (fakeStore) Unclaim(string)                         {}
-func (fakeStore) Commit(context.Context, *replica.Batch) (replica.CommitResult, error) {
-	return replica.CommitResult{}, errors.New("not in this test")
+func (fakeStore) Commit(context.Context, *store.Batch) (store.CommitResult, error) {
+	return store.CommitResult{}, errors.New("not in this test")
 }
 
 func newPipeline(tb testing.TB, st Store) *Pipeline {
@@ -81,10 +82,10 @@ func newPipeline(tb testing.TB, st Store) *Pipeline {
 }
 
 // pending turns events into claimed queue rows, as Ingest would have stored them.
-func pending(tb testing.TB, evs ...apitype.Event) []replica.PendingEvent {
+func pending(tb testing.TB, evs ...apitype.Event) []store.PendingEvent {
 	tb.Helper()
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	out := make([]replica.PendingEvent, len(evs))
+	out := make([]store.PendingEvent, len(evs))
 	for i, ev := range evs {
 		ev.EventID = fmt.Sprintf("e%d", i)
 		ev.At = at.Add(time.Duration(i) * time.Second)
@@ -98,7 +99,7 @@ func pending(tb testing.TB, evs ...apitype.Event) []replica.PendingEvent {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		out[i] = replica.PendingEvent{ID: int64(i + 1), EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project, Payload: b}
+		out[i] = store.PendingEvent{ID: int64(i + 1), EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project, Payload: b}
 	}
 	return out
 }
@@ -110,19 +111,19 @@ func bash(cmd, out string) apitype.Event {
 
 func TestBuild(t *testing.T) {
 	ghToken := "ghp_" + strings.Repeat("a1B2", 9)
-	known := fakeSessions{state: func(id string) (replica.SessionState, bool, error) {
-		return replica.SessionState{SessionID: id, PromptCount: 2, FirstPrompt: "fix the parser"}, true, nil
+	known := fakeSessions{state: func(id string) (store.SessionState, bool, error) {
+		return store.SessionState{SessionID: id, PromptCount: 2, FirstPrompt: "fix the parser"}, true, nil
 	}}
 	for _, tc := range []struct {
 		name  string
 		store Sessions
 		evs   []apitype.Event
-		check func(t *testing.T, b *replica.Batch)
+		check func(t *testing.T, b *store.Batch)
 	}{
 		{"a turn: session, prompt, observation", fakeSessions{}, []apitype.Event{
 			{Kind: memory.KindPrompt, Prompt: "run the tests"},
 			bash("go test ./parser/...", "ok  parser 0.1s"),
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			if len(b.Sessions) != 1 || b.Sessions[0].Status != "active" || len(b.Prompts) != 1 || b.Prompts[0].PromptNumber != 1 {
 				t.Errorf("sessions %+v prompts %+v", b.Sessions, b.Prompts)
 			}
@@ -135,7 +136,7 @@ func TestBuild(t *testing.T) {
 		}},
 		{"a known session continues its prompt count", known, []apitype.Event{
 			{Kind: memory.KindPrompt, Prompt: "and now the lexer"},
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			if len(b.Sessions) != 0 || len(b.Prompts) != 1 || b.Prompts[0].PromptNumber != 3 {
 				t.Errorf("sessions %+v prompts %+v", b.Sessions, b.Prompts)
 			}
@@ -146,7 +147,7 @@ func TestBuild(t *testing.T) {
 			{Kind: memory.KindSummarize, LastAssistantMessage: "the hidden notes say …"},
 			{Kind: memory.KindPrompt, Prompt: "now the tests"},
 			bash("go test ./...", "ok"),
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			if len(b.Observations) != 1 || strings.Contains(b.Observations[0].Title+b.Observations[0].Narrative, "hidden") {
 				t.Errorf("observations %+v", b.Observations)
 			}
@@ -159,7 +160,7 @@ func TestBuild(t *testing.T) {
 		}},
 		{"a lone SessionEnd makes no session", fakeSessions{}, []apitype.Event{
 			{Kind: memory.KindSessionEnd, Reason: "other"},
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			if len(b.Sessions) != 0 || len(b.Done) != 1 || len(b.DoneEvents) != 1 {
 				t.Errorf("sessions %+v done %v", b.Sessions, b.Done)
 			}
@@ -172,7 +173,7 @@ func TestBuild(t *testing.T) {
 		}, []apitype.Event{
 			{Kind: memory.KindSummarize, LastAssistantMessage: "Done: the parser handles empty input."},
 			{Kind: memory.KindSessionEnd},
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			if len(b.Summaries) != 1 || b.Summaries[0].Request != "fix the parser" {
 				t.Fatalf("summaries %+v", b.Summaries)
 			}
@@ -182,7 +183,7 @@ func TestBuild(t *testing.T) {
 		}},
 		{"the privacy gate keeps a passing test run's command in its title", fakeSessions{}, []apitype.Event{
 			bash("go test ./pkg/fixture/... -run Test1", "ok  example.com/fixture 0.1s"),
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			// "Tests pass: go test …" once read as the key "pass" and a secret value.
 			if len(b.Observations) != 1 || !strings.Contains(b.Observations[0].Title, "go test ./pkg/fixture/... -run Test1") {
 				t.Errorf("observations %+v", b.Observations)
@@ -190,7 +191,7 @@ func TestBuild(t *testing.T) {
 		}},
 		{"records pass the privacy gate again", fakeSessions{}, []apitype.Event{
 			bash("git push https://x:"+ghToken+"@github.com/o/r", "done"),
-		}, func(t *testing.T, b *replica.Batch) {
+		}, func(t *testing.T, b *store.Batch) {
 			raw, _ := json.Marshal(b)
 			if strings.Contains(string(raw), ghToken) {
 				t.Errorf("the token reached the batch: %s", raw)
@@ -208,8 +209,8 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildFailsWhenTheStoreDoes(t *testing.T) {
-	broken := fakeSessions{state: func(string) (replica.SessionState, bool, error) {
-		return replica.SessionState{}, false, errors.New("disk I/O error")
+	broken := fakeSessions{state: func(string) (store.SessionState, bool, error) {
+		return store.SessionState{}, false, errors.New("disk I/O error")
 	}}
 	if _, err := newPipeline(t, fakeStore{}).Build(context.Background(), broken, pending(t, bash("ls", "a"))); err == nil {
 		t.Fatal("Build succeeded on a store that fails")
@@ -218,9 +219,9 @@ func TestBuildFailsWhenTheStoreDoes(t *testing.T) {
 
 func TestIngest(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	var queued []replica.PendingEvent
+	var queued []store.PendingEvent
 	full := false
-	st := fakeStore{enqueue: func(ev replica.PendingEvent) (bool, error) {
+	st := fakeStore{enqueue: func(ev store.PendingEvent) (bool, error) {
 		if full {
 			return false, fmt.Errorf("enqueue: %w", memory.ErrStorageFull)
 		}
@@ -322,8 +323,8 @@ func TestBrokenStoreStopsThePipeline(t *testing.T) {
 	testkit.LeakCheck(t)
 	errDamaged := errors.New("database disk image is malformed")
 	claims := 0
-	st := &brokenStore{fakeStore: fakeStore{enqueue: func(replica.PendingEvent) (bool, error) { return false, nil }},
-		claim: func() (replica.Claim, error) { claims++; return replica.Claim{}, errDamaged }}
+	st := &brokenStore{fakeStore: fakeStore{enqueue: func(store.PendingEvent) (bool, error) { return false, nil }},
+		claim: func() (store.Claim, error) { claims++; return store.Claim{}, errDamaged }}
 	p, err := New(Config{Store: st, Compressor: offline.New(), Broken: func(err error) bool { return errors.Is(err, errDamaged) }})
 	if err != nil {
 		t.Fatal(err)
@@ -348,10 +349,10 @@ func TestBrokenStoreStopsThePipeline(t *testing.T) {
 
 type brokenStore struct {
 	fakeStore
-	claim func() (replica.Claim, error)
+	claim func() (store.Claim, error)
 }
 
-func (b *brokenStore) ClaimSession(context.Context, int) (replica.Claim, error) { return b.claim() }
+func (b *brokenStore) ClaimSession(context.Context, int) (store.Claim, error) { return b.claim() }
 
 // TestIngestPrivateTurn: the hook's rule for a wholly private turn holds for every client.
 // Its prompt is queued as a marker; its tool calls are never queued and its answer is
@@ -367,21 +368,21 @@ func TestIngestPrivateTurn(t *testing.T) {
 		}
 		return b
 	}
-	queuedPrompt := func(private bool) func(string) (replica.PendingEvent, bool, error) {
-		return func(sid string) (replica.PendingEvent, bool, error) {
-			return replica.PendingEvent{Kind: memory.KindPrompt, SessionID: sid,
+	queuedPrompt := func(private bool) func(string) (store.PendingEvent, bool, error) {
+		return func(sid string) (store.PendingEvent, bool, error) {
+			return store.PendingEvent{Kind: memory.KindPrompt, SessionID: sid,
 				Payload: marshal(apitype.Event{Kind: memory.KindPrompt, SessionID: sid, Private: private})}, true, nil
 		}
 	}
-	statePrivate := func(id string) (replica.SessionState, bool, error) {
-		return replica.SessionState{SessionID: id, PromptCount: 1, TurnPrivate: true}, true, nil
+	statePrivate := func(id string) (store.SessionState, bool, error) {
+		return store.SessionState{SessionID: id, PromptCount: 1, TurnPrivate: true}, true, nil
 	}
 	answer := apitype.Event{Kind: memory.KindSummarize, SessionID: "s", Project: "p", LastAssistantMessage: "your plan is X"}
 	call := apitype.Event{Kind: memory.KindObservation, SessionID: "s", Project: "p", ToolName: "Bash"}
 	for _, tc := range []struct {
 		name   string
-		prompt func(string) (replica.PendingEvent, bool, error)
-		state  func(string) (replica.SessionState, bool, error)
+		prompt func(string) (store.PendingEvent, bool, error)
+		state  func(string) (store.SessionState, bool, error)
 		ev     apitype.Event
 		want   string
 	}{
@@ -392,9 +393,9 @@ func TestIngestPrivateTurn(t *testing.T) {
 		{"a public turn", nil, nil, answer, "queued"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var queued []replica.PendingEvent
+			var queued []store.PendingEvent
 			st := fakeStore{fakeSessions: fakeSessions{state: tc.state}, prompt: tc.prompt,
-				enqueue: func(ev replica.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
+				enqueue: func(ev store.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
 			rep, err := newPipeline(t, st).Ingest(ctx, tc.ev)
 			if err != nil {
 				t.Fatal(err)
@@ -419,8 +420,8 @@ func TestIngestPrivateTurn(t *testing.T) {
 		})
 	}
 	t.Run("a wholly private prompt is queued as a marker", func(t *testing.T) {
-		var queued []replica.PendingEvent
-		st := fakeStore{enqueue: func(ev replica.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
+		var queued []store.PendingEvent
+		st := fakeStore{enqueue: func(ev store.PendingEvent) (bool, error) { queued = append(queued, ev); return false, nil }}
 		if _, err := newPipeline(t, st).Ingest(ctx, apitype.Event{Kind: memory.KindPrompt, SessionID: "s", Project: "p",
 			Prompt: "<private>the plan</private>"}); err != nil {
 			t.Fatal(err)
@@ -444,14 +445,14 @@ type forgetBeforeCommit struct {
 	settled bool     // a commit returned after the forget
 }
 
-func (f *forgetBeforeCommit) Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error) {
+func (f *forgetBeforeCommit) Commit(ctx context.Context, b *store.Batch) (store.CommitResult, error) {
 	f.mu.Lock()
 	if f.forget && len(b.Observations) > 0 {
 		f.forget = false
 		n, err := f.Replica.Forget(ctx, []string{f.prompts[len(f.prompts)-1]})
 		if err != nil {
 			f.mu.Unlock()
-			return replica.CommitResult{}, err
+			return store.CommitResult{}, err
 		}
 		f.forgot = n
 	}
@@ -474,7 +475,7 @@ func (f *forgetBeforeCommit) promptsStored() int {
 
 // TestForgetBetweenClaimAndCommit: a worker built records of a turn from the session's
 // state, then the turn's prompt was forgotten before its commit. The commit sees the
-// session changed (replica.ErrStaleClaim) and the worker builds the batch again from the
+// session changed (store.ErrStaleClaim) and the worker builds the batch again from the
 // state the forget left: the turn's tool calls are dropped like a private turn's, and the
 // next turn is recorded as usual.
 func TestForgetBetweenClaimAndCommit(t *testing.T) {
@@ -551,7 +552,7 @@ type countingGate struct {
 	lookups atomic.Int64
 }
 
-func (c *countingGate) LastQueuedPrompt(ctx context.Context, sessionID string) (replica.PendingEvent, bool, error) {
+func (c *countingGate) LastQueuedPrompt(ctx context.Context, sessionID string) (store.PendingEvent, bool, error) {
 	c.lookups.Add(1)
 	return c.forgetBeforeCommit.LastQueuedPrompt(ctx, sessionID)
 }

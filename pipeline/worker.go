@@ -7,7 +7,7 @@ import (
 
 	"github.com/memnode/memnode/internal/prio"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // settleCheck is how often a worker waiting for a burst to end looks again.
@@ -63,7 +63,7 @@ func (p *Pipeline) worker(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			p.log.Warn("processing failed; events stay queued, each set aside after its last attempt", "session", short(c.SessionID), "events", len(c.Events), "max_attempts", replica.MaxAttempts, "err", err)
+			p.log.Warn("processing failed; events stay queued, each set aside after its last attempt", "session", short(c.SessionID), "events", len(c.Events), "max_attempts", store.MaxAttempts, "err", err)
 			backoff = min(max(backoff*2, 100*time.Millisecond), 30*time.Second)
 			select {
 			case <-ctx.Done():
@@ -103,15 +103,15 @@ func (p *Pipeline) settle(ctx context.Context) error {
 }
 
 // staleRebuilds bounds how often one claim is built again because forgets keep changing
-// its session (replica.ErrStaleClaim); past it the claim is released like any failure.
+// its session (store.ErrStaleClaim); past it the claim is released like any failure.
 const staleRebuilds = 5
 
 // process builds one batch from a claim and commits it. A forget that changed the session
-// after the claim makes the commit refuse the batch (replica.ErrStaleClaim): it is built
+// after the claim makes the commit refuse the batch (store.ErrStaleClaim): it is built
 // again from the session's state as the forget left it, so a forgotten turn's tool calls
 // are dropped as a private turn's are.
-func (p *Pipeline) process(ctx context.Context, evs []replica.PendingEvent) error {
-	var res replica.CommitResult
+func (p *Pipeline) process(ctx context.Context, evs []store.PendingEvent) error {
+	var res store.CommitResult
 	for try := 0; ; try++ {
 		b, err := p.Build(ctx, p.cfg.Store, evs)
 		if err != nil {
@@ -119,7 +119,7 @@ func (p *Pipeline) process(ctx context.Context, evs []replica.PendingEvent) erro
 		}
 		// The commit takes the single writer: at normal priority (prio.Unlowered).
 		prio.Unlowered(func() { res, err = p.cfg.Store.Commit(ctx, b) })
-		if errors.Is(err, replica.ErrStaleClaim) && try < staleRebuilds {
+		if errors.Is(err, store.ErrStaleClaim) && try < staleRebuilds {
 			p.log.Debug("session changed by a forget since the claim; building again", "err", err)
 			continue
 		}

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -74,7 +75,7 @@ func benchSource(b *testing.B, n, batch int) *Replica {
 	ctx := context.Background()
 	src := openTest(b, "dev-src")
 	now := time.Now().UnixMilli()
-	if _, err := src.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}}}); err != nil {
+	if _, err := src.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}}}); err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < n; i += batch {
@@ -86,7 +87,7 @@ func benchSource(b *testing.B, n, batch int) *Replica {
 				FilesRead: []string{"internal/auth/token.go"}, FilesModified: []string{fmt.Sprintf("internal/auth/f%d.go", j%50)},
 				CreatedAt: now + int64(j)})
 		}
-		if _, err := src.Commit(ctx, &Batch{Observations: obs}); err != nil {
+		if _, err := src.Commit(ctx, &store.Batch{Observations: obs}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -103,12 +104,12 @@ func BenchmarkInstallSnapshot(b *testing.B) {
 	ctx := context.Background()
 	src := benchSource(b, n, batch)
 	benchIntoFresh(b, src, n+1, func(dst *Replica) int {
-		var chunks []SnapshotChunk
-		if err := src.Snapshot(ctx, 2<<20, func(c SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+		var chunks []store.SnapshotChunk
+		if err := src.Snapshot(ctx, 2<<20, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		k := 0
-		res, err := dst.InstallSnapshot(ctx, func() (SnapshotChunk, error) { k++; return chunks[k-1], nil })
+		res, err := dst.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) { k++; return chunks[k-1], nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -132,14 +133,14 @@ func TestApplyOpsDropsObservationOfForgottenSession(t *testing.T) {
 	ctx := context.Background()
 	a, b := openTest(t, "dev-a"), openTest(t, "dev-b")
 	now := time.Now().UnixMilli()
-	if _, err := a.Commit(ctx, &Batch{
+	if _, err := a.Commit(ctx, &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "discovery", Title: "late copy", Narrative: "pepper-ratio-7", CreatedAt: now}},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	ops, err := a.OpsSince(ctx, "dev-a", 0, 100)
-	if err != nil || len(ops) != 2 || ops[1].Kind != OpObservation {
+	if err != nil || len(ops) != 2 || ops[1].Kind != store.OpObservation {
 		t.Fatalf("ops of a: %+v, %v", ops, err)
 	}
 	if _, err := b.ApplyOps(ctx, ops[:1]); err != nil {

@@ -5,18 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 )
 
-// ClaudeMemID maps the number claude-mem gave a record (its row id in one of claude-mem's
-// tables) to the memnode ID the import derived for it.
-type ClaudeMemID struct {
-	Kind string // OpObservation, OpSummary or OpPrompt
-	Num  int64
-	ID   string
-}
-
 // putClaudeMemIDs keeps the map of an import, also for records an earlier import stored.
-func putClaudeMemIDs(ctx context.Context, tx *wtx, ids []ClaudeMemID) error {
+func putClaudeMemIDs(ctx context.Context, tx *wtx, ids []store.ClaudeMemID) error {
 	for _, m := range ids {
 		if m.ID == "" || m.Num <= 0 {
 			continue

@@ -3,6 +3,7 @@ package replica
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"time"
 
 	"github.com/memnode/memnode/memory"
@@ -27,17 +28,17 @@ func (r *Replica) checkStamp(what string, hlc uint64) error {
 		return nil
 	}
 	return fmt.Errorf("%s is stamped hlc %d (%s), more than %s ahead of this device's clock: %w",
-		what, hlc, HLCTime(hlc).UTC().Format("2006-01-02 15:04"), r.cfg.MaxClockSkew, memory.ErrClockAhead)
+		what, hlc, store.HLCTime(hlc).UTC().Format("2006-01-02 15:04"), r.cfg.MaxClockSkew, memory.ErrClockAhead)
 }
 
 // checkOpStamps checks an incoming op's stamp and the stamp its record carries (an imported
 // record keeps its own, which applying it would observe too).
-func (r *Replica) checkOpStamps(op Op) error {
+func (r *Replica) checkOpStamps(op store.Op) error {
 	what := fmt.Sprintf("op %s/%d", op.Origin, op.Seq)
 	if err := r.checkStamp(what, op.HLC); err != nil {
 		return err
 	}
-	if op.Payload == nil || op.Kind == OpForget || op.Kind == OpDevice {
+	if op.Payload == nil || op.Kind == store.OpForget || op.Kind == store.OpDevice {
 		return nil
 	}
 	var peek struct {
@@ -58,7 +59,7 @@ func (r *Replica) clampCreated(at *int64) {
 
 // clampBatch clamps the created_at of a batch's records (see clampCreated) before Commit
 // plans it.
-func (r *Replica) clampBatch(b *Batch) {
+func (r *Replica) clampBatch(b *store.Batch) {
 	for i := range b.Prompts {
 		r.clampCreated(&b.Prompts[i].CreatedAt)
 	}

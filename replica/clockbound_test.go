@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"github.com/memnode/memnode/store"
 	"math"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ func TestAbsurdStampsAreRefusedAndTheClockStaysNearNow(t *testing.T) {
 	r := openTest(t, "dev-a")
 	now := time.Now()
 	for _, hlc := range []uint64{1<<63 - 4, math.MaxUint64, uint64(now.Add(time.Hour).UnixMilli()) << hlcLogicalBits} {
-		_, err := r.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: ImportID(now.UnixMilli(), "k"), SessionID: "s", Project: "p", Title: "t", CreatedAt: now.UnixMilli(), HLC: hlc}}})
+		_, err := r.Import(ctx, &store.ImportBatch{Observations: []memory.Observation{{ID: store.ImportID(now.UnixMilli(), "k"), SessionID: "s", Project: "p", Title: "t", CreatedAt: now.UnixMilli(), HLC: hlc}}})
 		if !errors.Is(err, memory.ErrClockAhead) {
 			t.Fatalf("import with hlc %d: %v, want ErrClockAhead", hlc, err)
 		}
@@ -24,7 +25,7 @@ func TestAbsurdStampsAreRefusedAndTheClockStaysNearNow(t *testing.T) {
 	}
 	// A created_at in the far future (with an accepted stamp) is clamped.
 	future := now.Add(365 * 24 * time.Hour).UnixMilli()
-	if _, err := r.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: ImportID(now.UnixMilli(), "ok"), SessionID: "s", Project: "p", Title: "from the future", CreatedAt: future}}}); err != nil {
+	if _, err := r.Import(ctx, &store.ImportBatch{Observations: []memory.Observation{{ID: store.ImportID(now.UnixMilli(), "ok"), SessionID: "s", Project: "p", Title: "from the future", CreatedAt: future}}}); err != nil {
 		t.Fatal(err)
 	}
 	var created int64
@@ -37,10 +38,10 @@ func TestAbsurdStampsAreRefusedAndTheClockStaysNearNow(t *testing.T) {
 
 	// ApplyOps: the op from the far future is refused with its origin's later ops; another
 	// origin's op in the same call is applied; the clock does not move.
-	ops := []Op{
-		{Origin: "dev-b", Seq: 1, HLC: 1<<63 - 4, Kind: OpDevice, RecordID: "device:dev-b", Payload: []byte(`{"origin":"dev-b","name":"b"}`)},
-		{Origin: "dev-b", Seq: 2, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: OpDevice, RecordID: "device:dev-b", Payload: []byte(`{"origin":"dev-b","name":"b2"}`)},
-		{Origin: "dev-c", Seq: 1, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: OpDevice, RecordID: "device:dev-c", Payload: []byte(`{"origin":"dev-c","name":"c"}`)},
+	ops := []store.Op{
+		{Origin: "dev-b", Seq: 1, HLC: 1<<63 - 4, Kind: store.OpDevice, RecordID: "device:dev-b", Payload: []byte(`{"origin":"dev-b","name":"b"}`)},
+		{Origin: "dev-b", Seq: 2, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: store.OpDevice, RecordID: "device:dev-b", Payload: []byte(`{"origin":"dev-b","name":"b2"}`)},
+		{Origin: "dev-c", Seq: 1, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: store.OpDevice, RecordID: "device:dev-c", Payload: []byte(`{"origin":"dev-c","name":"c"}`)},
 	}
 	res, err := r.ApplyOps(ctx, ops)
 	if !errors.Is(err, memory.ErrClockAhead) || res.Ahead != 1 || res.Applied != 1 || res.Gaps != 1 {
@@ -54,12 +55,12 @@ func TestAbsurdStampsAreRefusedAndTheClockStaysNearNow(t *testing.T) {
 		t.Fatalf("vv %v", vv)
 	}
 	// A payload that carries its own absurd stamp is refused the same way.
-	bad := Op{Origin: "dev-d", Seq: 1, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: OpObservation, RecordID: "x",
+	bad := store.Op{Origin: "dev-d", Seq: 1, HLC: uint64(now.UnixMilli()) << hlcLogicalBits, Kind: store.OpObservation, RecordID: "x",
 		Payload: []byte(`{"id":"x","session_id":"s","project":"p","type":"t","title":"t","created_at":1,"hlc":18446744073709551615}`)}
-	if res, err := r.ApplyOps(ctx, []Op{bad}); !errors.Is(err, memory.ErrClockAhead) || res.Ahead != 1 {
+	if res, err := r.ApplyOps(ctx, []store.Op{bad}); !errors.Is(err, memory.ErrClockAhead) || res.Ahead != 1 {
 		t.Fatalf("ApplyOps of a record stamped 2^64-1: %+v, %v", res, err)
 	}
-	if got := HLCTime(r.clock.Now()); got.Sub(now) > time.Minute {
+	if got := store.HLCTime(r.clock.Now()); got.Sub(now) > time.Minute {
 		t.Fatalf("the clock moved to %s", got)
 	}
 }
@@ -86,7 +87,7 @@ func TestClockDoesNotResumeFromAPoisonedOpLog(t *testing.T) {
 	if err := r.SetDeviceName(ctx, "dev-a", "laptop 2"); err != nil {
 		t.Fatalf("write after a poisoned op-log: %v", err)
 	}
-	if got := HLCTime(r.clock.Last()); got.Sub(time.Now()) > time.Minute {
+	if got := store.HLCTime(r.clock.Last()); got.Sub(time.Now()) > time.Minute {
 		t.Fatalf("clock resumed at %s, a year ahead", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 
 	"github.com/memnode/memnode/memory"
 )
@@ -27,11 +28,6 @@ type commitFacts struct {
 	// or "": the batch was built from what a forget has since removed.
 	stale string
 }
-
-// ErrStaleClaim means a session's state changed between the claim of its events and the
-// commit of the records built from them — a forget ran in between. Nothing was stored; the
-// claimer builds the batch again from the current state (pipeline does, at once).
-var ErrStaleClaim = errors.New("session changed since its events were claimed")
 
 func contentKey(sessionID, hash string) string { return sessionID + "\x00" + hash }
 
@@ -74,7 +70,7 @@ type (
 )
 
 // readCommitFacts reads, inside tx, the facts planCommit needs for b.
-func readCommitFacts(ctx context.Context, tx *wtx, b *Batch) (commitFacts, error) {
+func readCommitFacts(ctx context.Context, tx *wtx, b *store.Batch) (commitFacts, error) {
 	f := commitFacts{tombstoned: map[string]bool{}, stored: map[string]bool{}}
 	sessions := map[string]bool{}
 	for _, s := range b.Sessions {
@@ -160,7 +156,7 @@ func mintedTombstoned(ctx context.Context, tx *wtx, p commitPlan) (map[string]bo
 
 // planCommit decides what committing b means, given the facts read for it: now mints HLC
 // stamps (strictly increasing), origin is this device. It touches no database.
-func planCommit(b *Batch, f commitFacts, now func() uint64, origin string) commitPlan {
+func planCommit(b *store.Batch, f commitFacts, now func() uint64, origin string) commitPlan {
 	var p commitPlan
 	for _, s := range b.Sessions {
 		if f.tombstoned[s.ID] {
@@ -170,15 +166,15 @@ func planCommit(b *Batch, f commitFacts, now func() uint64, origin string) commi
 		if s.Status == "" {
 			s.Status = "active"
 		}
-		p.sessions = append(p.sessions, plannedSession{s, plannedOp{OpSession, s.ID, s.Project, s.HLC, encodeSession(s)}})
+		p.sessions = append(p.sessions, plannedSession{s, plannedOp{store.OpSession, s.ID, s.Project, s.HLC, encodeSession(s)}})
 	}
 	for _, pr := range b.Prompts {
 		if f.tombstoned[pr.SessionID] {
 			continue
 		}
 		pr.HLC, pr.Origin = now(), origin
-		pr.ID = newID(pr.HLC, pr.Origin)
-		p.prompts = append(p.prompts, plannedPrompt{pr, plannedOp{OpPrompt, pr.ID, pr.Project, pr.HLC, encodePrompt(pr)}})
+		pr.ID = store.NewID(pr.HLC, pr.Origin)
+		p.prompts = append(p.prompts, plannedPrompt{pr, plannedOp{store.OpPrompt, pr.ID, pr.Project, pr.HLC, encodePrompt(pr)}})
 	}
 	seen := map[string]bool{} // within the batch too: a batch may repeat an observation
 	for _, o := range b.Observations {
@@ -193,16 +189,16 @@ func planCommit(b *Batch, f commitFacts, now func() uint64, origin string) commi
 		}
 		seen[key] = true
 		o.HLC, o.Origin = now(), origin
-		o.ID = newID(o.HLC, o.Origin)
-		p.observations = append(p.observations, plannedObservation{o, plannedOp{OpObservation, o.ID, o.Project, o.HLC, encodeObservation(o)}})
+		o.ID = store.NewID(o.HLC, o.Origin)
+		p.observations = append(p.observations, plannedObservation{o, plannedOp{store.OpObservation, o.ID, o.Project, o.HLC, encodeObservation(o)}})
 	}
 	for _, s := range b.Summaries {
 		if f.tombstoned[s.SessionID] {
 			continue
 		}
 		s.HLC, s.Origin = now(), origin
-		s.ID = newID(s.HLC, s.Origin)
-		p.summaries = append(p.summaries, plannedSummary{s, plannedOp{OpSummary, s.ID, s.Project, s.HLC, encodeSummary(s)}})
+		s.ID = store.NewID(s.HLC, s.Origin)
+		p.summaries = append(p.summaries, plannedSummary{s, plannedOp{store.OpSummary, s.ID, s.Project, s.HLC, encodeSummary(s)}})
 	}
 	return p
 }

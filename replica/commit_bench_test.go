@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func BenchmarkCommit(b *testing.B) {
 	b.ResetTimer()
 	var cpu time.Duration
 	for i := range b.N {
-		batch := &Batch{Sessions: []memory.Session{{ID: fmt.Sprint("s", i%8), Project: "bench", StartedAt: 1}}}
+		batch := &store.Batch{Sessions: []memory.Session{{ID: fmt.Sprint("s", i%8), Project: "bench", StartedAt: 1}}}
 		for j := range perBatch {
 			n := i*perBatch + j
 			batch.Observations = append(batch.Observations, memory.Observation{SessionID: batch.Sessions[0].ID, Project: "bench",

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"maps"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ func TestPlanCommitIsPureMeaning(t *testing.T) {
 		return memory.Observation{SessionID: session, Project: "demo", Type: "discovery", Title: title, CreatedAt: 1}
 	}
 	stored := obs("s1", "already stored")
-	b := &Batch{
+	b := &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo"}, {ID: "gone", Project: "demo"}},
 		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", Text: "p"}, {SessionID: "gone", Project: "demo", Text: "hidden"}},
 		Observations: []memory.Observation{obs("s1", "new"), obs("s1", "new"), stored, obs("gone", "hidden")},
@@ -45,7 +46,7 @@ func TestPlanCommitIsPureMeaning(t *testing.T) {
 	}
 	ops = append(ops, p.prompts[0].op, p.observations[0].op, p.summaries[0].op)
 	ids := []string{"s1", p.prompts[0].p.ID, p.observations[0].o.ID, p.summaries[0].s.ID}
-	kinds := []string{OpSession, OpPrompt, OpObservation, OpSummary}
+	kinds := []string{store.OpSession, store.OpPrompt, store.OpObservation, store.OpSummary}
 	for i, op := range ops {
 		if op.kind != kinds[i] || op.recordID != ids[i] || op.recordID == "" || len(op.payload) == 0 {
 			t.Fatalf("op %d = %+v; want %s of %s with a payload", i, op, kinds[i], ids[i])
@@ -54,7 +55,7 @@ func TestPlanCommitIsPureMeaning(t *testing.T) {
 			t.Fatalf("stamps not increasing in op order: %d then %d", ops[i-1].hlc, op.hlc)
 		}
 	}
-	if o := p.observations[0].o; o.Origin != "dev-a" || o.ContentHash == "" || o.ID != newID(o.HLC, "dev-a") {
+	if o := p.observations[0].o; o.Origin != "dev-a" || o.ContentHash == "" || o.ID != store.NewID(o.HLC, "dev-a") {
 		t.Fatalf("observation not stamped: %+v", o)
 	}
 	// Same inputs, same clock: the same plan, byte for byte.
@@ -65,22 +66,24 @@ func TestPlanCommitIsPureMeaning(t *testing.T) {
 }
 
 func TestSelectOpsIsTheDeliveryRule(t *testing.T) {
-	op := func(origin string, seq uint64) Op { return Op{Origin: origin, Seq: seq, Kind: OpObservation} }
+	op := func(origin string, seq uint64) store.Op {
+		return store.Op{Origin: origin, Seq: seq, Kind: store.OpObservation}
+	}
 	cases := []struct {
 		name  string
-		known VersionVector
-		ops   []Op
+		known store.VersionVector
+		ops   []store.Op
 		want  []uint64 // seqs applied, in order
-		after VersionVector
-		res   ApplyResult
+		after store.VersionVector
+		res   store.ApplyResult
 	}{
-		{"in order", VersionVector{}, []Op{op("a", 1), op("a", 2)}, []uint64{1, 2}, VersionVector{"a": 2}, ApplyResult{Applied: 2}},
-		{"duplicates", VersionVector{"a": 2}, []Op{op("a", 1), op("a", 2), op("a", 3), op("a", 3)}, []uint64{3},
-			VersionVector{"a": 3}, ApplyResult{Applied: 1, Duplicates: 3}},
-		{"past a gap", VersionVector{"a": 1}, []Op{op("a", 3), op("a", 2), op("a", 4)}, []uint64{2},
-			VersionVector{"a": 2}, ApplyResult{Applied: 1, Gaps: 2}},
-		{"origins apart", VersionVector{"b": 5}, []Op{op("b", 6), op("a", 1), op("b", 8)}, []uint64{6, 1},
-			VersionVector{"a": 1, "b": 6}, ApplyResult{Applied: 2, Gaps: 1}},
+		{"in order", store.VersionVector{}, []store.Op{op("a", 1), op("a", 2)}, []uint64{1, 2}, store.VersionVector{"a": 2}, store.ApplyResult{Applied: 2}},
+		{"duplicates", store.VersionVector{"a": 2}, []store.Op{op("a", 1), op("a", 2), op("a", 3), op("a", 3)}, []uint64{3},
+			store.VersionVector{"a": 3}, store.ApplyResult{Applied: 1, Duplicates: 3}},
+		{"past a gap", store.VersionVector{"a": 1}, []store.Op{op("a", 3), op("a", 2), op("a", 4)}, []uint64{2},
+			store.VersionVector{"a": 2}, store.ApplyResult{Applied: 1, Gaps: 2}},
+		{"origins apart", store.VersionVector{"b": 5}, []store.Op{op("b", 6), op("a", 1), op("b", 8)}, []uint64{6, 1},
+			store.VersionVector{"a": 1, "b": 6}, store.ApplyResult{Applied: 2, Gaps: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

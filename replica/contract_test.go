@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/memnode/memnode/replica"
-	"github.com/memnode/memnode/replica/storetest"
+	"github.com/memnode/memnode/store/storetest"
 )
 
 // TestStoreContract runs the store contract against the SQLite replica on real files.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,13 +74,13 @@ func (w *world) fresh(name string) *replica.Replica {
 func fastTempDir(tb testing.TB) string { return testkit.FastTempDir(tb) }
 
 // permute draws an order of ops by index, which keeps rapid's failure logs readable.
-func permute(t *rapid.T, ops []replica.Op, label string) []replica.Op {
+func permute(t *rapid.T, ops []store.Op, label string) []store.Op {
 	idx := make([]int, len(ops))
 	for i := range idx {
 		idx[i] = i
 	}
 	idx = rapid.Permutation(idx).Draw(t, label)
-	out := make([]replica.Op, len(ops))
+	out := make([]store.Op, len(ops))
 	for i, j := range idx {
 		out[i] = ops[j]
 	}
@@ -93,7 +94,7 @@ func (w *world) commit(i int) {
 	t := w.t
 	r := w.origins[i]
 	sid := rapid.SampledFrom(sessionIDs).Draw(t, "session")
-	b := &replica.Batch{}
+	b := &store.Batch{}
 	// A session forgotten on this device is not written again here: Commit does not yet check
 	// tombstones for sessions (see TestCRDTForgottenSessionIsNotRevivedLocally).
 	_, gone := w.forgottenAt[i][sid]
@@ -177,7 +178,7 @@ func (w *world) correct(i int) {
 
 // refused reports an error Supersede or Correct gives for a request it declines.
 func refused(err error) bool {
-	for _, e := range []error{replica.ErrUnknownRecord, replica.ErrForgotten, replica.ErrSelfSupersede, replica.ErrSupersededReplacement} {
+	for _, e := range []error{store.ErrUnknownRecord, store.ErrForgotten, store.ErrSelfSupersede, store.ErrSupersededReplacement} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -194,12 +195,12 @@ func (w *world) rename(i int) {
 }
 
 // held returns every op r holds, of every origin.
-func (w *world) held(r *replica.Replica) []replica.Op {
+func (w *world) held(r *replica.Replica) []store.Op {
 	vv, err := r.VersionVector(w.ctx)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	var all []replica.Op
+	var all []store.Op
 	for o := range vv {
 		ops, err := r.OpsSince(w.ctx, o, 0, 1_000_000)
 		if err != nil {
@@ -221,8 +222,8 @@ func (w *world) noteTombstones(i int) {
 }
 
 // allOps returns every op of every origin, as its origin holds them.
-func (w *world) allOps() []replica.Op {
-	var all []replica.Op
+func (w *world) allOps() []store.Op {
+	var all []store.Op
 	for _, r := range w.origins {
 		ops, err := r.OpsSince(w.ctx, r.Origin(), 0, 1_000_000)
 		if err != nil {
@@ -236,9 +237,9 @@ func (w *world) allOps() []replica.Op {
 // deliverChaos hands ops to dst the way a bad network would: random subsets, random order,
 // duplicates, random batch boundaries; a partition is a round that delivers nothing. It then
 // retries (anti-entropy) until dst holds every op, as the version vector says.
-func (w *world) deliverChaos(dst *replica.Replica, ops []replica.Op, label string) {
+func (w *world) deliverChaos(dst *replica.Replica, ops []store.Op, label string) {
 	t := w.t
-	want := replica.VersionVector{}
+	want := store.VersionVector{}
 	for _, op := range ops {
 		want[op.Origin] = max(want[op.Origin], op.Seq)
 	}
@@ -258,7 +259,7 @@ func (w *world) deliverChaos(dst *replica.Replica, ops []replica.Op, label strin
 		if err != nil {
 			t.Fatal(err)
 		}
-		var missing []replica.Op
+		var missing []store.Op
 		for _, op := range ops {
 			if op.Seq > vv[op.Origin] {
 				missing = append(missing, op)
@@ -274,7 +275,7 @@ func (w *world) deliverChaos(dst *replica.Replica, ops []replica.Op, label strin
 	}
 }
 
-func (w *world) applyInBatches(dst *replica.Replica, ops []replica.Op, label string) {
+func (w *world) applyInBatches(dst *replica.Replica, ops []store.Op, label string) {
 	for len(ops) > 0 {
 		k := rapid.IntRange(1, len(ops)).Draw(w.t, label+" batch")
 		if _, err := dst.ApplyOps(w.ctx, ops[:k]); err != nil {
@@ -390,7 +391,7 @@ func TestCRDTMergeLaws(t *testing.T) {
 		w := newWorld(rt, t, 3)
 		defer w.close()
 		w.run()
-		sets := make([][]replica.Op, 3)
+		sets := make([][]store.Op, 3)
 		for i, r := range w.origins {
 			ops, err := r.OpsSince(w.ctx, r.Origin(), 0, 1_000_000)
 			if err != nil {
@@ -398,7 +399,7 @@ func TestCRDTMergeLaws(t *testing.T) {
 			}
 			sets[i] = ops
 		}
-		apply := func(r *replica.Replica, groups ...[]replica.Op) *replica.Replica {
+		apply := func(r *replica.Replica, groups ...[]store.Op) *replica.Replica {
 			for _, g := range groups {
 				if _, err := r.ApplyOps(w.ctx, g); err != nil {
 					rt.Fatal(err)
@@ -406,7 +407,7 @@ func TestCRDTMergeLaws(t *testing.T) {
 			}
 			return r
 		}
-		cat := func(a, b []replica.Op) []replica.Op { return append(append([]replica.Op{}, a...), b...) }
+		cat := func(a, b []store.Op) []store.Op { return append(append([]store.Op{}, a...), b...) }
 		abc := apply(w.fresh("ab-c"), cat(sets[0], sets[1]), sets[2])
 		cba := apply(w.fresh("c-ba"), sets[2], cat(sets[1], sets[0]))
 		aBC := apply(w.fresh("a-bc"), sets[0], cat(sets[1], sets[2]))
@@ -447,7 +448,7 @@ func mustDump(tb testing.TB, r *replica.Replica) string {
 	return d
 }
 
-func allOpsOf(tb testing.TB, r *replica.Replica) []replica.Op {
+func allOpsOf(tb testing.TB, r *replica.Replica) []store.Op {
 	tb.Helper()
 	ops, err := r.OpsSince(context.Background(), r.Origin(), 0, 1_000_000)
 	if err != nil {
@@ -463,14 +464,14 @@ func TestCRDTForgottenSessionIsNotRevivedLocally(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
 	sess := memory.Session{ID: "s1", Project: "p", StartedAt: 1}
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{sess}}); err != nil {
+	if _, err := a.Commit(ctx, &store.Batch{Sessions: []memory.Session{sess}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Forget(ctx, []string{"s1"}); err != nil {
 		t.Fatal(err)
 	}
 	sess.Status = "completed"
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{sess}}); err != nil {
+	if _, err := a.Commit(ctx, &store.Batch{Sessions: []memory.Session{sess}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.ApplyOps(ctx, allOpsOf(t, a)); err != nil {
@@ -487,20 +488,20 @@ func TestCRDTForgottenSessionIsNotRevivedLocally(t *testing.T) {
 func TestCRDTSessionStartedAtCommutes(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
-	if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 5}}}); err != nil {
+	if _, err := a.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 5}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.ApplyOps(ctx, allOpsOf(t, a)); err != nil { // b's clock moves past a's
 		t.Fatal(err)
 	}
-	if _, err := b.Commit(ctx, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 10, Status: "completed"}}}); err != nil {
+	if _, err := b.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 10, Status: "completed"}}}); err != nil {
 		t.Fatal(err)
 	}
 	opsA, opsB := allOpsOf(t, a), allOpsOf(t, b)
 	x, y := openPlain(t, "dev-x"), openPlain(t, "dev-y")
 	for _, step := range []struct {
 		r   *replica.Replica
-		ops []replica.Op
+		ops []store.Op
 	}{{x, opsA}, {x, opsB}, {y, opsB}, {y, opsA}} {
 		if _, err := step.r.ApplyOps(ctx, step.ops); err != nil {
 			t.Fatal(err)

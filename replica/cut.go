@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strings"
 
 	"github.com/memnode/memnode/feed"
@@ -22,7 +23,7 @@ import (
 // here before the cut; the forgotten content is gone (privacy comes first).
 func (r *Replica) CutOrigin(ctx context.Context, origin string, seq uint64) (int, error) {
 	if origin == "" || origin == r.cfg.Origin {
-		return 0, fmt.Errorf("cut origin %q: %w", origin, ErrBadOp)
+		return 0, fmt.Errorf("cut origin %q: %w", origin, store.ErrBadOp)
 	}
 	dropped := 0
 	err := r.writeTx(ctx, func(tx *wtx) error {
@@ -92,18 +93,18 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	var del string
 	key := id
 	switch kind {
-	case OpObservation:
+	case store.OpObservation:
 		del = "DELETE FROM observations WHERE id = ?"
-	case OpPrompt:
+	case store.OpPrompt:
 		del = "DELETE FROM prompts WHERE id = ?"
-	case OpSummary:
+	case store.OpSummary:
 		del = "DELETE FROM summaries WHERE id = ?"
-	case OpSession:
+	case store.OpSession:
 		del = "DELETE FROM sessions WHERE id = ?"
-	case OpDevice:
+	case store.OpDevice:
 		del = "DELETE FROM devices WHERE origin = ?"
 		key = strings.TrimPrefix(id, "device:")
-	case OpSupersede:
+	case store.OpSupersede:
 		del = "DELETE FROM supersedes WHERE old_id = ?"
 	default:
 		return nil
@@ -116,10 +117,10 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	if err != nil {
 		return err
 	}
-	var ops []Op
+	var ops []store.Op
 	var inRow []int
 	for rows.Next() {
-		var op Op
+		var op store.Op
 		var seq, hlc int64
 		var flag bool
 		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload, &flag); err != nil {

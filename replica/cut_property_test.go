@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestCRDTRemovalCutOffUnderAnySchedule(t *testing.T) {
 		// A last relay of everything the removed device holds, then anti-entropy between the
 		// members until each holds everything the other does.
 		relay(gone, m1, "late relay")
-		var members []replica.Op
+		var members []store.Op
 		for _, r := range []*replica.Replica{m0, m1} {
 			members = append(members, w.held(r)...)
 		}
@@ -88,7 +89,7 @@ func TestCRDTRemovalCutOffUnderAnySchedule(t *testing.T) {
 		// learned the removal (the content is gone there); CutOrigin's doc says so.
 		forgotPastCut := false
 		for _, op := range after {
-			forgotPastCut = forgotPastCut || op.Kind == replica.OpForget
+			forgotPastCut = forgotPastCut || op.Kind == store.OpForget
 		}
 		d0, d1 := w.dump(m0), w.dump(m1)
 		if d0 != d1 && !forgotPastCut {
@@ -104,7 +105,7 @@ func TestCRDTRemovalCutOffUnderAnySchedule(t *testing.T) {
 				rt.Fatalf("member %d holds op %d of the removed origin, past the cut %d", k, held[0].Seq, cut)
 			}
 			for _, op := range after {
-				if op.Kind == replica.OpObservation || op.Kind == replica.OpPrompt || op.Kind == replica.OpSummary {
+				if op.Kind == store.OpObservation || op.Kind == store.OpPrompt || op.Kind == store.OpSummary {
 					// A tombstone may name it: a member forgot a record it had not seen yet.
 					if held := strings.ReplaceAll(d, "tombstone\t"+op.RecordID, ""); strings.Contains(held, op.RecordID) {
 						rt.Fatalf("member %d holds record %s the removed origin wrote past the cut (op %d):\n%s", k, op.RecordID, op.Seq, d)

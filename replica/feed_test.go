@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -46,7 +47,7 @@ func TestFeedPublishesEveryCommitOnce(t *testing.T) {
 	now := time.Now().UnixMilli()
 
 	// A local commit: its records, its origin, and that it appended local ops.
-	res, err := a.Commit(ctx, &Batch{
+	res, err := a.Commit(ctx, &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
 		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix login", CreatedAt: now}},
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fixed the login", CreatedAt: now}},
@@ -64,7 +65,7 @@ func TestFeedPublishesEveryCommitOnce(t *testing.T) {
 	}
 
 	// A batch that stores nothing new (a retried batch) publishes nothing.
-	if _, err := a.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fixed the login", CreatedAt: now}}}); err != nil {
+	if _, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "bugfix", Title: "Fixed the login", CreatedAt: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	if ch, _ := subA.Take(); len(ch) != 0 {
@@ -93,8 +94,8 @@ func TestFeedPublishesEveryCommitOnce(t *testing.T) {
 	}
 
 	// An import: import origin; its ops are this device's, so sync pushes them.
-	imp := ImportID(now, "claude-mem:1")
-	if _, err := b.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: imp, SessionID: "old", Project: "demo",
+	imp := store.ImportID(now, "claude-mem:1")
+	if _, err := b.Import(ctx, &store.ImportBatch{Observations: []memory.Observation{{ID: imp, SessionID: "old", Project: "demo",
 		Type: "discovery", Title: "Imported", CreatedAt: now}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestFeedPublishesEveryCommitOnce(t *testing.T) {
 	if err != nil || len(src) == 0 {
 		t.Fatalf("missing vectors: %v %v", src, err)
 	}
-	if _, err := a.PutVectors(ctx, "m", []VectorRow{{RowID: src[0].RowID, ID: src[0].ID, Dim: 1, Blob: []byte{0, 0, 128, 63}}}); err != nil {
+	if _, err := a.PutVectors(ctx, "m", []store.VectorRow{{RowID: src[0].RowID, ID: src[0].ID, Dim: 1, Blob: []byte{0, 0, 128, 63}}}); err != nil {
 		t.Fatal(err)
 	}
 	if ch, _ := subA.Take(); len(ch) != 0 {

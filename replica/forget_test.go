@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,14 +30,14 @@ func TestForgetLeavesNothingInTheQueue(t *testing.T) {
 	}
 	secret := "numbat-queue-secret"
 	payload := []byte(`{"prompt":"` + strings.Repeat(secret+" ", 800) + `"}`) // overflow pages
-	if _, err := r.Enqueue(ctx, PendingEvent{EventID: "e1", Kind: memory.KindPrompt, SessionID: "s1", Project: "p", Payload: payload}); err != nil {
+	if _, err := r.Enqueue(ctx, store.PendingEvent{EventID: "e1", Kind: memory.KindPrompt, SessionID: "s1", Project: "p", Payload: payload}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := r.ClaimSession(ctx, 10)
 	if err != nil || len(c.Events) != 1 {
 		t.Fatalf("claim: %+v %v", c, err)
 	}
-	res, err := r.Commit(ctx, &Batch{Prompts: []memory.Prompt{{SessionID: "s1", Project: "p", PromptNumber: 1, Text: secret, CreatedAt: 1}},
+	res, err := r.Commit(ctx, &store.Batch{Prompts: []memory.Prompt{{SessionID: "s1", Project: "p", PromptNumber: 1, Text: secret, CreatedAt: 1}},
 		Done: []int64{c.Events[0].ID}, DoneEvents: []string{"e1"}})
 	if err != nil || len(res.Prompts) != 1 {
 		t.Fatalf("commit: %+v %v", res, err)
@@ -44,7 +45,7 @@ func TestForgetLeavesNothingInTheQueue(t *testing.T) {
 	r.Unclaim("s1")
 	// An event of another session, still waiting when that session is forgotten.
 	waiting := "quokka-waiting-secret"
-	if _, err := r.Enqueue(ctx, PendingEvent{EventID: "e2", Kind: memory.KindPrompt, SessionID: "s2", Project: "p",
+	if _, err := r.Enqueue(ctx, store.PendingEvent{EventID: "e2", Kind: memory.KindPrompt, SessionID: "s2", Project: "p",
 		Payload: []byte(`{"prompt":"` + waiting + `"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestForgetLeavesNothingInTheQueue(t *testing.T) {
 func TestForgettingAPromptForgetsItsTurn(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
-	res, err := r.Commit(ctx, &Batch{
+	res, err := r.Commit(ctx, &store.Batch{
 		Prompts: []memory.Prompt{
 			{SessionID: "s1", Project: "p", PromptNumber: 1, Text: "rotate the wallaby key", CreatedAt: 100},
 			{SessionID: "s1", Project: "p", PromptNumber: 2, Text: "now the docs", CreatedAt: 200},
@@ -127,14 +128,14 @@ func TestForgetPromptDropsItsQueuedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := r.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1, Status: "active"}},
+	res, err := r.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1, Status: "active"}},
 		Prompts: []memory.Prompt{{SessionID: "s1", Project: "p", PromptNumber: 1, Text: "the forgotten ask", CreatedAt: 1}},
-		States:  []SessionState{{SessionID: "s1", PromptCount: 1, FirstPrompt: "the forgotten ask", LastPrompt: "the forgotten ask"}}})
+		States:  []store.SessionState{{SessionID: "s1", PromptCount: 1, FirstPrompt: "the forgotten ask", LastPrompt: "the forgotten ask"}}})
 	if err != nil || len(res.Prompts) != 1 {
 		t.Fatalf("commit: %+v %v", res, err)
 	}
 	secret := "wombat-turn-secret"
-	for _, ev := range []PendingEvent{
+	for _, ev := range []store.PendingEvent{
 		{EventID: "o1", Kind: memory.KindObservation, Payload: []byte(`{"tool_input":"` + secret + `"}`)},
 		{EventID: "a1", Kind: memory.KindSummarize, Payload: []byte(`{"last_assistant_message":"` + secret + `"}`)},
 		{EventID: "p2", Kind: memory.KindPrompt, Payload: []byte(`{"prompt":"next ask"}`)},

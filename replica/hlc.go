@@ -1,16 +1,15 @@
 package replica
 
 import (
+	"github.com/memnode/memnode/store"
 	"sync"
 	"time"
 )
 
 // HLC stamps pack wall-clock milliseconds into the high 48 bits and a logical counter into
-// the low 16, so stamps compare as plain integers and stay close to real time.
-const hlcLogicalBits = 16
-
-// HLCTime returns the wall-clock part of an HLC stamp.
-func HLCTime(h uint64) time.Time { return time.UnixMilli(int64(h >> hlcLogicalBits)) }
+// the low 16 (store.HLCLogicalBits), so stamps compare as plain integers and stay close to
+// real time.
+const hlcLogicalBits = store.HLCLogicalBits
 
 // clock is a hybrid logical clock: monotonic per replica, and never behind any stamp it has
 // observed from another replica.

@@ -2,71 +2,28 @@ package replica
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
+	"github.com/memnode/memnode/store"
 
 	"github.com/memnode/memnode/feed"
-	"github.com/memnode/memnode/memory"
 )
-
-// ImportBatch holds records that already carry their global IDs: a memnode export, or a
-// foreign database converted with deterministic IDs (see ImportID). Import stores them as
-// local ops, so they replicate like anything recorded on this device.
-type ImportBatch struct {
-	Devices      []memory.Device
-	Sessions     []memory.Session
-	Prompts      []memory.Prompt
-	Observations []memory.Observation
-	Summaries    []memory.Summary
-	// Tombstones are forgotten IDs; importing one forgets the record here too.
-	Tombstones []string
-	// Supersedes are corrections: each links two observations stored here (by this batch
-	// or before), as Supersede does.
-	Supersedes []Supersession
-	// ClaudeMemIDs are the numbers claude-mem gave the records (kept for lookups, see
-	// ClaudeMemRecord; local, not replicated).
-	ClaudeMemIDs []ClaudeMemID
-}
-
-// ImportResult counts what Import stored; records already present (or forgotten) are
-// Skipped, which is what makes a repeated import a no-op.
-type ImportResult struct {
-	Devices      int `json:"devices"`
-	Sessions     int `json:"sessions"`
-	Prompts      int `json:"prompts"`
-	Observations int `json:"observations"`
-	Summaries    int `json:"summaries"`
-	Tombstones   int `json:"tombstones"`
-	Supersedes   int `json:"supersedes"`
-	Skipped      int `json:"skipped"`
-}
-
-// ImportID derives a stable global ID for a record imported from elsewhere: the same key
-// always gives the same ID (so imports are idempotent), and IDs sort by createdAt like
-// the IDs minted here.
-func ImportID(createdAtMs int64, key string) string {
-	sum := sha256.Sum256([]byte(key))
-	stamp := uint64(createdAtMs)<<hlcLogicalBits | uint64(binary.BigEndian.Uint16(sum[:2]))
-	return newID(stamp, "import:"+key)
-}
 
 // Import stores records with their given IDs, origins and stamps in one transaction and
 // appends one op per stored record. A record whose ID is already known or tombstoned is
 // skipped; sessions merge by their LWW rule.
-func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, error) {
+func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.ImportResult, error) {
 	if err := r.boundImport(b); err != nil {
-		return ImportResult{}, fmt.Errorf("import: %w", err)
+		return store.ImportResult{}, fmt.Errorf("import: %w", err)
 	}
-	var res ImportResult
+	var res store.ImportResult
 	forgets := 0
 	mode := modeDurable
 	if len(b.Tombstones) > 0 {
 		mode = modeForget // forgotten content is overwritten, as by Forget and ApplyOps
 	}
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
-		res, forgets = ImportResult{}, 0
+		res, forgets = store.ImportResult{}, 0
 		tx.change.Origin = feed.Import
 		ow := tx.ops()
 		stamp := func(origin *string, hlc *uint64) {
@@ -97,10 +54,10 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := upsertDevice(ctx, tx, d, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpDevice, "device:"+d.Origin, "", hlc, encodeDevice(d)); err != nil {
+			if err := ow.append(ctx, store.OpDevice, "device:"+d.Origin, "", hlc, encodeDevice(d)); err != nil {
 				return err
 			}
-			tx.record(OpDevice, d.Origin)
+			tx.record(store.OpDevice, d.Origin)
 			res.Devices++
 		}
 		for _, s := range b.Sessions {
@@ -129,10 +86,10 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := upsertSession(ctx, tx, s); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpSession, s.ID, s.Project, r.clock.Now(), encodeSession(s)); err != nil {
+			if err := ow.append(ctx, store.OpSession, s.ID, s.Project, r.clock.Now(), encodeSession(s)); err != nil {
 				return err
 			}
-			tx.record(OpSession, s.ID)
+			tx.record(store.OpSession, s.ID)
 			res.Sessions++
 		}
 		for _, p := range b.Prompts {
@@ -149,10 +106,10 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
+			if err := ow.append(ctx, store.OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
 				return err
 			}
-			tx.record(OpPrompt, p.ID)
+			tx.record(store.OpPrompt, p.ID)
 			res.Prompts++
 		}
 		for i := range b.Observations {
@@ -173,7 +130,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := ow.appendObservation(ctx, o, r.clock.Now(), encodeObservation(o)); err != nil {
 				return err
 			}
-			tx.record(OpObservation, o.ID)
+			tx.record(store.OpObservation, o.ID)
 			res.Observations++
 		}
 		for _, s := range b.Summaries {
@@ -190,10 +147,10 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
+			if err := ow.append(ctx, store.OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
 				return err
 			}
-			tx.record(OpSummary, s.ID)
+			tx.record(store.OpSummary, s.ID)
 			res.Summaries++
 		}
 		for _, id := range b.Tombstones {
@@ -211,10 +168,10 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
+			if err := ow.append(ctx, store.OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
-			tx.record(OpForget, id)
+			tx.record(store.OpForget, id)
 			res.Tombstones++
 			forgets++
 		}
@@ -232,7 +189,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 		return putClaudeMemIDs(ctx, tx, b.ClaudeMemIDs)
 	})
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("import: %w", err)
+		return store.ImportResult{}, fmt.Errorf("import: %w", err)
 	}
 	if forgets > 0 {
 		return res, r.purgeIndexes(ctx)
@@ -243,7 +200,7 @@ func (r *Replica) Import(ctx context.Context, b *ImportBatch) (ImportResult, err
 // boundImport refuses the batch if a record is stamped too far ahead of this clock (one
 // such stamp would drag every device's clock there) and clamps created_at times from the
 // future to now.
-func (r *Replica) boundImport(b *ImportBatch) error {
+func (r *Replica) boundImport(b *store.ImportBatch) error {
 	for _, s := range b.Sessions {
 		if err := r.checkStamp("session "+s.ID, s.HLC); err != nil {
 			return err

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"github.com/memnode/memnode/store"
 	"strings"
 	"testing"
 	"time"
@@ -15,14 +16,14 @@ func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
 	huge := strings.Repeat("n", 5<<20)
-	_, err := r.Commit(ctx, &Batch{
+	_, err := r.Commit(ctx, &store.Batch{
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "note", Title: "small", CreatedAt: now},
 			{SessionID: "s1", Project: "demo", Type: "note", Title: "huge", Narrative: huge, CreatedAt: now}},
 	})
 	if !errors.Is(err, memory.ErrRecordTooLarge) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("Commit of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
-	_, err = r.Import(ctx, &ImportBatch{Observations: []memory.Observation{{ID: ImportID(now, "k"), SessionID: "s1", Project: "demo", Title: "t", Narrative: huge, CreatedAt: now}}})
+	_, err = r.Import(ctx, &store.ImportBatch{Observations: []memory.Observation{{ID: store.ImportID(now, "k"), SessionID: "s1", Project: "demo", Title: "t", Narrative: huge, CreatedAt: now}}})
 	if !errors.Is(err, memory.ErrRecordTooLarge) {
 		t.Fatalf("Import of a 5 MiB observation: %v, want ErrRecordTooLarge", err)
 	}
@@ -48,7 +49,7 @@ func TestClipOversizedFitsEveryRecord(t *testing.T) {
 	now := time.Now().UnixMilli()
 	// "<" is escaped by encoding/json into six bytes: the clip must measure the JSON.
 	escapes := strings.Repeat("<", 2<<20)
-	b := &Batch{
+	b := &store.Batch{
 		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: strings.Repeat("é", 1<<20), CreatedAt: now}},
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "change", Title: "t", Narrative: escapes, Facts: []string{strings.Repeat("f", 3<<20)}, CreatedAt: now}},
 		Summaries:    []memory.Summary{{SessionID: "s1", Project: "demo", Learned: "kept", Notes: strings.Repeat("s", 4<<20), CreatedAt: now}},
@@ -61,7 +62,7 @@ func TestClipOversizedFitsEveryRecord(t *testing.T) {
 	if b.Observations[1].Title != "small one" || b.Summaries[0].Learned != "kept" {
 		t.Fatal("ClipOversized changed what fits")
 	}
-	if !strings.HasSuffix(b.Prompts[0].Text, clipMarker) || !strings.HasPrefix(b.Prompts[0].Text, "éé") {
+	if !strings.HasSuffix(b.Prompts[0].Text, store.ClipMarker) || !strings.HasPrefix(b.Prompts[0].Text, "éé") {
 		t.Fatalf("clipped prompt does not keep its start and say it was clipped: %q…", b.Prompts[0].Text[:8])
 	}
 	if _, err := r.Commit(ctx, b); err != nil {

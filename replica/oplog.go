@@ -7,43 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"slices"
 	"strings"
 
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
 )
-
-// Op kinds.
-const (
-	OpSession     = "session"
-	OpPrompt      = "prompt"
-	OpObservation = "observation"
-	OpSummary     = "summary"
-	OpForget      = "forget"
-	OpDevice      = "device"
-	// OpSupersede names its record (an observation) as replaced by another (supersede.go):
-	// a grow-only set of links, dropped with the record or its session when forgotten.
-	OpSupersede = "supersede"
-	// OpCompacted is the placeholder OpsSince serves for a seq whose op Compact removed: it
-	// carries no record and no payload, applies nothing and is not stored (an older build
-	// stores it as an op of a kind it does not know, which also applies nothing).
-	OpCompacted = "compacted"
-)
-
-// Op is one replicated change. (Origin, Seq) identifies it; seqs of an origin are
-// contiguous from 1. Payload is the record as JSON, nil once the record was forgotten.
-type Op struct {
-	Origin   string `json:"origin"`
-	Seq      uint64 `json:"seq"`
-	HLC      uint64 `json:"hlc"`
-	Kind     string `json:"kind"`
-	RecordID string `json:"record_id"`
-	Payload  []byte `json:"payload,omitempty"`
-}
-
-// VersionVector maps origin → highest contiguous seq applied.
-type VersionVector map[string]uint64
 
 // opWriter appends local ops inside one transaction.
 type opWriter struct {
@@ -105,7 +75,7 @@ func (w *opWriter) flush(ctx context.Context) error {
 }
 
 // VersionVector returns the replica's version vector.
-func (r *Replica) VersionVector(ctx context.Context) (VersionVector, error) {
+func (r *Replica) VersionVector(ctx context.Context) (store.VersionVector, error) {
 	return readVersionVector(ctx, r.r)
 }
 
@@ -115,13 +85,13 @@ type rowsQuerier interface {
 }
 
 // readVersionVector reads the version vector through q (in a transaction: of its snapshot).
-func readVersionVector(ctx context.Context, q rowsQuerier) (VersionVector, error) {
+func readVersionVector(ctx context.Context, q rowsQuerier) (store.VersionVector, error) {
 	rows, err := q.QueryContext(ctx, "SELECT origin, seq FROM version_vector")
 	if err != nil {
 		return nil, fmt.Errorf("version vector: %w", err)
 	}
 	defer rows.Close()
-	vv := VersionVector{}
+	vv := store.VersionVector{}
 	for rows.Next() {
 		var o string
 		var s int64
@@ -140,7 +110,7 @@ func readVersionVector(ctx context.Context, q rowsQuerier) (VersionVector, error
 // to this replica's version-vector entry: a seq whose op was compacted away (Compact) comes
 // back as a placeholder of kind OpCompacted, with no record and no payload, so a receiver's
 // strictly-in-order delivery rule moves past it (see DESIGN.md, "Compaction").
-func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]Op, error) {
+func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]store.Op, error) {
 	// One read transaction: the vector entry and the rows are of the same snapshot, so a
 	// hole is always a compacted op, never one written (or cut) in between.
 	tx, err := r.r.BeginTx(ctx, nil)
@@ -162,16 +132,16 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 		return nil, fmt.Errorf("ops since: %w", err)
 	}
 	defer rows.Close()
-	var out []Op
+	var out []store.Op
 	next := after + 1
 	fill := func(to uint64) { // placeholders for the compacted seqs before to
 		for ; next < to && len(out) < limit; next++ {
-			out = append(out, Op{Origin: origin, Seq: next, Kind: OpCompacted})
+			out = append(out, store.Op{Origin: origin, Seq: next, Kind: store.OpCompacted})
 		}
 	}
 	var inRow []int // indexes in out of ops whose payload is in their record's row
 	for rows.Next() {
-		var op Op
+		var op store.Op
 		var seq, hlc int64
 		var flag bool
 		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.Kind, &op.RecordID, &op.Payload, &flag); err != nil {
@@ -204,34 +174,25 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 	return out, nil
 }
 
-// ApplyResult counts what ApplyOps did.
-type ApplyResult struct {
-	Applied    int // new ops stored and applied
-	Duplicates int // ops already known
-	Gaps       int // ops skipped because an earlier seq of their origin is missing
-	Cut        int // ops dropped because their origin was removed before them (CutOrigin)
-	Ahead      int // ops refused for a stamp too far ahead (then the error wraps memory.ErrClockAhead)
-}
-
 // ApplyOps applies remote ops idempotently in one transaction. Ops of an origin must arrive
 // in seq order; an op past a gap is skipped (and fetched again by the next anti-entropy
 // round), so the version vector always means "everything up to here". A removed origin's
 // ops past its cut-off are dropped (admitOps). An op stamped too far ahead of this clock is
 // refused (with the rest of its origin's batch); the others are applied and committed, and
 // the error, wrapping memory.ErrClockAhead, says what was refused.
-func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
-	var res ApplyResult
+func (r *Replica) ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResult, error) {
+	var res store.ApplyResult
 	forgets := 0
 	mode := modeDurable
 	for _, op := range ops {
-		if op.Kind == OpForget {
+		if op.Kind == store.OpForget {
 			mode = modeForget
 			break
 		}
 	}
 	for _, op := range ops {
 		if op.Origin == "" || op.Seq == 0 {
-			return ApplyResult{}, fmt.Errorf("apply op: %w", ErrBadOp)
+			return store.ApplyResult{}, fmt.Errorf("apply op: %w", store.ErrBadOp)
 		}
 	}
 	var ahead error
@@ -240,7 +201,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 		tx.change.Origin = feed.Device
 		// Facts: the version vector of every origin in the batch. Plan: which ops are the
 		// next contiguous seqs (selectOps, pure). Execute: apply those, advance the vector.
-		known := VersionVector{}
+		known := store.VersionVector{}
 		cuts := map[string]uint64{} // removed origins' cut-offs (CutOrigin)
 		for _, op := range ops {
 			if _, ok := known[op.Origin]; ok {
@@ -259,7 +220,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 				cuts[op.Origin] = cut
 			}
 		}
-		var refused ApplyResult
+		var refused store.ApplyResult
 		kept := r.admitOps(ops, cuts, &refused, &ahead)
 		next, vv, sel := selectOps(kept, known)
 		res = sel
@@ -268,7 +229,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 			if err := r.applyOne(ctx, tx, op); err != nil {
 				return fmt.Errorf("apply op %s/%d: %w", op.Origin, op.Seq, err)
 			}
-			if op.Kind == OpForget {
+			if op.Kind == store.OpForget {
 				forgets++
 			}
 			r.clock.Observe(op.HLC)
@@ -295,8 +256,8 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []Op) (ApplyResult, error) {
 // stamped too far ahead of this clock (counted in Ahead, its error kept in *ahead) together
 // with its origin's later ops in the batch (counted as gaps: fetched again later). One
 // absurd stamp must neither drag this clock nor hold up the other origins.
-func (r *Replica) admitOps(ops []Op, cuts map[string]uint64, res *ApplyResult, ahead *error) []Op {
-	kept := make([]Op, 0, len(ops))
+func (r *Replica) admitOps(ops []store.Op, cuts map[string]uint64, res *store.ApplyResult, ahead *error) []store.Op {
+	kept := make([]store.Op, 0, len(ops))
 	blocked := map[string]bool{}
 	for _, op := range ops {
 		if cut, removed := cuts[op.Origin]; removed && op.Seq > cut {
@@ -326,8 +287,8 @@ func (r *Replica) admitOps(ops []Op, cuts map[string]uint64, res *ApplyResult, a
 // round), and the next seq is applied and moves the entry on. It returns the ops to apply,
 // in batch order, the vector after them (an entry for every origin in the batch), and the
 // counts.
-func selectOps(ops []Op, known VersionVector) (next []Op, after VersionVector, res ApplyResult) {
-	after = VersionVector{}
+func selectOps(ops []store.Op, known store.VersionVector) (next []store.Op, after store.VersionVector, res store.ApplyResult) {
+	after = store.VersionVector{}
 	for _, op := range ops {
 		cur, ok := after[op.Origin]
 		if !ok {
@@ -348,14 +309,11 @@ func selectOps(ops []Op, known VersionVector) (next []Op, after VersionVector, r
 	return next, after, res
 }
 
-// ErrBadOp reports an op that cannot be applied (missing fields, undecodable payload).
-var ErrBadOp = errors.New("malformed op")
-
-func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
-	if op.Kind == OpCompacted {
+func (r *Replica) applyOne(ctx context.Context, tx *wtx, op store.Op) error {
+	if op.Kind == store.OpCompacted {
 		return nil // the seq moves the version vector on; there is nothing to hold
 	}
-	if op.Kind == OpObservation && op.Payload != nil {
+	if op.Kind == store.OpObservation && op.Payload != nil {
 		// Decoded once, checked against the tombstones once (the record, its own ID, its
 		// session): the most common op, and a catch-up applies thousands of them.
 		if o, err := decodeObservation(op.Payload); err == nil {
@@ -371,7 +329,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 	var peek struct {
 		SessionID string `json:"session_id"`
 	}
-	if op.Kind != OpSession && op.Kind != OpForget {
+	if op.Kind != store.OpSession && op.Kind != store.OpForget {
 		_ = json.Unmarshal(op.Payload, &peek) // best effort: a bad payload fails below
 	}
 	dead, err := isTombstoned(ctx, tx, op.RecordID, peek.SessionID)
@@ -379,10 +337,10 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		return err
 	}
 	payload := op.Payload
-	if dead && op.Kind != OpForget {
+	if dead && op.Kind != store.OpForget {
 		payload = nil // never store, or relay, content of a forgotten record
 	}
-	if op.Kind == OpObservation && payload != nil {
+	if op.Kind == store.OpObservation && payload != nil {
 		o, err := decodeObservation(payload)
 		if err != nil {
 			return err
@@ -393,21 +351,21 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
 		return err
 	}
-	if payload == nil && op.Kind != OpForget {
+	if payload == nil && op.Kind != store.OpForget {
 		return nil
 	}
 	if err := r.applyPayload(ctx, tx, op, payload); err != nil {
 		return err
 	}
 	switch op.Kind {
-	case OpSession, OpPrompt, OpObservation, OpSummary:
+	case store.OpSession, store.OpPrompt, store.OpObservation, store.OpSummary:
 		tx.record(op.Kind, op.RecordID)
-	case OpDevice:
-		tx.record(OpDevice, strings.TrimPrefix(op.RecordID, "device:"))
-	case OpForget:
+	case store.OpDevice:
+		tx.record(store.OpDevice, strings.TrimPrefix(op.RecordID, "device:"))
+	case store.OpForget:
 		var f forgetPayload
 		_ = json.Unmarshal(payload, &f) // applyPayload decoded it
-		tx.record(OpForget, f.ID)
+		tx.record(store.OpForget, f.ID)
 	}
 	return nil
 }
@@ -416,7 +374,7 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op Op) error {
 // (storeObservation when applyOne found no tombstone for it, else insertObservation), and
 // its op, the op without its payload when the new row rebuilds it byte for byte
 // (oplog_inrow.go).
-func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op Op, o memory.Observation,
+func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op store.Op, o memory.Observation,
 	insert func(context.Context, *wtx, *memory.Observation) (bool, error)) error {
 	o.Origin, o.HLC = stamp(o.Origin, o.HLC, op)
 	stored, err := insert(ctx, tx, &o)
@@ -431,22 +389,22 @@ func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op Op, o memory
 		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload, flag); err != nil {
 		return err
 	}
-	tx.record(OpObservation, op.RecordID)
+	tx.record(store.OpObservation, op.RecordID)
 	return nil
 }
 
 // applyPayload applies one op's content through the insert functions local writes use
 // (an observation's, stored with its op, is applyObservation).
-func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []byte) error {
+func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op store.Op, payload []byte) error {
 	switch op.Kind {
-	case OpSession:
+	case store.OpSession:
 		s, err := decodeSession(payload)
 		if err != nil {
 			return err
 		}
 		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		return upsertSession(ctx, tx, s)
-	case OpPrompt:
+	case store.OpPrompt:
 		p, err := decodePrompt(payload)
 		if err != nil {
 			return err
@@ -454,7 +412,7 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []by
 		p.Origin, p.HLC = stamp(p.Origin, p.HLC, op)
 		_, err = insertPrompt(ctx, tx, p)
 		return err
-	case OpSummary:
+	case store.OpSummary:
 		s, err := decodeSummary(payload)
 		if err != nil {
 			return err
@@ -462,19 +420,19 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []by
 		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
 		_, err = insertSummary(ctx, tx, s)
 		return err
-	case OpDevice:
+	case store.OpDevice:
 		d, err := decodeDevice(payload)
 		if err != nil {
 			return err
 		}
 		return upsertDevice(ctx, tx, d, op.HLC, op.Origin)
-	case OpForget:
+	case store.OpForget:
 		id, err := decodeForget(payload)
 		if err != nil {
 			return err
 		}
 		return forgetTx(ctx, tx, id, op.HLC, op.Origin)
-	case OpSupersede:
+	case store.OpSupersede:
 		return applySupersede(ctx, tx, op, payload)
 	default:
 		// An op kind from a newer version: keep it (it relays) but do not interpret it.
@@ -485,7 +443,7 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op Op, payload []by
 // stamp returns a record's origin and HLC: those carried in its payload (an imported record
 // keeps the device or tool it came from), else the op's. Every replica applies the same
 // payload, so either way they agree.
-func stamp(origin string, hlc uint64, op Op) (string, uint64) {
+func stamp(origin string, hlc uint64, op store.Op) (string, uint64) {
 	if origin == "" {
 		origin = op.Origin
 	}

@@ -3,16 +3,8 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 )
-
-// CompactResult counts what Compact removed from the op-log.
-type CompactResult struct {
-	Superseded int // session and device ops whose register another op of the log has won
-	Forgotten  int // ops of forgotten records (their payload was already purged)
-}
-
-// Removed is the number of op rows Compact deleted.
-func (c CompactResult) Removed() int { return c.Superseded + c.Forgotten }
 
 // Compact deletes from the op-log the ops that no longer change any state, among those at or
 // below floor (floor[origin] is a seq every member of the group already holds; sync computes
@@ -31,13 +23,13 @@ func (c CompactResult) Removed() int { return c.Superseded + c.Forgotten }
 // A compacted seq is served by OpsSince as an OpCompacted placeholder, so the delivery rule
 // (contiguous seqs per origin) is unchanged. Ops of kinds this build does not know are
 // never compacted. See DESIGN.md, "Compaction".
-func (r *Replica) Compact(ctx context.Context, floor VersionVector) (CompactResult, error) {
-	var res CompactResult
+func (r *Replica) Compact(ctx context.Context, floor store.VersionVector) (store.CompactResult, error) {
+	var res store.CompactResult
 	if len(floor) == 0 {
 		return res, nil
 	}
 	err := r.writeTx(ctx, func(tx *wtx) error {
-		res = CompactResult{}
+		res = store.CompactResult{}
 		for origin, seq := range floor {
 			if seq == 0 {
 				continue
@@ -63,7 +55,7 @@ func (r *Replica) Compact(ctx context.Context, floor VersionVector) (CompactResu
 		return nil
 	})
 	if err != nil {
-		return CompactResult{}, fmt.Errorf("compact op-log: %w", err)
+		return store.CompactResult{}, fmt.Errorf("compact op-log: %w", err)
 	}
 	return res, nil
 }
@@ -85,7 +77,7 @@ type registerOp struct {
 
 // supersededOps returns the session and device ops at or below floor that lost their
 // register to an op also at or below floor.
-func supersededOps(ctx context.Context, tx *wtx, floor VersionVector) ([]opKey, error) {
+func supersededOps(ctx context.Context, tx *wtx, floor store.VersionVector) ([]opKey, error) {
 	type register struct {
 		winOrigin string
 		winHLC    uint64
@@ -100,14 +92,14 @@ func supersededOps(ctx context.Context, tx *wtx, floor VersionVector) ([]opKey, 
 		return nil, fmt.Errorf("compact sessions: %w", err)
 	}
 	for rows.Next() {
-		var op Op
+		var op store.Op
 		var seq, hlc, winHLC, started int64
 		var winOrigin string
 		if err := rows.Scan(&op.Origin, &seq, &hlc, &op.RecordID, &op.Payload, &winOrigin, &winHLC, &started); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("compact sessions: %w", err)
 		}
-		op.Seq, op.HLC, op.Kind = uint64(seq), uint64(hlc), OpSession
+		op.Seq, op.HLC, op.Kind = uint64(seq), uint64(hlc), store.OpSession
 		s, err := decodeSession(op.Payload)
 		if err != nil {
 			rows.Close()

@@ -3,6 +3,7 @@ package replica_test
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"maps"
 	"slices"
 	"testing"
@@ -24,13 +25,13 @@ type opKey struct {
 // origins' own ops are recorded, so the uncompacted history stays known (shadow).
 type compactionWorld struct {
 	*world
-	shadow    map[opKey]replica.Op
+	shadow    map[opKey]store.Op
 	compacted int
 }
 
 // newCompactionWorld wraps w so that its compaction steps compact the chosen origin.
 func newCompactionWorld(w *world) *compactionWorld {
-	c := &compactionWorld{world: w, shadow: map[opKey]replica.Op{}}
+	c := &compactionWorld{world: w, shadow: map[opKey]store.Op{}}
 	w.compact = func(i int) { c.compactAt(w.origins[i], fmt.Sprintf("compact %d", i)) }
 	return c
 }
@@ -38,15 +39,15 @@ func newCompactionWorld(w *world) *compactionWorld {
 func (c *compactionWorld) record() {
 	for _, op := range c.allOps() {
 		k := opKey{op.Origin, op.Seq}
-		if _, ok := c.shadow[k]; !ok && op.Kind != replica.OpCompacted {
+		if _, ok := c.shadow[k]; !ok && op.Kind != store.OpCompacted {
 			c.shadow[k] = op
 		}
 	}
 }
 
 // floor is the minimum of every origin's version vector, each entry maybe lowered.
-func (c *compactionWorld) floor(label string) replica.VersionVector {
-	var floor replica.VersionVector
+func (c *compactionWorld) floor(label string) store.VersionVector {
+	var floor store.VersionVector
 	for _, r := range c.origins {
 		vv, err := r.VersionVector(c.ctx)
 		if err != nil {
@@ -108,11 +109,11 @@ func TestCRDTCompactionNeverLosesAState(t *testing.T) {
 			replicas = append(replicas, r)
 		}
 		// The reference never saw a compaction: every op as first written, in seq order.
-		history := make([]replica.Op, 0, len(c.shadow))
+		history := make([]store.Op, 0, len(c.shadow))
 		for _, op := range c.shadow {
 			history = append(history, op)
 		}
-		slices.SortFunc(history, func(a, b replica.Op) int {
+		slices.SortFunc(history, func(a, b store.Op) int {
 			if a.Origin != b.Origin {
 				if a.Origin < b.Origin {
 					return -1
@@ -149,11 +150,11 @@ func TestCompactKeepsWinnersAndTombstones(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
 	for _, st := range []string{"active", "active", "completed"} {
-		if _, err := a.Commit(ctx, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 7, Status: st}}}); err != nil {
+		if _, err := a.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 7, Status: st}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change", Title: "secretword here"}}})
+	res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change", Title: "secretword here"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +165,10 @@ func TestCompactKeepsWinnersAndTombstones(t *testing.T) {
 	if _, err := b.ApplyOps(ctx, allOpsOf(t, a)); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := a.Compact(ctx, replica.VersionVector{"dev-a": 2}); err != nil || got.Removed() != 0 {
+	if got, err := a.Compact(ctx, store.VersionVector{"dev-a": 2}); err != nil || got.Removed() != 0 {
 		t.Fatalf("compact below the winner: %+v, %v; want nothing removed (the winner, seq 3, is not yet held by every member)", got, err)
 	}
-	got, err := a.Compact(ctx, replica.VersionVector{"dev-a": 5})
+	got, err := a.Compact(ctx, store.VersionVector{"dev-a": 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestCompactKeepsWinnersAndTombstones(t *testing.T) {
 	}
 	// A batch boundary inside the holes and at the tail: placeholders fill to the limit.
 	page, err := a.OpsSince(ctx, "dev-a", 3, 1)
-	if err != nil || len(page) != 1 || page[0].Seq != 4 || page[0].Kind != replica.OpCompacted {
+	if err != nil || len(page) != 1 || page[0].Seq != 4 || page[0].Kind != store.OpCompacted {
 		t.Fatalf("OpsSince(after 3, limit 1) = %+v, %v; want the placeholder of seq 4", page, err)
 	}
 }

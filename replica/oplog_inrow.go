@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"unicode/utf8"
 
 	"github.com/memnode/memnode/memory"
@@ -35,7 +36,7 @@ func rowPayload(o memory.Observation) []byte {
 // columns' round trip (listsSurviveRow) — the same answer as comparing rowPayload(o) with
 // it (FuzzListsSurviveRow), without encoding the observation a second time.
 func (w *opWriter) appendObservation(ctx context.Context, o memory.Observation, hlc uint64, payload []byte) error {
-	return w.add(ctx, OpObservation, o.ID, o.Project, hlc, payload, listsSurviveRow(o))
+	return w.add(ctx, store.OpObservation, o.ID, o.Project, hlc, payload, listsSurviveRow(o))
 }
 
 // listsSurviveRow reports whether o's lists come back from their columns (jsonList, then
@@ -60,7 +61,7 @@ type rowQuerier interface {
 
 // materialize gives an op kept in the row its payload back; nil when the row is gone (the
 // record was forgotten, or the row is being rewound).
-func materialize(ctx context.Context, q rowQuerier, op *Op) error {
+func materialize(ctx context.Context, q rowQuerier, op *store.Op) error {
 	o, err := scanObservation(q.QueryRowContext(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", op.RecordID))
 	if errors.Is(err, sql.ErrNoRows) {
 		op.Payload = nil
@@ -80,9 +81,9 @@ func opsInRow(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return fmt.Errorf("ops in row: %w", err)
 	}
-	var ops []Op
+	var ops []store.Op
 	for rows.Next() {
-		var op Op
+		var op store.Op
 		if err := rows.Scan(&op.Origin, &op.Seq, &op.RecordID, &op.Payload); err != nil {
 			rows.Close()
 			return fmt.Errorf("ops in row: %w", err)

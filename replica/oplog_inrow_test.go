@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"testing"
 
@@ -35,7 +36,7 @@ func anyList(t *rapid.T, label string) []string {
 	return out
 }
 
-func opsOf(tb testing.TB, r *Replica, origin string) []Op {
+func opsOf(tb testing.TB, r *Replica, origin string) []store.Op {
 	tb.Helper()
 	ops, err := r.OpsSince(context.Background(), origin, 0, 1_000_000)
 	if err != nil {
@@ -79,7 +80,7 @@ func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
 			Concepts: anyList(rt, "concepts"), FilesRead: anyList(rt, "read"), FilesModified: anyList(rt, "modified"),
 			ToolName: anyText(rt, "tool"), PromptNumber: rapid.IntRange(0, 9).Draw(rt, "prompt"),
 			DiscoveryTokens: rapid.IntRange(0, 9).Draw(rt, "tokens"), Model: anyText(rt, "model"), CreatedAt: 1_700_000_000_000}
-		res, err := a.Commit(ctx, &Batch{Observations: []memory.Observation{o}})
+		res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{o}})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -99,9 +100,9 @@ func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
 			rt.Fatalf("relayed payload\n%q\nwant\n%q", got[0].Payload, want)
 		}
 		// A payload the row cannot rebuild: unknown fields and another key order.
-		id := newID(ops[0].HLC+1, "dev-c")
+		id := store.NewID(ops[0].HLC+1, "dev-c")
 		odd := []byte(fmt.Sprintf(`{"title":"t","id":%q,"session_id":"s","project":"p","type":"x","created_at":5,"v":2,"new_field":[1,2]}`, id))
-		if _, err := b.ApplyOps(ctx, []Op{{Origin: "dev-c", Seq: 1, HLC: ops[0].HLC + 1, Kind: OpObservation, RecordID: id, Payload: odd}}); err != nil {
+		if _, err := b.ApplyOps(ctx, []store.Op{{Origin: "dev-c", Seq: 1, HLC: ops[0].HLC + 1, Kind: store.OpObservation, RecordID: id, Payload: odd}}); err != nil {
 			rt.Fatal(err)
 		}
 		if got := opsOf(t, b, "dev-c"); len(got) != 1 || !bytes.Equal(got[0].Payload, odd) {
@@ -110,7 +111,7 @@ func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
 	})
 	a := openTemp(t, "dev-a")
 	for i := range 3 {
-		if _, err := a.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("plain ", i), Facts: []string{"f"}}}}); err != nil {
+		if _, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("plain ", i), Facts: []string{"f"}}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,7 +141,7 @@ func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 4 {
-		if _, err := r.Commit(ctx, &Batch{
+		if _, err := r.Commit(ctx, &store.Batch{
 			Sessions:     []memory.Session{{ID: "s", Project: "p", StartedAt: 1}},
 			Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("obs ", i), FilesRead: []string{"a.go"}}},
 		}); err != nil {
@@ -158,7 +159,7 @@ func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
 	odd := -1
 	for i, op := range before {
 		p := op.Payload
-		if op.Kind == OpObservation && odd < 0 {
+		if op.Kind == store.OpObservation && odd < 0 {
 			odd = i
 			p = append([]byte(`{"title":`+fmt.Sprintf("%q", "obs 0")+`,`), bytes.TrimPrefix(p, []byte("{"))...)
 			p = bytes.Replace(p, []byte(`,"title":"obs 0"`), nil, 1)

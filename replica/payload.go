@@ -3,6 +3,7 @@ package replica
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/memnode/memnode/store"
 
 	"github.com/memnode/memnode/memory"
 )
@@ -137,10 +138,10 @@ func encodeForget(id string) []byte {
 // set. Unknown fields are ignored on purpose (see PayloadVersion).
 func decode(payload []byte, p any, key *string) error {
 	if err := json.Unmarshal(payload, p); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadOp, err)
+		return fmt.Errorf("%w: %w", store.ErrBadOp, err)
 	}
 	if *key == "" {
-		return fmt.Errorf("%w: payload without its key", ErrBadOp)
+		return fmt.Errorf("%w: payload without its key", store.ErrBadOp)
 	}
 	return nil
 }

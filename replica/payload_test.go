@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/memnode/memnode/store"
 	"testing"
 	"time"
 
@@ -13,9 +14,9 @@ import (
 
 // newerDevice rewrites ops as a device of a later payload version would send them: a
 // higher "v" and fields this build has never heard of.
-func newerDevice(t *testing.T, ops []Op) []Op {
+func newerDevice(t *testing.T, ops []store.Op) []store.Op {
 	t.Helper()
-	out := make([]Op, len(ops))
+	out := make([]store.Op, len(ops))
 	for i, op := range ops {
 		var m map[string]any
 		dec := json.NewDecoder(bytes.NewReader(op.Payload))
@@ -39,7 +40,7 @@ func TestPayloadFromNewerDeviceStillApplies(t *testing.T) {
 	ctx := context.Background()
 	a, b, c := openTest(t, "dev-a"), openTest(t, "dev-b"), openTest(t, "dev-c")
 	now := time.Now().UnixMilli()
-	if _, err := a.Commit(ctx, &Batch{
+	if _, err := a.Commit(ctx, &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now, Status: "active"}},
 		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix the login", CreatedAt: now}},
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: memory.TypeBugfix, Title: "Login fixed", Facts: []string{"f1"}, CreatedAt: now}},
@@ -102,9 +103,9 @@ func TestUnversionedPayloadApplies(t *testing.T) {
 	s, _ := json.Marshal(memory.Session{ID: "s1", Project: "demo", StartedAt: now, Status: "active"})
 	obs := memory.Observation{ID: "01OBS", SessionID: "s1", Project: "demo", Type: memory.TypeDecision, Title: "Use WAL", CreatedAt: now}
 	o, _ := json.Marshal(obs)
-	res, err := r.ApplyOps(ctx, []Op{
-		{Origin: "dev-old", Seq: 1, HLC: 1, Kind: OpSession, RecordID: "s1", Payload: s},
-		{Origin: "dev-old", Seq: 2, HLC: 2, Kind: OpObservation, RecordID: "01OBS", Payload: o},
+	res, err := r.ApplyOps(ctx, []store.Op{
+		{Origin: "dev-old", Seq: 1, HLC: 1, Kind: store.OpSession, RecordID: "s1", Payload: s},
+		{Origin: "dev-old", Seq: 2, HLC: 2, Kind: store.OpObservation, RecordID: "01OBS", Payload: o},
 	})
 	if err != nil || res.Applied != 2 {
 		t.Fatalf("apply: %+v %v", res, err)
@@ -131,7 +132,7 @@ func TestPayloadV1FieldNames(t *testing.T) {
 
 func TestMalformedPayloadIsBadOp(t *testing.T) {
 	for _, p := range []string{`{"v":1}`, `not json`, `{"id":""}`} {
-		if _, err := decodeObservation([]byte(p)); !errors.Is(err, ErrBadOp) {
+		if _, err := decodeObservation([]byte(p)); !errors.Is(err, store.ErrBadOp) {
 			t.Errorf("decodeObservation(%s) = %v, want ErrBadOp", p, err)
 		}
 	}

@@ -5,24 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strings"
 	"time"
 )
 
-// PendingEvent is one hook event in the durable queue.
-type PendingEvent struct {
-	ID        int64
-	EventID   string
-	Kind      string
-	SessionID string
-	Project   string
-	Payload   []byte // the event as the hook sent it (already cleaned)
-	CreatedAt int64
-	Attempts  int
-}
-
 type enqueueReq struct {
-	ev    PendingEvent
+	ev    store.PendingEvent
 	reply chan enqueueReply
 }
 
@@ -39,7 +28,7 @@ const maxGroupCommit = 512
 // crash of the node (and power loss too with FsyncAcks). dup is true when the event ID is
 // already queued or was already stored. Concurrent calls are group-committed: one
 // transaction for everything waiting.
-func (r *Replica) Enqueue(ctx context.Context, ev PendingEvent) (dup bool, err error) {
+func (r *Replica) Enqueue(ctx context.Context, ev store.PendingEvent) (dup bool, err error) {
 	if ev.EventID == "" {
 		return false, errors.New("enqueue: event id required")
 	}
@@ -206,32 +195,25 @@ func (r *Replica) seenAny(ctx context.Context, ids []string) (map[string]bool, e
 	return out, nil
 }
 
-// Claim is a session's events taken by one worker. The claim lives in memory only: a
-// process that dies holds no claim, so nothing needs recovering at start.
-type Claim struct {
-	SessionID string
-	Events    []PendingEvent
-}
-
 // ClaimSession claims, in arrival order, up to max pending events of the oldest session that
 // no worker holds, so one session is never processed by two workers at once and its events
 // keep their order. It returns a zero Claim when nothing is claimable. The caller must call
 // Unclaim when done (after Commit, or after Release on failure).
-func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
+func (r *Replica) ClaimSession(ctx context.Context, max int) (store.Claim, error) {
 	// The claim query runs on the writer connection, under claimMu: a worker unclaims only
 	// after its Commit returned, so a session seen unclaimed here has no processed rows left.
 	r.claimMu.Lock()
 	defer r.claimMu.Unlock()
 	rows, err := r.q.QueryContext(ctx, "SELECT session_id FROM pending ORDER BY id LIMIT 1024")
 	if err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	sid := ""
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
 			rows.Close()
-			return Claim{}, fmt.Errorf("claim: %w", err)
+			return store.Claim{}, fmt.Errorf("claim: %w", err)
 		}
 		if !r.claimed[s] {
 			sid = s
@@ -240,27 +222,27 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	if sid == "" {
-		return Claim{}, nil
+		return store.Claim{}, nil
 	}
 	rows, err = r.q.QueryContext(ctx, `SELECT id, event_id, kind, session_id, project, payload, created_at, attempts
 		FROM pending WHERE session_id = ? ORDER BY id LIMIT ?`, sid, max)
 	if err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	defer rows.Close()
-	c := Claim{SessionID: sid}
+	c := store.Claim{SessionID: sid}
 	for rows.Next() {
-		var ev PendingEvent
+		var ev store.PendingEvent
 		if err := rows.Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts); err != nil {
-			return Claim{}, fmt.Errorf("claim: %w", err)
+			return store.Claim{}, fmt.Errorf("claim: %w", err)
 		}
 		c.Events = append(c.Events, ev)
 	}
 	if err := rows.Err(); err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	rows.Close()
 	// An event stored by a commit whose queue cleanup did not happen (a crash in between)
@@ -271,7 +253,7 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	}
 	seen, err := r.seenAny(ctx, ids)
 	if err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	kept := c.Events[:0]
 	var stale []int64
@@ -284,7 +266,7 @@ func (r *Replica) ClaimSession(ctx context.Context, max int) (Claim, error) {
 	}
 	c.Events = kept
 	if err := r.deletePending(ctx, stale); err != nil {
-		return Claim{}, fmt.Errorf("claim: %w", err)
+		return store.Claim{}, fmt.Errorf("claim: %w", err)
 	}
 	if len(c.Events) > 0 {
 		r.claimed[sid] = true
@@ -338,10 +320,6 @@ func (r *Replica) Unclaim(sessionID string) {
 	r.claimMu.Unlock()
 }
 
-// MaxAttempts bounds how often an event is processed: one that failed this many times is
-// moved to the dead letters instead of being retried (forever) again.
-const MaxAttempts = 10
-
 // Release records a failed attempt on claimed events: they stay queued and are retried,
 // except those that have now failed MaxAttempts times, which move to the dead letters. The
 // caller still calls Unclaim.
@@ -359,10 +337,10 @@ func (r *Replica) Release(ctx context.Context, ids []int64) error {
 		// The session ID is kept short: a poison event's may be megabytes long.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO dead(event_id, kind, session_id, project, payload, attempts, created_at, dead_at)
 			SELECT event_id, kind, substr(session_id, 1, 512), substr(project, 1, 4096), payload, attempts, created_at, ?
-			FROM pending WHERE id = ? AND attempts >= ?`, time.Now().UnixMilli(), id, MaxAttempts); err != nil {
+			FROM pending WHERE id = ? AND attempts >= ?`, time.Now().UnixMilli(), id, store.MaxAttempts); err != nil {
 			return fmt.Errorf("release: dead letter: %w", err)
 		}
-		res, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ? AND attempts >= ?", id, MaxAttempts)
+		res, err := tx.ExecContext(ctx, "DELETE FROM pending WHERE id = ? AND attempts >= ?", id, store.MaxAttempts)
 		if err != nil {
 			return fmt.Errorf("release: dead letter: %w", err)
 		}
@@ -402,14 +380,14 @@ func (r *Replica) PurgeDead(ctx context.Context) (int, error) {
 // LastQueuedPrompt returns the latest prompt event of a session still in the queue; ok is
 // false when none waits. The node's privacy gate reads it to know whether the turn an event
 // belongs to was wholly private before its prompt became a record.
-func (r *Replica) LastQueuedPrompt(ctx context.Context, sessionID string) (ev PendingEvent, ok bool, err error) {
+func (r *Replica) LastQueuedPrompt(ctx context.Context, sessionID string) (ev store.PendingEvent, ok bool, err error) {
 	err = r.q.QueryRowContext(ctx, lastQueuedPromptQuery, sessionID).
 		Scan(&ev.ID, &ev.EventID, &ev.Kind, &ev.SessionID, &ev.Project, &ev.Payload, &ev.CreatedAt, &ev.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
-		return PendingEvent{}, false, nil
+		return store.PendingEvent{}, false, nil
 	}
 	if err != nil {
-		return PendingEvent{}, false, fmt.Errorf("last queued prompt: %w", err)
+		return store.PendingEvent{}, false, fmt.Errorf("last queued prompt: %w", err)
 	}
 	return ev, true, nil
 }
@@ -425,26 +403,26 @@ func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
 
 // SessionState returns the local processing state of a session; ok is false when the session
 // is unknown (its state is then the zero state).
-func (r *Replica) SessionState(ctx context.Context, id string) (st SessionState, ok bool, err error) {
+func (r *Replica) SessionState(ctx context.Context, id string) (st store.SessionState, ok bool, err error) {
 	return readSessionState(r.w.QueryRowContext(ctx, sessionStateQuery, id), id)
 }
 
 // sessionStateTx is SessionState inside a write transaction (Commit's stale-claim check).
-func sessionStateTx(ctx context.Context, tx *wtx, id string) (SessionState, error) {
+func sessionStateTx(ctx context.Context, tx *wtx, id string) (store.SessionState, error) {
 	st, _, err := readSessionState(tx.QueryRowContext(ctx, sessionStateQuery, id), id)
 	return st, err
 }
 
 const sessionStateQuery = "SELECT prompt_count, turn_private, first_prompt, last_prompt FROM sessions WHERE id = ?"
 
-func readSessionState(row *sql.Row, id string) (st SessionState, ok bool, err error) {
+func readSessionState(row *sql.Row, id string) (st store.SessionState, ok bool, err error) {
 	var priv int
 	err = row.Scan(&st.PromptCount, &priv, &st.FirstPrompt, &st.LastPrompt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return SessionState{SessionID: id}, false, nil
+		return store.SessionState{SessionID: id}, false, nil
 	}
 	if err != nil {
-		return SessionState{SessionID: id}, false, fmt.Errorf("session state: %w", err)
+		return store.SessionState{SessionID: id}, false, fmt.Errorf("session state: %w", err)
 	}
 	st.SessionID, st.TurnPrivate = id, priv == 1
 	return st, true, nil

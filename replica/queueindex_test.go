@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestLastQueuedPromptUsesPartialPromptIndex(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() })
 	for i, kind := range []string{"prompt", "observation", "prompt", "observation", "observation"} {
-		if _, err := r.Enqueue(ctx, PendingEvent{EventID: fmt.Sprintf("ev-%d", i), Kind: kind, SessionID: "s1",
+		if _, err := r.Enqueue(ctx, store.PendingEvent{EventID: fmt.Sprintf("ev-%d", i), Kind: kind, SessionID: "s1",
 			Project: "p", Payload: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}

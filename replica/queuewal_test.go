@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func TestQueueWALIsTruncatedWhenIdle(t *testing.T) {
 	payload := []byte(`{"tool_response":"` + strings.Repeat("x", 4096) + `"}`)
 	const events = 1000
 	for i := range events {
-		if _, err := r.Enqueue(ctx, PendingEvent{EventID: fmt.Sprintf("ev-%d", i), Kind: "observation",
+		if _, err := r.Enqueue(ctx, store.PendingEvent{EventID: fmt.Sprintf("ev-%d", i), Kind: "observation",
 			SessionID: fmt.Sprintf("s%d", i%10), Project: "p", Payload: payload}); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestQueueWALIsTruncatedWhenIdle(t *testing.T) {
 		if len(c.Events) == 0 {
 			break
 		}
-		b := &Batch{}
+		b := &store.Batch{}
 		for _, e := range c.Events {
 			b.Done = append(b.Done, e.ID)
 			b.DoneEvents = append(b.DoneEvents, e.EventID)
@@ -74,7 +75,7 @@ func TestQueueWALIsTruncatedWhenIdle(t *testing.T) {
 	t.Logf("queue WAL: %d bytes at the peak, 0 once drained and idle", peak)
 
 	// The queue still works after the truncation.
-	if dup, err := r.Enqueue(ctx, PendingEvent{EventID: "after", Kind: "observation", SessionID: "s", Project: "p", Payload: []byte("{}")}); err != nil || dup {
+	if dup, err := r.Enqueue(ctx, store.PendingEvent{EventID: "after", Kind: "observation", SessionID: "s", Project: "p", Payload: []byte("{}")}); err != nil || dup {
 		t.Fatalf("enqueue after truncation: dup %v, %v", dup, err)
 	}
 	if n, _ := r.QueueDepth(ctx); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strings"
 
 	"github.com/memnode/memnode/memory"
@@ -205,24 +206,12 @@ func (r *Replica) DeviceNames(ctx context.Context) (map[string]string, error) {
 	return out, rows.Err()
 }
 
-// Visitor receives records from Walk, kind by kind; a nil field skips that kind.
-type Visitor struct {
-	Device      func(memory.Device) error
-	Session     func(memory.Session) error
-	Prompt      func(memory.Prompt) error
-	Observation func(memory.Observation) error
-	Summary     func(memory.Summary) error
-	Tombstone   func(id string) error
-	// Supersede receives the links of stored observations to their stored replacements.
-	Supersede func(Supersession) error
-}
-
 // Walk reads the replicated state in a stable order — devices, sessions, prompts,
 // observations, summaries, tombstones, supersede links (by old, then new ID); each record
 // kind by creation time, then ID — and hands every
 // record to v. With project set, sessions and records are that project's only (devices and
 // tombstones have no project). An error from v ends the walk and is returned as is.
-func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
+func (r *Replica) Walk(ctx context.Context, project string, v store.Visitor) error {
 	where, args := "", []any{}
 	if project != "" {
 		where, args = " WHERE project = ?", []any{project}
@@ -281,7 +270,7 @@ func (r *Replica) Walk(ctx context.Context, project string, v Visitor) error {
 		}},
 		{"supersedes", v.Supersede != nil, `SELECT s.old_id, s.new_id FROM supersedes s JOIN observations o ON o.id = s.old_id
 			JOIN observations n ON n.id = s.new_id` + strings.ReplaceAll(where, "project", "o.project") + ` ORDER BY s.old_id, s.new_id`, args, func(rows *sql.Rows) error {
-			var s Supersession
+			var s store.Supersession
 			if err := rows.Scan(&s.Old, &s.New); err != nil {
 				return err
 			}
@@ -323,44 +312,34 @@ func scanPrompt(sc interface{ Scan(...any) error }) (memory.Prompt, error) {
 	return p, err
 }
 
-// Record is one stored record of any kind: Kind (OpObservation, OpSummary or OpPrompt) says
-// which field is set. Device is the name of the record's origin device, "" when unknown.
-type Record struct {
-	Kind        string
-	Observation *memory.Observation
-	Summary     *memory.Summary
-	Prompt      *memory.Prompt
-	Device      string
-}
-
 // Lookup finds the observation, summary or prompt whose ID is id; ok is false when none
 // has it (never stored, or forgotten).
-func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, err error) {
+func (r *Replica) Lookup(ctx context.Context, id string) (rec store.Record, ok bool, err error) {
 	o, err := scanObservation(r.reads.queryRow(ctx, "SELECT "+obsColumns+" FROM observations WHERE id = ?", id))
 	switch {
 	case err == nil:
-		rec = Record{Kind: OpObservation, Observation: &o}
+		rec = store.Record{Kind: store.OpObservation, Observation: &o}
 	case !errors.Is(err, sql.ErrNoRows):
-		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+		return store.Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 	}
 	if rec.Kind == "" {
 		s, err := scanSummary(r.reads.queryRow(ctx, "SELECT "+sumColumns+" FROM summaries WHERE id = ?", id))
 		switch {
 		case err == nil:
-			rec = Record{Kind: OpSummary, Summary: &s}
+			rec = store.Record{Kind: store.OpSummary, Summary: &s}
 		case !errors.Is(err, sql.ErrNoRows):
-			return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+			return store.Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 		}
 	}
 	if rec.Kind == "" {
 		p, err := scanPrompt(r.reads.queryRow(ctx, "SELECT "+promptColumns+" FROM prompts WHERE id = ?", id))
 		switch {
 		case err == nil:
-			rec = Record{Kind: OpPrompt, Prompt: &p}
+			rec = store.Record{Kind: store.OpPrompt, Prompt: &p}
 		case errors.Is(err, sql.ErrNoRows):
-			return Record{}, false, nil
+			return store.Record{}, false, nil
 		default:
-			return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+			return store.Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 		}
 	}
 	origin := ""
@@ -373,7 +352,7 @@ func (r *Replica) Lookup(ctx context.Context, id string) (rec Record, ok bool, e
 		origin = rec.Prompt.Origin
 	}
 	if err := r.reads.queryRow(ctx, "SELECT name FROM devices WHERE origin = ?", origin).Scan(&rec.Device); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
+		return store.Record{}, false, fmt.Errorf("lookup %s: %w", id, err)
 	}
 	return rec, true, nil
 }

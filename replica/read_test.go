@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"github.com/memnode/memnode/store"
 	"maps"
 	"slices"
 	"testing"
@@ -14,7 +15,7 @@ import (
 func TestSessionPlatforms(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
-	if _, err := r.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "cc", Project: "p", Platform: "claude-code", StartedAt: 1},
+	if _, err := r.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "cc", Project: "p", Platform: "claude-code", StartedAt: 1},
 		{ID: "none", Project: "p", StartedAt: 1}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,65 +19,6 @@ import (
 // look); these methods know how the answer is stored. Kinds are OpObservation, OpSummary
 // and OpPrompt.
 
-// SearchFilter restricts an index read to the records that pass every field set.
-type SearchFilter struct {
-	Project string
-	// Since and Until bound the creation time, in epoch ms: Since ≤ t < Until (0: unbounded).
-	Since, Until int64
-	// Device is an origin or a device name.
-	Device string
-	// Platform is the coding agent whose session recorded the record.
-	Platform string
-	// Types are observation types (ignored for other kinds).
-	Types []string
-	// File keeps the observations that read or modified it: the path as stored (absolute or
-	// relative to the project), or any path it is the end of at a '/' (a project-relative
-	// path or a basename). Only observations touch files: another kind matches nothing.
-	File string
-	// Current leaves out observations superseded by a stored record (Supersede): what
-	// default search shows. Timelines leave it unset, so a replaced record stays in place.
-	Current bool
-}
-
-// IndexHit is what a search result shows of one record.
-type IndexHit struct {
-	ID        string
-	Time      int64 // created_at, epoch ms
-	Type      string
-	Title     string // as stored: may span lines
-	Project   string
-	SessionID string
-	Origin    string
-	Device    string // the origin's device name, "" when unknown
-	// Score: lower is better (bm25, or a read's own scoring); 0 where a read does not score.
-	Score float64
-	// Pos is the record's local arrival position (BestMatches only): the records of a
-	// session stored one after another have consecutive positions.
-	Pos int64
-}
-
-// Order is the order of a window read's answer.
-type Order int
-
-// Orders of a window read.
-const (
-	ByScore Order = iota // best score first, then newest
-	Newest
-	Oldest
-)
-
-// WindowQuery is a full-text read over a window of the matches: the Window newest matches
-// by local arrival (the oldest with Order Oldest) that pass Filter are scored, ordered, and
-// the first Limit returned. The window keeps a very frequent term as cheap as a rare one.
-type WindowQuery struct {
-	Match  string // FTS5 expression: selects and, in WindowMatches, ranks
-	Also   string // optional FTS5 expression every hit must match too, without ranking (WindowMatches only)
-	Filter SearchFilter
-	Window int
-	Order  Order
-	Limit  int
-}
-
 // indexKind is how one record kind is stored and indexed.
 type indexKind struct {
 	table, fts, weights string
@@ -85,15 +27,15 @@ type indexKind struct {
 
 func indexKindOf(kind string) (indexKind, error) {
 	switch kind {
-	case OpObservation:
+	case store.OpObservation:
 		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
 		// does not decide (at 10 a title word outweighed a rare word of the narrative)
 		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"}, nil
-	case OpSummary:
+	case store.OpSummary:
 		// request, investigated, learned, completed, next_steps, notes
 		return indexKind{"summaries", "summaries_fts", "5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
 			"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"}, nil
-	case OpPrompt:
+	case store.OpPrompt:
 		return indexKind{"prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"}, nil
 	}
 	return indexKind{}, fmt.Errorf("index read: unknown record kind %q", kind)
@@ -117,7 +59,7 @@ func (k indexKind) matches(where string) string {
 }
 
 // where renders f over table alias t, for kind.
-func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
+func (k indexKind) where(kind string, f store.SearchFilter) (string, []any) {
 	var where []string
 	var args []any
 	if f.Project != "" {
@@ -140,17 +82,17 @@ func (k indexKind) where(kind string, f SearchFilter) (string, []any) {
 		where = append(where, "t.session_id IN (SELECT id FROM sessions WHERE platform = ?)")
 		args = append(args, memory.PlatformName(f.Platform))
 	}
-	if kind == OpObservation && len(f.Types) > 0 {
+	if kind == store.OpObservation && len(f.Types) > 0 {
 		where = append(where, "t.type IN ("+placeholders(len(f.Types))+")")
 		for _, t := range f.Types {
 			args = append(args, t)
 		}
 	}
-	if f.Current && kind == OpObservation {
+	if f.Current && kind == store.OpObservation {
 		where = append(where, currentObservation("t.id"))
 	}
 	if f.File != "" {
-		if kind != OpObservation {
+		if kind != store.OpObservation {
 			where = append(where, "0")
 		} else {
 			file := strings.TrimPrefix(f.File, "./")
@@ -234,7 +176,7 @@ func (mc *matchCounts) put(k countKey, at uint64, c int) {
 }
 
 // ListRecords returns the newest records of kind that pass f (the oldest with oldest set).
-func (r *Replica) ListRecords(ctx context.Context, kind string, f SearchFilter, oldest bool, limit int) ([]IndexHit, error) {
+func (r *Replica) ListRecords(ctx context.Context, kind string, f store.SearchFilter, oldest bool, limit int) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
@@ -254,13 +196,13 @@ func direction(oldest bool) string {
 }
 
 // WindowMatches scores the window of q by bm25 (with the kind's column weights).
-func (r *Replica) WindowMatches(ctx context.Context, kind string, q WindowQuery) ([]IndexHit, error) {
+func (r *Replica) WindowMatches(ctx context.Context, kind string, q store.WindowQuery) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
 	}
 	where, args := k.where(kind, q.Filter)
-	dir := direction(q.Order == Oldest)
+	dir := direction(q.Order == store.Oldest)
 	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
 		k.matches(where) + " WHERE " + k.fts + " MATCH ?"
 	iargs := []any{q.Match}
@@ -271,9 +213,9 @@ func (r *Replica) WindowMatches(ctx context.Context, kind string, q WindowQuery)
 	}
 	order := "c.score, t.created_at DESC, t.id DESC"
 	switch q.Order {
-	case Newest:
+	case store.Newest:
 		order = "t.created_at DESC, t.id DESC"
-	case Oldest:
+	case store.Oldest:
 		order = "t.created_at ASC, t.id ASC"
 	}
 	// The inner query walks the doclist in rowid order with the filters applied and stops
@@ -287,13 +229,13 @@ func (r *Replica) WindowMatches(ctx context.Context, kind string, q WindowQuery)
 // record's title scores -bonus, then time breaks ties in the window's direction. It answers
 // a query made only of frequent terms, whose bm25 weighs nothing yet would read every
 // doclist. q.Also is not used.
-func (r *Replica) WindowTitles(ctx context.Context, kind string, q WindowQuery, words []string, bonus float64) ([]IndexHit, error) {
+func (r *Replica) WindowTitles(ctx context.Context, kind string, q store.WindowQuery, words []string, bonus float64) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
 	}
 	where, args := k.where(kind, q.Filter)
-	dir := direction(q.Order == Oldest)
+	dir := direction(q.Order == store.Oldest)
 	score, bargs := "0", []any{}
 	var parts []string
 	for _, w := range words {
@@ -313,7 +255,7 @@ func (r *Replica) WindowTitles(ctx context.Context, kind string, q WindowQuery, 
 
 // BestMatches returns the limit records of kind that pass f with the best bm25 score for
 // match, each with its Pos, in no particular order.
-func (r *Replica) BestMatches(ctx context.Context, kind, match string, f SearchFilter, limit int) ([]IndexHit, error) {
+func (r *Replica) BestMatches(ctx context.Context, kind, match string, f store.SearchFilter, limit int) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
@@ -331,7 +273,7 @@ const idChunk = 100
 
 // HitsByID returns the records of kind among ids that pass f, in no particular order; IDs
 // that name nothing (never stored, or forgotten) are left out.
-func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f SearchFilter) ([]IndexHit, error) {
+func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f store.SearchFilter) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
@@ -341,7 +283,7 @@ func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f Sea
 	// filter. Left to itself SQLite may walk a filter's index (a whole project) instead.
 	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " c CROSS JOIN " + k.table + " t ON t.rowid = c.rowid" +
 		" LEFT JOIN devices d ON d.origin = t.origin WHERE c.id IN (" + placeholders(idChunk) + ")" + where
-	var out []IndexHit
+	var out []store.IndexHit
 	for len(ids) > 0 {
 		chunk := ids[:min(idChunk, len(ids))]
 		ids = ids[len(chunk):]
@@ -364,7 +306,7 @@ func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f Sea
 // RecordsAround returns up to n records of kind that pass f, strictly before (or after)
 // the point (at, id), nearest first: records order by (time, id), and a time point (id "")
 // sits before every record of its millisecond.
-func (r *Replica) RecordsAround(ctx context.Context, kind string, f SearchFilter, at int64, id string, before bool, n int) ([]IndexHit, error) {
+func (r *Replica) RecordsAround(ctx context.Context, kind string, f store.SearchFilter, at int64, id string, before bool, n int) ([]store.IndexHit, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
@@ -384,28 +326,28 @@ func (r *Replica) RecordsAround(ctx context.Context, kind string, f SearchFilter
 }
 
 // HitByID returns the record of kind whose ID is id; ok is false when none has it.
-func (r *Replica) HitByID(ctx context.Context, kind, id string) (IndexHit, bool, error) {
+func (r *Replica) HitByID(ctx context.Context, kind, id string) (store.IndexHit, bool, error) {
 	return r.hitWhere(ctx, kind, "t.id = ?", id)
 }
 
 // LatestSummaryHit returns the newest summary of a session; ok is false when it has none.
-func (r *Replica) LatestSummaryHit(ctx context.Context, sessionID string) (IndexHit, bool, error) {
-	return r.hitWhere(ctx, OpSummary, "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sessionID)
+func (r *Replica) LatestSummaryHit(ctx context.Context, sessionID string) (store.IndexHit, bool, error) {
+	return r.hitWhere(ctx, store.OpSummary, "t.session_id = ? ORDER BY t.created_at DESC LIMIT 1", sessionID)
 }
 
-func (r *Replica) hitWhere(ctx context.Context, kind, cond string, arg any) (IndexHit, bool, error) {
+func (r *Replica) hitWhere(ctx context.Context, kind, cond string, arg any) (store.IndexHit, bool, error) {
 	k, err := indexKindOf(kind)
 	if err != nil {
-		return IndexHit{}, false, err
+		return store.IndexHit{}, false, err
 	}
-	var h IndexHit
+	var h store.IndexHit
 	err = r.reads.queryRow(ctx, "SELECT "+k.hitCols()+" FROM "+k.table+" t LEFT JOIN devices d ON d.origin = t.origin WHERE "+cond, arg).
 		Scan(&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device)
 	if errors.Is(err, sql.ErrNoRows) {
-		return IndexHit{}, false, nil
+		return store.IndexHit{}, false, nil
 	}
 	if err != nil {
-		return IndexHit{}, false, err
+		return store.IndexHit{}, false, err
 	}
 	return h, true, nil
 }
@@ -424,19 +366,19 @@ func (r *Replica) SessionStart(ctx context.Context, id string) (int64, bool, err
 }
 
 // scanHits runs a read whose rows are hitCols and a score.
-func (r *Replica) scanHits(ctx context.Context, query string, args []any) ([]IndexHit, error) {
+func (r *Replica) scanHits(ctx context.Context, query string, args []any) ([]store.IndexHit, error) {
 	return r.scanHitsPos(ctx, query, args, false)
 }
 
 // scanHitsPos runs a read whose rows are hitCols, a score and, with pos, the rowid.
-func (r *Replica) scanHitsPos(ctx context.Context, query string, args []any, pos bool) ([]IndexHit, error) {
+func (r *Replica) scanHitsPos(ctx context.Context, query string, args []any, pos bool) ([]store.IndexHit, error) {
 	rows, err := r.reads.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []IndexHit
-	var h IndexHit // every row overwrites every field dest names
+	var out []store.IndexHit
+	var h store.IndexHit // every row overwrites every field dest names
 	dest := []any{&h.ID, &h.Time, &h.Type, &h.Title, &h.Project, &h.SessionID, &h.Origin, &h.Device, &h.Score}
 	if pos {
 		dest = append(dest, &h.Pos)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ func openCountReplica(t *testing.T, origin string) *Replica {
 
 func wantCount(t *testing.T, r *Replica, match string, want int, when string) {
 	t.Helper()
-	c, err := r.CountMatches(context.Background(), OpObservation, match, 100)
+	c, err := r.CountMatches(context.Background(), store.OpObservation, match, 100)
 	if err != nil || c != want {
 		t.Fatalf("%s: CountMatches(%s) = %d, %v; want %d", when, match, c, err, want)
 	}
@@ -35,8 +36,8 @@ func wantCount(t *testing.T, r *Replica, match string, want int, when string) {
 func TestCountMatchesFollowsEveryWrite(t *testing.T) {
 	ctx := context.Background()
 	a, b := openCountReplica(t, "dev-a"), openCountReplica(t, "dev-b")
-	zebra := func(title string) *Batch {
-		return &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: title, CreatedAt: 1}}}
+	zebra := func(title string) *store.Batch {
+		return &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: title, CreatedAt: 1}}}
 	}
 	wantCount(t, b, `"zebra"`, 0, "empty")
 	wantCount(t, b, `"zebra"`, 0, "empty, asked again")
@@ -86,7 +87,7 @@ func TestCountMatchesUnderConcurrentCommits(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := r.CountMatches(ctx, OpObservation, `"quagga"`, 1000); err != nil {
+				if _, err := r.CountMatches(ctx, store.OpObservation, `"quagga"`, 1000); err != nil {
 					t.Error(err)
 					return
 				}
@@ -94,7 +95,7 @@ func TestCountMatchesUnderConcurrentCommits(t *testing.T) {
 		}()
 	}
 	for i := 1; i <= commits; i++ {
-		if _, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change",
+		if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change",
 			Title: fmt.Sprintf("quagga %d", i), CreatedAt: int64(i)}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestCountMatchesUnderConcurrentCommits(t *testing.T) {
 // newer one replaces the older answers, and the map stays bounded.
 func TestMatchCountsKeepOnlyTheNewest(t *testing.T) {
 	var mc matchCounts
-	k := func(m string) countKey { return countKey{kind: OpObservation, match: m, max: 10} }
+	k := func(m string) countKey { return countKey{kind: store.OpObservation, match: m, max: 10} }
 	mc.put(k("a"), 5, 1)
 	if c, ok := mc.get(k("a"), 5); !ok || c != 1 {
 		t.Fatalf("get at 5: %d %v", c, ok)
@@ -138,10 +139,10 @@ func TestIndexReadsFailWithAnEndedContext(t *testing.T) {
 	r := openCountReplica(t, "dev-a")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := r.WindowMatches(ctx, OpObservation, WindowQuery{Match: `"zebra"`, Window: 10, Limit: 10}); !errors.Is(err, context.Canceled) {
+	if _, err := r.WindowMatches(ctx, store.OpObservation, store.WindowQuery{Match: `"zebra"`, Window: 10, Limit: 10}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("WindowMatches with an ended context: %v", err)
 	}
-	if _, err := r.CountMatches(ctx, OpObservation, `"zebra"`, 10); !errors.Is(err, context.Canceled) {
+	if _, err := r.CountMatches(ctx, store.OpObservation, `"zebra"`, 10); !errors.Is(err, context.Canceled) {
 		t.Fatalf("CountMatches with an ended context: %v", err)
 	}
 }

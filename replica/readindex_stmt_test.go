@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestReadStatementCacheFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p",
+	if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p",
 		Type: "change", Title: "webhook retries", CreatedAt: 1}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +30,11 @@ func TestReadStatementCacheFull(t *testing.T) {
 		}
 	}
 	first := r.reads.stmts["SELECT 0"]
-	hits, err := r.WindowMatches(ctx, OpObservation, WindowQuery{Match: `"webhook"`, Filter: SearchFilter{Project: "p"}, Window: 10, Limit: 10})
+	hits, err := r.WindowMatches(ctx, store.OpObservation, store.WindowQuery{Match: `"webhook"`, Filter: store.SearchFilter{Project: "p"}, Window: 10, Limit: 10})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("index read with a full cache: %+v %v", hits, err)
 	}
-	if c, err := r.CountMatches(ctx, OpObservation, `"webhook"`, 10); err != nil || c != 1 {
+	if c, err := r.CountMatches(ctx, store.OpObservation, `"webhook"`, 10); err != nil || c != 1 {
 		t.Fatalf("count with a full cache: %d %v", c, err)
 	}
 	if len(r.reads.stmts) != maxReadStmts || r.reads.stmts["SELECT 0"] != first {
@@ -51,7 +52,7 @@ func TestContextReadsArePrepared(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	b := &Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: "webhook retries", CreatedAt: 1}}}
+	b := &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: "webhook retries", CreatedAt: 1}}}
 	res, err := r.Commit(ctx, b)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestOpsSinceRebuildsPayloadsThroughOneStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	b := &Batch{}
+	b := &store.Batch{}
 	for i := range 20 {
 		b.Observations = append(b.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "change", Title: fmt.Sprint("op ", i), CreatedAt: int64(i + 1)})
 	}
@@ -120,7 +121,7 @@ func TestOpsSinceRebuildsPayloadsThroughOneStatement(t *testing.T) {
 		}
 		n := 0
 		for _, op := range ops {
-			if op.Kind == OpObservation {
+			if op.Kind == store.OpObservation {
 				if len(op.Payload) == 0 {
 					t.Fatalf("op %d served without its payload", op.Seq)
 				}

@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestCommitAppendsOpsAndDedups(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
-	b := &Batch{
+	b := &store.Batch{
 		Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
 		Prompts:  []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "fix the login bug", CreatedAt: now}},
 		Observations: []memory.Observation{
@@ -71,7 +72,7 @@ func TestApplyOpsConvergesAndForgetPurges(t *testing.T) {
 	ctx := context.Background()
 	a, b := openTest(t, "dev-a"), openTest(t, "dev-b")
 	now := time.Now().UnixMilli()
-	res, err := a.Commit(ctx, &Batch{
+	res, err := a.Commit(ctx, &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now}},
 		Observations: []memory.Observation{{SessionID: "s1", Project: "demo", Type: "discovery", Title: "Found the secret sauce", Narrative: "sauce-recipe-42", CreatedAt: now}},
 	})
@@ -80,7 +81,7 @@ func TestApplyOpsConvergesAndForgetPurges(t *testing.T) {
 	}
 	ops, _ := a.OpsSince(ctx, "dev-a", 0, 100)
 	// Deliver twice and out of order: duplicates and gaps must not corrupt b.
-	if r, err := b.ApplyOps(ctx, []Op{ops[1]}); err != nil || r.Gaps != 1 {
+	if r, err := b.ApplyOps(ctx, []store.Op{ops[1]}); err != nil || r.Gaps != 1 {
 		t.Fatalf("gap not detected: %+v %v", r, err)
 	}
 	if _, err := b.ApplyOps(ctx, append(ops, ops...)); err != nil {
@@ -126,12 +127,12 @@ func TestQueueClaimOrderAndRecovery(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	for i, sid := range []string{"s1", "s2", "s1"} {
-		dup, err := r.Enqueue(ctx, PendingEvent{EventID: string(rune('a' + i)), Kind: "observation", SessionID: sid, Project: "p", Payload: []byte("{}")})
+		dup, err := r.Enqueue(ctx, store.PendingEvent{EventID: string(rune('a' + i)), Kind: "observation", SessionID: sid, Project: "p", Payload: []byte("{}")})
 		if err != nil || dup {
 			t.Fatalf("enqueue: %v %v", dup, err)
 		}
 	}
-	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
+	if dup, _ := r.Enqueue(ctx, store.PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
 		t.Fatal("same event id must be a duplicate")
 	}
 	got, err := r.ClaimSession(ctx, 10)
@@ -150,10 +151,10 @@ func TestQueueClaimOrderAndRecovery(t *testing.T) {
 	if got4, _ := r.ClaimSession(ctx, 10); got4.SessionID != "s2" {
 		t.Fatalf("s2 unclaimed: want it back, got %+v", got4)
 	}
-	if _, err := r.Commit(ctx, &Batch{Done: []int64{got.Events[0].ID}, DoneEvents: []string{"a"}}); err != nil {
+	if _, err := r.Commit(ctx, &store.Batch{Done: []int64{got.Events[0].ID}, DoneEvents: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
+	if dup, _ := r.Enqueue(ctx, store.PendingEvent{EventID: "a", SessionID: "s1", Payload: []byte("{}")}); !dup {
 		t.Fatal("an event already stored must be a duplicate when replayed")
 	}
 }
@@ -163,7 +164,7 @@ func TestQueueClaimOrderAndRecovery(t *testing.T) {
 func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
-	if _, err := r.Enqueue(ctx, PendingEvent{EventID: "e1", Kind: "observation", SessionID: "s1", Project: "p", Payload: []byte("{}")}); err != nil {
+	if _, err := r.Enqueue(ctx, store.PendingEvent{EventID: "e1", Kind: "observation", SessionID: "s1", Project: "p", Payload: []byte("{}")}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := r.ClaimSession(ctx, 10)
@@ -171,7 +172,7 @@ func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
 		t.Fatalf("claim: %+v %v", c, err)
 	}
 	// The records commit (with the event ID) but the queue cleanup never runs.
-	if _, err := r.Commit(ctx, &Batch{DoneEvents: []string{"e1"}}); err != nil {
+	if _, err := r.Commit(ctx, &store.Batch{DoneEvents: []string{"e1"}}); err != nil {
 		t.Fatal(err)
 	}
 	r.Unclaim("s1")
@@ -185,7 +186,7 @@ func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
 	if n, _ := r.QueueDepth(ctx); n != 0 {
 		t.Fatalf("queue depth = %d, want the leftover dropped", n)
 	}
-	if dup, _ := r.Enqueue(ctx, PendingEvent{EventID: "e1", SessionID: "s1", Payload: []byte("{}")}); !dup {
+	if dup, _ := r.Enqueue(ctx, store.PendingEvent{EventID: "e1", SessionID: "s1", Payload: []byte("{}")}); !dup {
 		t.Fatal("a replay of a stored event must be a duplicate")
 	}
 }
@@ -201,7 +202,7 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			return err
 		},
 		"import": func(_ *testing.T, r *Replica, id string) error {
-			_, err := r.Import(ctx, &ImportBatch{Tombstones: []string{id}})
+			_, err := r.Import(ctx, &store.ImportBatch{Tombstones: []string{id}})
 			return err
 		},
 		"apply": func(t *testing.T, r *Replica, id string) error {
@@ -228,7 +229,7 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			secret := "wombat-" + name + "-secret"
 			// Longer than a page: the text lands on overflow pages, which a plain delete
 			// only moves to the freelist.
-			res, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
+			res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
 				Title: "t", Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
 			if err != nil || len(res.Observations) != 1 {
 				t.Fatalf("commit: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"net/url"
 
 	"github.com/memnode/memnode/memory"
@@ -19,7 +20,7 @@ const (
 
 // SalvageResult counts what Salvage copied and how many unreadable ranges it skipped.
 type SalvageResult struct {
-	ImportResult
+	store.ImportResult
 	Skipped int `json:"unreadable_ranges"`
 }
 
@@ -40,9 +41,9 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 	var res SalvageResult
 	tables := []struct {
 		name, cols string
-		add        func(b *ImportBatch, rows scanner) error
+		add        func(b *store.ImportBatch, rows scanner) error
 	}{
-		{"sessions", "id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc", func(b *ImportBatch, rows scanner) error {
+		{"sessions", "id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc", func(b *store.ImportBatch, rows scanner) error {
 			var s memory.Session
 			var hlc int64
 			if err := rows.Scan(&s.ID, &s.Project, &s.Platform, &s.StartedAt, &s.EndedAt, &s.Status, &s.Origin, &hlc); err != nil {
@@ -52,21 +53,21 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 			b.Sessions = append(b.Sessions, s)
 			return nil
 		}},
-		{"prompts", promptColumns, func(b *ImportBatch, rows scanner) error {
+		{"prompts", promptColumns, func(b *store.ImportBatch, rows scanner) error {
 			p, err := scanPrompt(rows)
 			if err == nil {
 				b.Prompts = append(b.Prompts, p)
 			}
 			return err
 		}},
-		{"observations", obsColumns, func(b *ImportBatch, rows scanner) error {
+		{"observations", obsColumns, func(b *store.ImportBatch, rows scanner) error {
 			o, err := scanObservation(rows)
 			if err == nil {
 				b.Observations = append(b.Observations, o)
 			}
 			return err
 		}},
-		{"summaries", sumColumns, func(b *ImportBatch, rows scanner) error {
+		{"summaries", sumColumns, func(b *store.ImportBatch, rows scanner) error {
 			s, err := scanSummary(rows)
 			if err == nil {
 				b.Summaries = append(b.Summaries, s)
@@ -75,7 +76,7 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 		}},
 	}
 	// Device names (a small table without rowids) in one pass: what reads is kept.
-	var devs ImportBatch
+	var devs store.ImportBatch
 	if rows, err := db.QueryContext(ctx, "SELECT origin, name FROM devices"); err == nil {
 		for rows.Next() {
 			var d memory.Device
@@ -103,7 +104,7 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			b := &ImportBatch{}
+			b := &store.ImportBatch{}
 			n, next, err := salvageRows(ctx, db, t.name, t.cols, last, func(rows scanner) error { return t.add(b, rows) })
 			if n > 0 {
 				got, ierr := r.Import(ctx, b)

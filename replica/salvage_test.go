@@ -3,6 +3,7 @@ package replica_test
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,9 @@ func salvageSource(t *testing.T, n int) (string, map[string]string) {
 	}
 	want := map[string]string{}
 	at := time.Now().UnixMilli()
-	b := &replica.ImportBatch{}
+	b := &store.ImportBatch{}
 	for i := 0; i < n; i++ {
-		id := replica.ImportID(at+int64(i), fmt.Sprint("obs-", i))
+		id := store.ImportID(at+int64(i), fmt.Sprint("obs-", i))
 		title := fmt.Sprintf("observation %d about the parser", i)
 		want[id] = title
 		b.Observations = append(b.Observations, memory.Observation{ID: id, SessionID: "s", Project: "p", Type: "discovery",
@@ -46,7 +47,7 @@ func salvageSource(t *testing.T, n int) (string, map[string]string) {
 func salvagedTitles(t *testing.T, dst *replica.Replica) map[string]string {
 	t.Helper()
 	got := map[string]string{}
-	err := dst.Walk(context.Background(), "", replica.Visitor{Observation: func(o memory.Observation) error {
+	err := dst.Walk(context.Background(), "", store.Visitor{Observation: func(o memory.Observation) error {
 		got[o.ID] = o.Title
 		return nil
 	}})

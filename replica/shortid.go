@@ -6,8 +6,8 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"math/bits"
 	"slices"
 	"strings"
@@ -20,14 +20,8 @@ import (
 // ID, is shortened because IDs begin with their time: records of one second share their
 // first eight characters.
 
-// Short ID bounds.
-const (
-	MinShortID  = 6  // characters of the shortest short form (~2 tokens by memory.EstimateTokens)
-	shortIDHash = 12 // characters of the stored hash (60 bits)
-)
-
-// ErrAmbiguous reports a short ID that several records share; the error names them.
-var ErrAmbiguous = errors.New("ambiguous short ID")
+// shortIDHash is the characters of the stored hash (60 bits).
+const shortIDHash = store.MaxShortID
 
 // shortKey is a record's place in the short-ID order: h, the 60 bits of SHA-256(id) its
 // short hash spells, and fp, the next 64 bits, which tell apart two IDs whose hashes agree.
@@ -42,7 +36,7 @@ func shortKeyOf(id string) shortKey {
 func spell(h uint64) string {
 	var out [shortIDHash]byte
 	for i := range out {
-		out[i] = idAlphabet[h>>(5*(shortIDHash-1-i))&31]
+		out[i] = store.IDAlphabet[h>>(5*(shortIDHash-1-i))&31]
 	}
 	return string(out[:])
 }
@@ -51,13 +45,13 @@ func spell(h uint64) string {
 func shortHash(id string) string { return spell(shortKeyOf(id).h) }
 
 // shortTables are the record tables whose rows get short IDs, by change-feed kind.
-var shortTables = map[string]string{OpPrompt: "prompts", OpObservation: "observations", OpSummary: "summaries"}
+var shortTables = map[string]string{store.OpPrompt: "prompts", store.OpObservation: "observations", store.OpSummary: "summaries"}
 
 // indexShortIDs gives every record the transaction stored a short_ids row (records it
 // recorded but did not keep — a tombstoned or cut one — get none), and notes the rows it
 // added for the in-memory index.
 func (t *wtx) indexShortIDs(ctx context.Context) error {
-	for kind, ids := range map[string][]string{OpPrompt: t.change.Prompts, OpObservation: t.change.Observations, OpSummary: t.change.Summaries} {
+	for kind, ids := range map[string][]string{store.OpPrompt: t.change.Prompts, store.OpObservation: t.change.Observations, store.OpSummary: t.change.Summaries} {
 		q := "INSERT OR IGNORE INTO short_ids(h, id) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM " + shortTables[kind] + " WHERE id = ?2)"
 		for _, id := range ids {
 			k := shortKeyOf(id)
@@ -157,7 +151,7 @@ func (x *shortIndex) forms(ids []string, out map[string]string) (ok bool) {
 		if !found || x.keys[i].fp != k.fp {
 			continue // no record here, or another ID owns the hash
 		}
-		n := MinShortID
+		n := store.MinShortID
 		if i > 0 {
 			n = max(n, commonChars(k.h, x.keys[i-1].h)+1)
 		}
@@ -234,25 +228,11 @@ func looksNumeric(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
-// IsShortIDForm reports whether s could be a short ID (or a prefix of one): 4 to 12
-// Crockford base32 characters, any case.
-func IsShortIDForm(s string) bool {
-	if len(s) < 4 || len(s) > shortIDHash {
-		return false
-	}
-	for _, c := range strings.ToUpper(s) {
-		if !strings.ContainsRune(idAlphabet, c) {
-			return false
-		}
-	}
-	return true
-}
-
 // ResolveShortID returns the ID of the record whose short ID starts with prefix (any
 // case). ok is false when none does; several make an error wrapping ErrAmbiguous that
 // lists them (up to 10).
 func (r *Replica) ResolveShortID(ctx context.Context, prefix string) (id string, ok bool, err error) {
-	if !IsShortIDForm(prefix) {
+	if !store.IsShortIDForm(prefix) {
 		return "", false, nil
 	}
 	p := strings.ToUpper(prefix)
@@ -283,5 +263,5 @@ func (r *Replica) ResolveShortID(ctx context.Context, prefix string) (id string,
 	if len(ids) > 10 {
 		ids, more = ids[:10], ", …"
 	}
-	return "", false, fmt.Errorf("%w: %s names %s%s; give more characters or the full ID", ErrAmbiguous, prefix, strings.Join(ids, ", "), more)
+	return "", false, fmt.Errorf("%w: %s names %s%s; give more characters or the full ID", store.ErrAmbiguous, prefix, strings.Join(ids, ", "), more)
 }

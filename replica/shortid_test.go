@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -16,10 +17,10 @@ import (
 
 func importObservations(t *testing.T, r *Replica, n int) []string {
 	t.Helper()
-	b := &ImportBatch{}
+	b := &store.ImportBatch{}
 	for i := range n {
 		at := int64(1_790_000_000_000 + i*1000)
-		b.Observations = append(b.Observations, memory.Observation{ID: ImportID(at, fmt.Sprint("short:", i)),
+		b.Observations = append(b.Observations, memory.Observation{ID: store.ImportID(at, fmt.Sprint("short:", i)),
 			SessionID: "s1", Project: "p", Type: "change", Title: fmt.Sprint("obs ", i), CreatedAt: at})
 	}
 	if _, err := r.Import(context.Background(), b); err != nil {
@@ -50,7 +51,7 @@ func TestShortIDsAreUniquePrefixesThatResolve(t *testing.T) {
 	seen := map[string]string{}
 	for _, id := range ids {
 		s := short[id]
-		if len(s) < MinShortID || len(s) > 8 || looksNumeric(s) {
+		if len(s) < store.MinShortID || len(s) > 8 || looksNumeric(s) {
 			t.Errorf("short form %q of %s", s, id)
 		}
 		if memory.EstimateTokens(s) > 3 {
@@ -85,7 +86,7 @@ func TestShortIDsAreUniquePrefixesThatResolve(t *testing.T) {
 		t.Fatal("no shared 4-character prefix among 3,000 hashes")
 	}
 	_, ok, err := r.ResolveShortID(ctx, shared)
-	if ok || !errors.Is(err, ErrAmbiguous) {
+	if ok || !errors.Is(err, store.ErrAmbiguous) {
 		t.Fatalf("shared prefix %s: ok=%v err=%v, want ErrAmbiguous", shared, ok, err)
 	}
 	for _, id := range by4[shared] {
@@ -148,7 +149,7 @@ func BenchmarkShortIDs(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	var batch Batch
+	var batch store.Batch
 	batch.Sessions = []memory.Session{{ID: "s", Project: "p", StartedAt: 1}}
 	for i := range 2000 {
 		batch.Observations = append(batch.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "discovery",
@@ -189,7 +190,7 @@ func shortIDsFromTable(t *testing.T, r *Replica, ids []string) map[string]string
 		if owner.String != id {
 			continue
 		}
-		n := MinShortID
+		n := store.MinShortID
 		for _, nb := range []sql.NullString{before, after} {
 			if nb.Valid {
 				c := 0
@@ -247,7 +248,7 @@ func TestShortIndexFollowsEveryWrite(t *testing.T) {
 	}
 	commit := func(session string, n int) {
 		t.Helper()
-		b := &Batch{Sessions: []memory.Session{{ID: session, Project: "p", StartedAt: 1}},
+		b := &store.Batch{Sessions: []memory.Session{{ID: session, Project: "p", StartedAt: 1}},
 			Prompts:   []memory.Prompt{{SessionID: session, Project: "p", PromptNumber: 1, Text: "do " + session, CreatedAt: 1}},
 			Summaries: []memory.Summary{{SessionID: session, Project: "p", Request: "did " + session, CreatedAt: 2}}}
 		for i := range n {
@@ -297,7 +298,7 @@ func TestShortIndexFollowsEveryWrite(t *testing.T) {
 	check("import")
 
 	other := openTest(t, "dev-b")
-	if _, err := other.Commit(ctx, &Batch{Sessions: []memory.Session{{ID: "s3", Project: "p", StartedAt: 1}},
+	if _, err := other.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: "s3", Project: "p", StartedAt: 1}},
 		Observations: []memory.Observation{{SessionID: "s3", Project: "p", Type: "change", Title: "from b", CreatedAt: 5}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func TestShortIndexFollowsEveryWrite(t *testing.T) {
 func TestShortIndexFollowsASnapshotInstall(t *testing.T) {
 	ctx := context.Background()
 	src := openTest(t, "dev-src")
-	b := &Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1}}}
+	b := &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "p", StartedAt: 1}}}
 	for i := range 400 {
 		b.Observations = append(b.Observations, memory.Observation{SessionID: "s1", Project: "p", Type: "change",
 			Title: fmt.Sprint("obs ", i), CreatedAt: int64(2 + i)})
@@ -358,12 +359,12 @@ func TestShortIndexFollowsASnapshotInstall(t *testing.T) {
 	if got, err := dst.ShortIDs(ctx, ids); err != nil || len(got) != 0 {
 		t.Fatalf("blank device's short IDs: %v, %v", got, err)
 	}
-	var chunks []SnapshotChunk
-	if err := src.Snapshot(ctx, 64<<10, func(c SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+	var chunks []store.SnapshotChunk
+	if err := src.Snapshot(ctx, 64<<10, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	k := 0
-	if _, err := dst.InstallSnapshot(ctx, func() (SnapshotChunk, error) { k++; return chunks[k-1], nil }); err != nil {
+	if _, err := dst.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) { k++; return chunks[k-1], nil }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := dst.ShortIDs(ctx, ids)

@@ -3,8 +3,8 @@ package replica
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"slices"
 	"strings"
 
@@ -21,29 +21,6 @@ import (
 // local-only projects (a record row travels only when an op of it is in the log, which is
 // exactly when op replay would have created it). See DESIGN.md, "Snapshots".
 
-// SnapshotChunk is a run of rows of one table, or the end of a snapshot: Table "" and VV
-// set to the vector the snapshot was taken at. Values are nil, int64, string or []byte.
-type SnapshotChunk struct {
-	Table   string
-	Columns []string
-	Rows    [][]any
-	VV      VersionVector
-}
-
-// SnapshotResult counts what InstallSnapshot stored.
-type SnapshotResult struct {
-	Records int // record rows (sessions, prompts, observations, summaries, devices, tombstones)
-	Ops     int // op-log rows
-	Cut     int // ops dropped because their origin was removed before them
-}
-
-// ErrNotBlank refuses a snapshot for a replica that already holds something of another
-// origin: a snapshot only starts a new device.
-var ErrNotBlank = errors.New("replica is not blank")
-
-// ErrBadSnapshot reports a snapshot that does not fit this schema or contradicts itself.
-var ErrBadSnapshot = errors.New("malformed snapshot")
-
 // snapshotTable is one replicated table as a snapshot carries it. The column lists are the
 // snapshot format: sender and receiver must agree on them exactly.
 type snapshotTable struct {
@@ -56,23 +33,23 @@ type snapshotTable struct {
 }
 
 var snapshotTables = []snapshotTable{
-	{name: "sessions", kind: OpSession, hlcCol: 7,
+	{name: "sessions", kind: store.OpSession, hlcCol: 7,
 		cols:   []string{"id", "project", "platform", "started_at", "ended_at", "status", "origin", "hlc"},
 		read:   `SELECT id, project, platform, started_at, ended_at, status, origin, hlc FROM sessions s WHERE EXISTS (SELECT 1 FROM ops WHERE record_id = s.id AND kind = 'session') ORDER BY rowid`,
 		insert: `INSERT INTO sessions(id, project, platform, started_at, ended_at, status, origin, hlc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
-	{name: "prompts", kind: OpPrompt, hlcCol: 7,
+	{name: "prompts", kind: store.OpPrompt, hlcCol: 7,
 		cols:   []string{"id", "session_id", "project", "prompt_number", "text", "created_at", "origin", "hlc"},
 		read:   `SELECT id, session_id, project, prompt_number, text, created_at, origin, hlc FROM prompts p WHERE EXISTS (SELECT 1 FROM ops WHERE record_id = p.id) ORDER BY rowid`,
 		insert: `INSERT INTO prompts(id, session_id, project, prompt_number, text, created_at, origin, hlc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
-	{name: "observations", kind: OpObservation, hlcCol: 18,
+	{name: "observations", kind: store.OpObservation, hlcCol: 18,
 		cols:   strings.Fields(strings.ReplaceAll(obsColumns, ",", " ")),
 		read:   `SELECT ` + obsColumns + ` FROM observations o WHERE EXISTS (SELECT 1 FROM ops WHERE record_id = o.id) ORDER BY rowid`,
 		insert: `INSERT INTO observations(` + obsColumns + `) VALUES (` + placeholders(19) + `)`},
-	{name: "summaries", kind: OpSummary, hlcCol: len(strings.Split(sumColumns, ",")) - 1,
+	{name: "summaries", kind: store.OpSummary, hlcCol: len(strings.Split(sumColumns, ",")) - 1,
 		cols:   strings.Fields(strings.ReplaceAll(sumColumns, ",", " ")),
 		read:   `SELECT ` + sumColumns + ` FROM summaries s WHERE EXISTS (SELECT 1 FROM ops WHERE record_id = s.id) ORDER BY rowid`,
 		insert: `INSERT INTO summaries(` + sumColumns + `) VALUES (` + placeholders(len(strings.Split(sumColumns, ","))) + `)`},
-	{name: "devices", kind: OpDevice, hlcCol: 2,
+	{name: "devices", kind: store.OpDevice, hlcCol: 2,
 		cols: []string{"origin", "name", "hlc", "writer"},
 		read: `SELECT origin, name, hlc, writer FROM devices d WHERE EXISTS (SELECT 1 FROM ops WHERE record_id = 'device:' || d.origin) ORDER BY origin`,
 		// The receiver's own device row is the one register it may already hold: LWW.
@@ -95,7 +72,7 @@ const snapshotChunkRows = 5000
 // Snapshot reads the replicated state in one read transaction and hands it to emit in
 // chunks of at most chunkBytes (or one larger row alone), table by table, then a last chunk with the version vector the
 // rows belong to. emit's error ends the snapshot.
-func (r *Replica) Snapshot(ctx context.Context, chunkBytes int, emit func(SnapshotChunk) error) error {
+func (r *Replica) Snapshot(ctx context.Context, chunkBytes int, emit func(store.SnapshotChunk) error) error {
 	tx, err := r.r.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -111,16 +88,16 @@ func (r *Replica) Snapshot(ctx context.Context, chunkBytes int, emit func(Snapsh
 			return err
 		}
 	}
-	return emit(SnapshotChunk{VV: vv})
+	return emit(store.SnapshotChunk{VV: vv})
 }
 
-func snapshotRows(ctx context.Context, tx *sql.Tx, t snapshotTable, chunkBytes int, emit func(SnapshotChunk) error) error {
+func snapshotRows(ctx context.Context, tx *sql.Tx, t snapshotTable, chunkBytes int, emit func(store.SnapshotChunk) error) error {
 	rows, err := tx.QueryContext(ctx, t.read)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", t.name, err)
 	}
 	defer rows.Close()
-	chunk := SnapshotChunk{Table: t.name, Columns: t.cols}
+	chunk := store.SnapshotChunk{Table: t.name, Columns: t.cols}
 	size := 0
 	for rows.Next() {
 		vals := make([]any, len(t.cols))
@@ -189,18 +166,18 @@ func isBlank(ctx context.Context, q rowQuerier, self string) (bool, error) {
 // replay, which refuses only that origin), the clock observes the largest stamp, and
 // tombstones travel, so what was forgotten stays forgotten. The change feed gets every record
 // stored, so FTS (triggers), short IDs, embeddings and the viewer catch up.
-func (r *Replica) InstallSnapshot(ctx context.Context, next func() (SnapshotChunk, error)) (SnapshotResult, error) {
-	var res SnapshotResult
+func (r *Replica) InstallSnapshot(ctx context.Context, next func() (store.SnapshotChunk, error)) (store.SnapshotResult, error) {
+	var res store.SnapshotResult
 	var maxHLC uint64
 	err := r.writeTx(ctx, func(tx *wtx) error {
-		res, maxHLC = SnapshotResult{}, 0
+		res, maxHLC = store.SnapshotResult{}, 0
 		tx.change.Origin = feed.Device
 		blank, err := isBlank(ctx, tx, r.cfg.Origin)
 		if err != nil {
 			return err
 		}
 		if !blank {
-			return fmt.Errorf("install snapshot: %w", ErrNotBlank)
+			return fmt.Errorf("install snapshot: %w", store.ErrNotBlank)
 		}
 		top := map[string]uint64{} // highest op seq per origin, checked against the vector
 		for {
@@ -213,17 +190,17 @@ func (r *Replica) InstallSnapshot(ctx context.Context, next func() (SnapshotChun
 			}
 			i := slices.IndexFunc(snapshotTables, func(t snapshotTable) bool { return t.name == c.Table })
 			if i < 0 || !slices.Equal(snapshotTables[i].cols, c.Columns) {
-				return fmt.Errorf("install snapshot: table %q %v: %w", c.Table, c.Columns, ErrBadSnapshot)
+				return fmt.Errorf("install snapshot: table %q %v: %w", c.Table, c.Columns, store.ErrBadSnapshot)
 			}
 			t := snapshotTables[i]
 			for _, row := range c.Rows {
 				if len(row) != len(t.cols) {
-					return fmt.Errorf("install snapshot: %s row of %d values: %w", t.name, len(row), ErrBadSnapshot)
+					return fmt.Errorf("install snapshot: %s row of %d values: %w", t.name, len(row), store.ErrBadSnapshot)
 				}
 				if t.hlcCol >= 0 {
 					h, ok := row[t.hlcCol].(int64)
 					if !ok || h < 0 {
-						return fmt.Errorf("install snapshot: %s stamp %v: %w", t.name, row[t.hlcCol], ErrBadSnapshot)
+						return fmt.Errorf("install snapshot: %s stamp %v: %w", t.name, row[t.hlcCol], store.ErrBadSnapshot)
 					}
 					if err := r.checkStamp("snapshot "+t.name+" row", uint64(h)); err != nil {
 						return fmt.Errorf("install snapshot: %w", err)
@@ -246,7 +223,7 @@ func (r *Replica) InstallSnapshot(ctx context.Context, next func() (SnapshotChun
 		}
 	})
 	if err != nil {
-		return SnapshotResult{}, err
+		return store.SnapshotResult{}, err
 	}
 	r.clock.Observe(maxHLC)
 	return res, nil
@@ -260,11 +237,11 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 		origin, ok1 := row[0].(string)
 		seq, ok2 := row[1].(int64)
 		kind, ok3 := row[3].(string)
-		if !ok1 || !ok2 || !ok3 || origin == "" || seq <= 0 || kind == OpCompacted {
-			return false, fmt.Errorf("op %v/%v: %w", row[0], row[1], ErrBadSnapshot)
+		if !ok1 || !ok2 || !ok3 || origin == "" || seq <= 0 || kind == store.OpCompacted {
+			return false, fmt.Errorf("op %v/%v: %w", row[0], row[1], store.ErrBadSnapshot)
 		}
 		if p, isBytes := row[5].([]byte); row[5] != nil && (!isBytes || len(p) > maxSnapshotPayload) {
-			return false, fmt.Errorf("op %s/%d payload: %w", origin, seq, ErrBadSnapshot)
+			return false, fmt.Errorf("op %s/%d payload: %w", origin, seq, store.ErrBadSnapshot)
 		}
 		if origin == r.cfg.Origin {
 			return false, nil
@@ -272,7 +249,7 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 		top[origin] = max(top[origin], uint64(seq))
 	case "devices":
 		if id, ok := row[0].(string); ok {
-			tx.record(OpDevice, id)
+			tx.record(store.OpDevice, id)
 		}
 	default:
 		if id, ok := row[0].(string); ok && t.kind != "" {
@@ -304,10 +281,10 @@ const maxSnapshotPayload = 7 << 20
 // finishSnapshot writes the snapshot's vector (every other origin's entry; this origin's is
 // this replica's own) after checking that the op rows lie within it, then applies the
 // receiver's removal cuts.
-func (r *Replica) finishSnapshot(ctx context.Context, tx *wtx, vv VersionVector, top map[string]uint64, res *SnapshotResult) error {
+func (r *Replica) finishSnapshot(ctx context.Context, tx *wtx, vv store.VersionVector, top map[string]uint64, res *store.SnapshotResult) error {
 	for o, s := range top {
 		if s > vv[o] {
-			return fmt.Errorf("install snapshot: op %s/%d beyond the vector's %d: %w", o, s, vv[o], ErrBadSnapshot)
+			return fmt.Errorf("install snapshot: op %s/%d beyond the vector's %d: %w", o, s, vv[o], store.ErrBadSnapshot)
 		}
 	}
 	for o, s := range vv {
@@ -315,7 +292,7 @@ func (r *Replica) finishSnapshot(ctx context.Context, tx *wtx, vv VersionVector,
 			continue
 		}
 		if s > 1<<62 {
-			return fmt.Errorf("install snapshot: vector %s/%d: %w", o, s, ErrBadSnapshot)
+			return fmt.Errorf("install snapshot: vector %s/%d: %w", o, s, store.ErrBadSnapshot)
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO version_vector(origin, seq) VALUES (?, ?)", o, s); err != nil {
 			return fmt.Errorf("install snapshot: %w", err)

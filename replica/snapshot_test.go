@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"maps"
 	"strings"
 	"testing"
@@ -18,9 +19,9 @@ import (
 )
 
 // takeSnapshot reads src's snapshot into memory, in chunks of about chunkBytes.
-func takeSnapshot(tb testing.TB, src *replica.Replica, chunkBytes int) []replica.SnapshotChunk {
-	var chunks []replica.SnapshotChunk
-	if err := src.Snapshot(context.Background(), chunkBytes, func(c replica.SnapshotChunk) error {
+func takeSnapshot(tb testing.TB, src *replica.Replica, chunkBytes int) []store.SnapshotChunk {
+	var chunks []store.SnapshotChunk
+	if err := src.Snapshot(context.Background(), chunkBytes, func(c store.SnapshotChunk) error {
 		chunks = append(chunks, c)
 		return nil
 	}); err != nil {
@@ -31,11 +32,11 @@ func takeSnapshot(tb testing.TB, src *replica.Replica, chunkBytes int) []replica
 
 // feedChunks is an InstallSnapshot source over chunks; after failAfter chunks (if ≥ 0) it
 // fails as a cut connection does.
-func feedChunks(chunks []replica.SnapshotChunk, failAfter int) func() (replica.SnapshotChunk, error) {
+func feedChunks(chunks []store.SnapshotChunk, failAfter int) func() (store.SnapshotChunk, error) {
 	i := 0
-	return func() (replica.SnapshotChunk, error) {
+	return func() (store.SnapshotChunk, error) {
 		if i == failAfter || i >= len(chunks) {
-			return replica.SnapshotChunk{}, errors.New("connection reset")
+			return store.SnapshotChunk{}, errors.New("connection reset")
 		}
 		i++
 		return chunks[i-1], nil
@@ -99,7 +100,7 @@ func TestSnapshotInstallIsAllOrNothing(t *testing.T) {
 	a := openPlain(t, "dev-a")
 	now := time.Now().UnixMilli()
 	for i := range 30 {
-		if _, err := a.Commit(ctx, &replica.Batch{
+		if _, err := a.Commit(ctx, &store.Batch{
 			Sessions:     []memory.Session{{ID: fmt.Sprintf("s%d", i%3), Project: "p", StartedAt: now}},
 			Observations: []memory.Observation{{SessionID: fmt.Sprintf("s%d", i%3), Project: "p", Type: "change", Title: fmt.Sprintf("zebraword %d", i), CreatedAt: now, FilesRead: []string{"dir/main.go"}}},
 		}); err != nil {
@@ -138,10 +139,10 @@ func TestSnapshotInstallIsAllOrNothing(t *testing.T) {
 		t.Fatalf("vector after install %v, want dev-a 60 and its own dev-c 1", vv)
 	}
 	// Search and the file index work on what came by snapshot.
-	if n, err := c.CountMatches(ctx, replica.OpObservation, "zebraword", 100); err != nil || n != 30 {
+	if n, err := c.CountMatches(ctx, store.OpObservation, "zebraword", 100); err != nil || n != 30 {
 		t.Fatalf("FTS finds %d snapshot records (%v), want 30", n, err)
 	}
-	if _, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1)); !errors.Is(err, replica.ErrNotBlank) {
+	if _, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1)); !errors.Is(err, store.ErrNotBlank) {
 		t.Fatalf("second install: %v, want ErrNotBlank", err)
 	}
 	// c serves a new device by op replay: d equals a.
@@ -186,7 +187,7 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 	defer a.Close()
 	var kept []string
 	for i, project := range []string{"p", "secret", "p"} {
-		res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s", Project: project, Type: "change", Title: fmt.Sprintf("obs %d", i), CreatedAt: now}}})
+		res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: project, Type: "change", Title: fmt.Sprintf("obs %d", i), CreatedAt: now}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 	}
 	x := openPlain(t, "dev-x") // a device removed after its first op
 	for i := range 3 {
-		if _, err := x.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "sx", Project: "p", Type: "change", Title: fmt.Sprintf("x %d", i), CreatedAt: now}}}); err != nil {
+		if _, err := x.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "sx", Project: "p", Type: "change", Title: fmt.Sprintf("x %d", i), CreatedAt: now}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,7 +245,7 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ahead.Close()
-	if _, err := ahead.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "sf", Project: "p", Type: "change", Title: "future", CreatedAt: now}}}); err != nil {
+	if _, err := ahead.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "sf", Project: "p", Type: "change", Title: "future", CreatedAt: now}}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := late.InstallSnapshot(ctx, feedChunks(takeSnapshot(t, ahead, 1<<20), -1)); !errors.Is(err, memory.ErrClockAhead) {

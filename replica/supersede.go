@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"slices"
 
 	"github.com/memnode/memnode/feed"
@@ -15,18 +16,6 @@ import (
 // DESIGN.md, "Supersede"). The link is an op of kind OpSupersede whose record is the
 // replaced observation; the links form a grow-only set, so two devices correcting the same
 // record concurrently both keep their correction and the record is superseded by both.
-
-// Errors of Supersede and Correct.
-var (
-	// ErrUnknownRecord: the ID names no stored observation.
-	ErrUnknownRecord = errors.New("no such observation")
-	// ErrForgotten: the ID names a forgotten record.
-	ErrForgotten = errors.New("the record was forgotten")
-	// ErrSelfSupersede: a record cannot replace itself.
-	ErrSelfSupersede = errors.New("a record cannot supersede itself")
-	// ErrSupersededReplacement: the replacement is itself superseded (name its replacement).
-	ErrSupersededReplacement = errors.New("the replacement is itself superseded")
-)
 
 // supersedePayload is the payload of an OpSupersede: the observation ID replaces By. The
 // replaced record's session and project travel with it, so a device that has not (yet)
@@ -51,14 +40,9 @@ func decodeSupersede(b []byte) (supersedePayload, error) {
 		return p, err
 	}
 	if p.By == "" || p.By == p.ID {
-		return p, fmt.Errorf("%w: supersede without a distinct replacement", ErrBadOp)
+		return p, fmt.Errorf("%w: supersede without a distinct replacement", store.ErrBadOp)
 	}
 	return p, nil
-}
-
-// Supersession is one link: Old is superseded by New.
-type Supersession struct {
-	Old, New string
 }
 
 // Supersede marks the observation old as superseded by the observation by, both stored
@@ -72,7 +56,7 @@ func (r *Replica) Supersede(ctx context.Context, old, by string) error {
 			return err
 		}
 		if old == by {
-			return fmt.Errorf("%w: %s", ErrSelfSupersede, old)
+			return fmt.Errorf("%w: %s", store.ErrSelfSupersede, old)
 		}
 		if _, err := liveObservation(ctx, tx, by); err != nil {
 			return err
@@ -94,7 +78,7 @@ func (r *Replica) Correct(ctx context.Context, old string, c memory.Observation)
 		}
 		n := c
 		n.HLC, n.Origin = r.clock.Now(), r.cfg.Origin
-		n.ID = newID(n.HLC, n.Origin)
+		n.ID = store.NewID(n.HLC, n.Origin)
 		n.ContentHash = n.HashContent()
 		if ok, err := storeObservation(ctx, tx, &n); err != nil || !ok {
 			if err == nil {
@@ -105,7 +89,7 @@ func (r *Replica) Correct(ctx context.Context, old string, c memory.Observation)
 		if err := tx.ops().appendObservation(ctx, n, n.HLC, encodeObservation(n)); err != nil {
 			return err
 		}
-		tx.record(OpObservation, n.ID)
+		tx.record(store.OpObservation, n.ID)
 		c = n
 		return r.supersedeTx(ctx, tx, o, n.ID)
 	})
@@ -130,9 +114,9 @@ func liveObservation(ctx context.Context, tx *wtx, id string) (memory.Observatio
 		return o, terr
 	}
 	if dead {
-		return o, fmt.Errorf("%w: %s", ErrForgotten, id)
+		return o, fmt.Errorf("%w: %s", store.ErrForgotten, id)
 	}
-	return o, fmt.Errorf("%w: %s", ErrUnknownRecord, id)
+	return o, fmt.Errorf("%w: %s", store.ErrUnknownRecord, id)
 }
 
 // supersedeTx links old (stored) to its replacement by and appends the op.
@@ -142,7 +126,7 @@ func (r *Replica) supersedeTx(ctx context.Context, tx *wtx, old memory.Observati
 		WHERE s.old_id = ? LIMIT 1`, by).Scan(&hidden)
 	switch {
 	case err == nil:
-		return fmt.Errorf("%w: %s", ErrSupersededReplacement, by)
+		return fmt.Errorf("%w: %s", store.ErrSupersededReplacement, by)
 	case !errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("supersede: %w", err)
 	}
@@ -150,7 +134,7 @@ func (r *Replica) supersedeTx(ctx context.Context, tx *wtx, old memory.Observati
 	if err := insertSupersede(ctx, tx, p); err != nil {
 		return err
 	}
-	return tx.ops().append(ctx, OpSupersede, old.ID, old.Project, r.clock.Now(), encodeSupersede(p))
+	return tx.ops().append(ctx, store.OpSupersede, old.ID, old.Project, r.clock.Now(), encodeSupersede(p))
 }
 
 // insertSupersede adds the link of p: the merge rule is a grow-only set.
@@ -159,26 +143,26 @@ func insertSupersede(ctx context.Context, tx *wtx, p supersedePayload) error {
 		p.ID, p.By, p.SessionID); err != nil {
 		return fmt.Errorf("supersede %s: %w", p.ID, err)
 	}
-	tx.record(OpObservation, p.ID) // readers of the old record see it superseded
-	tx.record(OpObservation, p.By)
+	tx.record(store.OpObservation, p.ID) // readers of the old record see it superseded
+	tx.record(store.OpObservation, p.By)
 	return nil
 }
 
 // importSupersede stores an imported link when both its observations are stored here and
 // the link is new; it reports whether it stored it (an unknown, forgotten or self link, or
 // one already held, is skipped, which keeps a repeated import a no-op).
-func (r *Replica) importSupersede(ctx context.Context, tx *wtx, s Supersession) (bool, error) {
+func (r *Replica) importSupersede(ctx context.Context, tx *wtx, s store.Supersession) (bool, error) {
 	if s.Old == "" || s.Old == s.New {
 		return false, nil
 	}
 	old, err := liveObservation(ctx, tx, s.Old)
-	if errors.Is(err, ErrUnknownRecord) || errors.Is(err, ErrForgotten) {
+	if errors.Is(err, store.ErrUnknownRecord) || errors.Is(err, store.ErrForgotten) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	if _, err := liveObservation(ctx, tx, s.New); errors.Is(err, ErrUnknownRecord) || errors.Is(err, ErrForgotten) {
+	if _, err := liveObservation(ctx, tx, s.New); errors.Is(err, store.ErrUnknownRecord) || errors.Is(err, store.ErrForgotten) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -195,18 +179,18 @@ func (r *Replica) importSupersede(ctx context.Context, tx *wtx, s Supersession) 
 	if err := insertSupersede(ctx, tx, p); err != nil {
 		return false, err
 	}
-	return true, tx.ops().append(ctx, OpSupersede, old.ID, old.Project, r.clock.Now(), encodeSupersede(p))
+	return true, tx.ops().append(ctx, store.OpSupersede, old.ID, old.Project, r.clock.Now(), encodeSupersede(p))
 }
 
 // applySupersede applies a remote OpSupersede (applyOne has checked the tombstones of its
 // record and session).
-func applySupersede(ctx context.Context, tx *wtx, op Op, payload []byte) error {
+func applySupersede(ctx context.Context, tx *wtx, op store.Op, payload []byte) error {
 	p, err := decodeSupersede(payload)
 	if err != nil {
 		return err
 	}
 	if p.ID != op.RecordID {
-		return fmt.Errorf("%w: supersede of %s under record %s", ErrBadOp, p.ID, op.RecordID)
+		return fmt.Errorf("%w: supersede of %s under record %s", store.ErrBadOp, p.ID, op.RecordID)
 	}
 	return insertSupersede(ctx, tx, p)
 }
@@ -219,7 +203,7 @@ func currentObservation(col string) string {
 
 // Supersessions returns the links that name any of ids, as old or as new, whose other end
 // is stored (a link to a forgotten replacement is not shown), ordered by (Old, New).
-func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]Supersession, error) {
+func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]store.Supersession, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -231,9 +215,9 @@ func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]Supersessi
 		return nil, fmt.Errorf("supersessions: %w", err)
 	}
 	defer rows.Close()
-	var out []Supersession
+	var out []store.Supersession
 	for rows.Next() {
-		var s Supersession
+		var s store.Supersession
 		if err := rows.Scan(&s.Old, &s.New); err != nil {
 			return nil, fmt.Errorf("supersessions: %w", err)
 		}
@@ -248,13 +232,13 @@ func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]Supersessi
 // links are not a snapshot table (the format stays that of builds without them), and an op
 // with a payload is exactly a link whose record and session are not forgotten.
 func relinkSupersedes(ctx context.Context, tx *wtx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", OpSupersede)
+	rows, err := tx.QueryContext(ctx, "SELECT record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", store.OpSupersede)
 	if err != nil {
 		return fmt.Errorf("relink supersedes: %w", err)
 	}
-	var ops []Op
+	var ops []store.Op
 	for rows.Next() {
-		op := Op{Kind: OpSupersede}
+		op := store.Op{Kind: store.OpSupersede}
 		if err := rows.Scan(&op.RecordID, &op.Payload); err != nil {
 			rows.Close()
 			return fmt.Errorf("relink supersedes: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"slices"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestCRDTConcurrentCorrectionsConverge(t *testing.T) {
 		defer w.close()
 		ctx := w.ctx
 		a, b := w.origins[0], w.origins[1]
-		res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "sess-1", Project: "p",
+		res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "sess-1", Project: "p",
 			Type: "discovery", Title: "the cache is per user", CreatedAt: 10}}})
 		if err != nil {
 			rt.Fatal(err)
@@ -107,7 +108,7 @@ func TestCRDTConcurrentCorrectionsConverge(t *testing.T) {
 				continue
 			}
 			live++
-			if !slices.Contains(links, replica.Supersession{Old: x, New: f}) {
+			if !slices.Contains(links, store.Supersession{Old: x, New: f}) {
 				rt.Fatalf("correction %s of %s lost: links %v", f, x, links)
 			}
 		}
@@ -127,7 +128,7 @@ func (w *world) forgottenSession(id string) bool {
 func TestSupersedeRefusals(t *testing.T) {
 	ctx := context.Background()
 	r := openPlain(t, "dev-a")
-	res, err := r.Commit(ctx, &replica.Batch{Observations: []memory.Observation{
+	res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{
 		{SessionID: "s", Project: "p", Type: "discovery", Title: "one", CreatedAt: 1},
 		{SessionID: "s", Project: "p", Type: "discovery", Title: "two", CreatedAt: 2},
 		{SessionID: "s", Project: "p", Type: "discovery", Title: "three", CreatedAt: 3},
@@ -136,28 +137,28 @@ func TestSupersedeRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	one, two, three := res.Observations[0].ID, res.Observations[1].ID, res.Observations[2].ID
-	if err := r.Supersede(ctx, one, one); !errors.Is(err, replica.ErrSelfSupersede) {
+	if err := r.Supersede(ctx, one, one); !errors.Is(err, store.ErrSelfSupersede) {
 		t.Fatalf("self: %v", err)
 	}
-	if err := r.Supersede(ctx, "01NOSUCHRECORD0000000000000", two); !errors.Is(err, replica.ErrUnknownRecord) {
+	if err := r.Supersede(ctx, "01NOSUCHRECORD0000000000000", two); !errors.Is(err, store.ErrUnknownRecord) {
 		t.Fatalf("unknown: %v", err)
 	}
 	if _, err := r.Forget(ctx, []string{three}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Supersede(ctx, three, two); !errors.Is(err, replica.ErrForgotten) {
+	if err := r.Supersede(ctx, three, two); !errors.Is(err, store.ErrForgotten) {
 		t.Fatalf("forgotten old: %v", err)
 	}
-	if err := r.Supersede(ctx, two, three); !errors.Is(err, replica.ErrForgotten) {
+	if err := r.Supersede(ctx, two, three); !errors.Is(err, store.ErrForgotten) {
 		t.Fatalf("forgotten new: %v", err)
 	}
-	if _, err := r.Correct(ctx, three, memory.Observation{SessionID: "m", Project: "p", Title: "x"}); !errors.Is(err, replica.ErrForgotten) {
+	if _, err := r.Correct(ctx, three, memory.Observation{SessionID: "m", Project: "p", Title: "x"}); !errors.Is(err, store.ErrForgotten) {
 		t.Fatalf("correct forgotten: %v", err)
 	}
 	if err := r.Supersede(ctx, one, two); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Supersede(ctx, two, one); !errors.Is(err, replica.ErrSupersededReplacement) {
+	if err := r.Supersede(ctx, two, one); !errors.Is(err, store.ErrSupersededReplacement) {
 		t.Fatalf("cycle: %v", err)
 	}
 	if got := recentIDs(t, r); !slices.Equal(got, []string{two}) {
@@ -171,7 +172,7 @@ func TestSupersedeRefusals(t *testing.T) {
 func TestForgetOfCorrectionRestoresTheRecord(t *testing.T) {
 	ctx := context.Background()
 	a, b := openPlain(t, "dev-a"), openPlain(t, "dev-b")
-	res, err := a.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "discovery", Title: "wrong", CreatedAt: 1}}})
+	res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "discovery", Title: "wrong", CreatedAt: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,9 +224,9 @@ func FuzzApplySupersede(f *testing.F) {
 	f.Fuzz(func(t *testing.T, record string, payload []byte) {
 		seq++
 		origin := fmt.Sprintf("peer-%d", seq) // a fresh origin: seq 1 is always next
-		_, err := r.ApplyOps(ctx, []replica.Op{{Origin: origin, Seq: 1, HLC: 1, Kind: replica.OpSupersede, RecordID: record, Payload: payload}})
+		_, err := r.ApplyOps(ctx, []store.Op{{Origin: origin, Seq: 1, HLC: 1, Kind: store.OpSupersede, RecordID: record, Payload: payload}})
 		if err != nil {
-			if !errors.Is(err, replica.ErrBadOp) {
+			if !errors.Is(err, store.ErrBadOp) {
 				t.Fatalf("refused with %v, want ErrBadOp", err)
 			}
 			return

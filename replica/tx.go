@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memnode/memnode/store"
 
 	"github.com/memnode/memnode/feed"
 )
@@ -57,17 +58,17 @@ func (t *wtx) ops() *opWriter {
 func (t *wtx) record(kind, id string) {
 	c := &t.change
 	switch kind {
-	case OpSession:
+	case store.OpSession:
 		c.Sessions = append(c.Sessions, id)
-	case OpPrompt:
+	case store.OpPrompt:
 		c.Prompts = append(c.Prompts, id)
-	case OpObservation:
+	case store.OpObservation:
 		c.Observations = append(c.Observations, id)
-	case OpSummary:
+	case store.OpSummary:
 		c.Summaries = append(c.Summaries, id)
-	case OpDevice:
+	case store.OpDevice:
 		c.Devices = append(c.Devices, id)
-	case OpForget:
+	case store.OpForget:
 		c.Forgotten = append(c.Forgotten, id)
 	}
 }

@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"strings"
 )
 
@@ -10,33 +11,9 @@ import (
 // ones to a power cut only means embedding them again, so they skip the fsync.
 var modeDerived = txMode{synchronous: "NORMAL", secureDelete: "FAST"}
 
-// VectorSource is an observation that has no vector of the asked model yet.
-type VectorSource struct {
-	RowID int64
-	ID    string
-	// Text is what gets embedded: title, subtitle, facts and narrative.
-	Text string
-}
-
-// VectorRow is one stored vector. Blob is little-endian float32s (embed.EncodeVector);
-// Dim 0 with an empty Blob marks a row the model could not embed.
-type VectorRow struct {
-	RowID int64
-	ID    string // the observation's ID: a row is stored only if RowID still names it
-	Dim   int
-	Blob  []byte
-}
-
-// VectorStats counts an embedding model's coverage of the observations.
-type VectorStats struct {
-	Total    int `json:"total"`    // observations
-	Embedded int `json:"embedded"` // observations with a row of the model (failed ones included)
-	Failed   int `json:"failed"`   // rows the model could not embed
-}
-
 // MissingVectors returns up to limit observations, newest first, that have no vector of
 // model (rows of another model count as missing, so a model change re-embeds).
-func (r *Replica) MissingVectors(ctx context.Context, model string, limit int) ([]VectorSource, error) {
+func (r *Replica) MissingVectors(ctx context.Context, model string, limit int) ([]store.VectorSource, error) {
 	rows, err := r.r.QueryContext(ctx, `SELECT o.rowid, o.id, o.title, o.subtitle, o.facts, o.narrative FROM observations o
 		WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.obs_rowid = o.rowid AND v.model = ?)
 		ORDER BY o.rowid DESC LIMIT ?`, model, limit)
@@ -44,9 +21,9 @@ func (r *Replica) MissingVectors(ctx context.Context, model string, limit int) (
 		return nil, fmt.Errorf("missing vectors: %w", err)
 	}
 	defer rows.Close()
-	var out []VectorSource
+	var out []store.VectorSource
 	for rows.Next() {
-		var s VectorSource
+		var s store.VectorSource
 		var title, subtitle, facts, narrative string
 		if err := rows.Scan(&s.RowID, &s.ID, &title, &subtitle, &facts, &narrative); err != nil {
 			return nil, fmt.Errorf("missing vectors: %w", err)
@@ -75,7 +52,7 @@ func EmbeddingText(title, subtitle string, facts []string, narrative string) str
 // PutVectors stores vectors of model in one transaction, replacing any vector of another
 // model. A row whose observation was forgotten (or whose rowid now names another
 // observation) in the meantime is skipped. It returns how many rows were stored.
-func (r *Replica) PutVectors(ctx context.Context, model string, rows []VectorRow) (int, error) {
+func (r *Replica) PutVectors(ctx context.Context, model string, rows []store.VectorRow) (int, error) {
 	stored := 0
 	err := r.writeTxMode(ctx, modeDerived, func(tx *wtx) error {
 		stored = 0
@@ -123,8 +100,8 @@ func (r *Replica) LoadVectors(ctx context.Context, model string, fn func(id stri
 }
 
 // VectorCounts reports how many observations have a vector of model.
-func (r *Replica) VectorCounts(ctx context.Context, model string) (VectorStats, error) {
-	var s VectorStats
+func (r *Replica) VectorCounts(ctx context.Context, model string) (store.VectorStats, error) {
+	var s store.VectorStats
 	err := r.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM observations),
 		(SELECT COUNT(*) FROM vectors WHERE model = ?1), (SELECT COUNT(*) FROM vectors WHERE model = ?1 AND dim = 0)`, model).
 		Scan(&s.Total, &s.Embedded, &s.Failed)

@@ -3,6 +3,7 @@ package replica
 import (
 	"bytes"
 	"context"
+	"github.com/memnode/memnode/store"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestVectorsLifecycle(t *testing.T) {
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
-	res, err := r.Commit(ctx, &Batch{Observations: []memory.Observation{
+	res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{
 		{SessionID: "s1", Project: "p", Type: "bugfix", Title: "Fix login", Subtitle: "cookie expiry", Facts: []string{"cookie lived 1h", "now 24h"}, Narrative: "The session cookie expired early.", CreatedAt: now},
 		{SessionID: "s1", Project: "p", Type: "change", Title: "Dark mode", CreatedAt: now + 1},
 		{SessionID: "s2", Project: "p", Type: "change", Title: "Other session", CreatedAt: now + 2},
@@ -35,13 +36,13 @@ func TestVectorsLifecycle(t *testing.T) {
 			t.Errorf("embedding text %q lacks %q", login.Text, want)
 		}
 	}
-	var rows []VectorRow
+	var rows []store.VectorRow
 	for i, m := range miss {
-		rows = append(rows, VectorRow{RowID: m.RowID, ID: m.ID, Dim: 1, Blob: []byte{byte(i), 0, 0, 0}})
+		rows = append(rows, store.VectorRow{RowID: m.RowID, ID: m.ID, Dim: 1, Blob: []byte{byte(i), 0, 0, 0}})
 	}
 	rows[1].Dim, rows[1].Blob = 0, []byte{} // the model failed on this one
 	// A stale row: rowid and ID disagree (the observation was forgotten and the rowid reused).
-	rows = append(rows, VectorRow{RowID: miss[0].RowID, ID: "someone-else", Dim: 1, Blob: []byte{9, 9, 9, 9}})
+	rows = append(rows, store.VectorRow{RowID: miss[0].RowID, ID: "someone-else", Dim: 1, Blob: []byte{9, 9, 9, 9}})
 	before, _ := r.Counts(ctx)
 	n, err := r.PutVectors(ctx, "m1", rows)
 	if err != nil || n != 3 {
@@ -51,7 +52,7 @@ func TestVectorsLifecycle(t *testing.T) {
 		t.Errorf("PutVectors appended %d ops; vectors must never replicate", after.Ops-before.Ops)
 	}
 	st, err := r.VectorCounts(ctx, "m1")
-	if err != nil || st != (VectorStats{Total: 3, Embedded: 3, Failed: 1}) {
+	if err != nil || st != (store.VectorStats{Total: 3, Embedded: 3, Failed: 1}) {
 		t.Fatalf("counts = %+v %v", st, err)
 	}
 	if miss, _ := r.MissingVectors(ctx, "m1", 10); len(miss) != 0 {
@@ -70,7 +71,7 @@ func TestVectorsLifecycle(t *testing.T) {
 	if miss, _ := r.MissingVectors(ctx, "m2", 10); len(miss) != 3 {
 		t.Fatalf("missing for m2 = %d, want 3", len(miss))
 	}
-	if _, err := r.PutVectors(ctx, "m2", []VectorRow{{RowID: miss[0].RowID, ID: miss[0].ID, Dim: 1, Blob: []byte{1, 2, 3, 4}}}); err != nil {
+	if _, err := r.PutVectors(ctx, "m2", []store.VectorRow{{RowID: miss[0].RowID, ID: miss[0].ID, Dim: 1, Blob: []byte{1, 2, 3, 4}}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := r.VectorCounts(ctx, "m1"); st.Embedded != 2 {

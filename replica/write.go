@@ -6,56 +6,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memnode/memnode/store"
 	"slices"
 
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
 )
 
-// Batch is a set of local changes committed atomically with their ops and the IDs of the
-// events they came from; the queue rows go right after. An event is stored exactly once:
-// a queue row that outlives its commit (a crash in between) is recognised and dropped.
-type Batch struct {
-	Sessions     []memory.Session // created or changed (status, ended_at)
-	States       []SessionState
-	Prompts      []memory.Prompt
-	Observations []memory.Observation
-	Summaries    []memory.Summary
-	// Claimed is each session's state as read when its events were claimed (Build starts
-	// from it). Commit re-reads it in its own transaction and refuses the whole batch with
-	// ErrStaleClaim when something else changed it since — a forget of the session's
-	// current turn (turn_private) or of the prompt its first/last prompt text came from —
-	// because records built from the old state would store what the forget removed. Nil
-	// checks nothing (imports, tests).
-	Claimed []SessionState
-	// Done are pending-queue row IDs to delete; DoneEvents are their event IDs, remembered so
-	// a replayed spool entry is not stored twice.
-	Done       []int64
-	DoneEvents []string
-}
-
-// CommitResult reports what a Commit stored.
-type CommitResult struct {
-	Observations []memory.Observation // as stored, with IDs (duplicates left out)
-	Prompts      []memory.Prompt
-	Summaries    []memory.Summary
-	Duplicates   int
-}
-
 // Commit stores a batch of local changes in one transaction, minting IDs and HLC stamps for
 // new records and appending their ops.
-func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
+func (r *Replica) Commit(ctx context.Context, b *store.Batch) (store.CommitResult, error) {
 	r.clampBatch(b)
-	var res CommitResult
+	var res store.CommitResult
 	err := r.writeTx(ctx, func(tx *wtx) error {
-		res = CommitResult{}
+		res = store.CommitResult{}
 		tx.change.Origin = feed.Local
 		facts, err := readCommitFacts(ctx, tx, b)
 		if err != nil {
 			return err
 		}
 		if facts.stale != "" {
-			return fmt.Errorf("%w: session %s", ErrStaleClaim, facts.stale)
+			return fmt.Errorf("%w: session %s", store.ErrStaleClaim, facts.stale)
 		}
 		plan := planCommit(b, facts, r.clock.Now, r.cfg.Origin)
 		res.Duplicates = plan.duplicates
@@ -66,7 +37,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := tx.appendOp(ctx, ps.op); err != nil {
 				return err
 			}
-			tx.record(OpSession, ps.s.ID)
+			tx.record(store.OpSession, ps.s.ID)
 		}
 		for _, st := range b.States {
 			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET prompt_count = ?, turn_private = ?, first_prompt = ?, last_prompt = ? WHERE id = ?`,
@@ -95,7 +66,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := tx.appendOp(ctx, pp.op); err != nil {
 				return err
 			}
-			tx.record(OpPrompt, pp.p.ID)
+			tx.record(store.OpPrompt, pp.p.ID)
 			res.Prompts = append(res.Prompts, pp.p)
 		}
 		for _, po := range plan.observations {
@@ -112,7 +83,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := tx.ops().appendObservation(ctx, o, po.op.hlc, po.op.payload); err != nil {
 				return err
 			}
-			tx.record(OpObservation, o.ID)
+			tx.record(store.OpObservation, o.ID)
 			res.Observations = append(res.Observations, o)
 		}
 		for _, ps := range plan.summaries {
@@ -128,7 +99,7 @@ func (r *Replica) Commit(ctx context.Context, b *Batch) (CommitResult, error) {
 			if err := tx.appendOp(ctx, ps.op); err != nil {
 				return err
 			}
-			tx.record(OpSummary, ps.s.ID)
+			tx.record(store.OpSummary, ps.s.ID)
 			res.Summaries = append(res.Summaries, ps.s)
 		}
 		now := r.cfg.Now().UnixMilli()
@@ -302,9 +273,9 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 			return err
 		}
 		tx.change.Origin = feed.Local
-		tx.record(OpDevice, origin)
+		tx.record(store.OpDevice, origin)
 		ow := tx.ops()
-		return ow.append(ctx, OpDevice, "device:"+origin, "", hlc, encodeDevice(d))
+		return ow.append(ctx, store.OpDevice, "device:"+origin, "", hlc, encodeDevice(d))
 	})
 }
 
@@ -355,10 +326,10 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, OpForget, id, "", hlc, encodeForget(id)); err != nil {
+			if err := ow.append(ctx, store.OpForget, id, "", hlc, encodeForget(id)); err != nil {
 				return err
 			}
-			tx.record(OpForget, id)
+			tx.record(store.OpForget, id)
 		}
 		return nil
 	})

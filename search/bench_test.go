@@ -17,6 +17,7 @@ import (
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // benchDBs caches the generated databases for the whole run: building 100k observations
@@ -91,7 +92,7 @@ func genObservations(n int, seed uint64) []memory.Observation {
 	for i := range out {
 		at := base + int64(i)*60_000
 		out[i] = memory.Observation{
-			ID:        replica.ImportID(at, fmt.Sprintf("bench:%d", i)),
+			ID:        store.ImportID(at, fmt.Sprintf("bench:%d", i)),
 			SessionID: fmt.Sprintf("s-%d", i/20),
 			Project:   projects[r.IntN(len(projects))],
 			Type:      types[r.IntN(len(types))],
@@ -150,7 +151,7 @@ func benchReplica(b *testing.B, n int) *replica.Replica {
 	obs := genObservations(n, uint64(n))
 	start := time.Now()
 	for i := 0; i < len(obs); i += 2000 {
-		if _, err := r.Import(ctx, &replica.ImportBatch{Observations: obs[i:min(i+2000, len(obs))]}); err != nil {
+		if _, err := r.Import(ctx, &store.ImportBatch{Observations: obs[i:min(i+2000, len(obs))]}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // fileFixture stores observations with file lists and returns their IDs by key.
@@ -27,7 +27,7 @@ func fileFixture(t *testing.T) (*search.Searcher, map[string]string) {
 		{"decoy-name", []string{"internal/auth/authmiddleware.go", "internal/auth/middleware.go.bak"}, nil},
 		{"none", nil, nil},
 	}
-	b := &replica.Batch{}
+	b := &store.Batch{}
 	for i, o := range obs {
 		b.Observations = append(b.Observations, memory.Observation{SessionID: "s", Project: "billing", Type: "change",
 			Title: "change " + o.key, Narrative: "touched the auth layer", FilesRead: o.read, FilesModified: o.written,

@@ -14,6 +14,7 @@ import (
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // The hybrid fixture: the deterministic hashing embedder with a synonym table stands in
@@ -108,7 +109,7 @@ func hybridFixture(tb testing.TB) (*replica.Replica, *search.Service, *memVector
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	b := &replica.Batch{}
+	b := &store.Batch{}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i, k := range keys {
 		project := "p"

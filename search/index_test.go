@@ -1,8 +1,8 @@
 package search_test
 
 import (
-	"github.com/memnode/memnode/replica/storetest"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store/storetest"
 )
 
 // Every store that passes the contract suite can back a Searcher.

@@ -8,8 +8,8 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // Records carry the coding agent of their session: search and timeline filter by it, and the
@@ -19,7 +19,7 @@ func TestSearchAndTimelineFilterByPlatform(t *testing.T) {
 	r := testkit.OpenReplica(t, "dev-a")
 	for i, p := range []string{"claude-code", "codex", "gemini-cli"} {
 		sid := "s-" + p
-		_, err := r.Commit(ctx, &replica.Batch{
+		_, err := r.Commit(ctx, &store.Batch{
 			Sessions: []memory.Session{{ID: sid, Project: "shop", Platform: p, StartedAt: int64(1_700_000_000_000 + i*1000), Status: "active"}},
 			Observations: []memory.Observation{{SessionID: sid, Project: "shop", Type: memory.TypeBugfix,
 				Title: "Fixed the cart total rounding in " + p, Narrative: "cart total rounding was off by a cent",

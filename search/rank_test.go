@@ -10,6 +10,7 @@ import (
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 func TestInformativeTerms(t *testing.T) {
@@ -40,7 +41,7 @@ func TestInformativeTerms(t *testing.T) {
 // and returns their IDs.
 func commitTexts(t *testing.T, r *replica.Replica, texts ...string) []string {
 	t.Helper()
-	b := &replica.Batch{}
+	b := &store.Batch{}
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i, x := range texts {
 		b.Observations = append(b.Observations, memory.Observation{SessionID: "s", Project: "p", Type: "note",

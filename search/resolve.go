@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // resolveRef turns a record reference a caller gave into the ID it names. A number is
@@ -19,9 +19,9 @@ import (
 // unchanged.
 func (v *Service) resolveRef(ctx context.Context, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
-	kind, digits := replica.OpObservation, ref
+	kind, digits := store.OpObservation, ref
 	if rest, ok := strings.CutPrefix(ref, "S"); ok {
-		kind, digits = replica.OpSummary, rest
+		kind, digits = store.OpSummary, rest
 	}
 	if num, err := strconv.ParseInt(digits, 10, 64); err == nil && num > 0 && digits[0] != '+' {
 		id, ok, err := v.store.ClaudeMemRecord(ctx, kind, num)
@@ -32,11 +32,11 @@ func (v *Service) resolveRef(ctx context.Context, ref string) (string, error) {
 			return id, nil
 		}
 	}
-	if !replica.IsShortIDForm(ref) {
+	if !store.IsShortIDForm(ref) {
 		return ref, nil
 	}
 	id, ok, err := v.store.ResolveShortID(ctx, ref)
-	if errors.Is(err, replica.ErrAmbiguous) {
+	if errors.Is(err, store.ErrAmbiguous) {
 		return ref, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err != nil || !ok {

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Scopes of Query.Type.
@@ -117,18 +117,16 @@ type Config struct {
 // are apitype.KindObservation, KindSummary and KindPrompt.
 type Index interface {
 	CountMatches(ctx context.Context, kind, match string, max int) (int, error)
-	ListRecords(ctx context.Context, kind string, f replica.SearchFilter, oldest bool, limit int) ([]replica.IndexHit, error)
-	WindowMatches(ctx context.Context, kind string, q replica.WindowQuery) ([]replica.IndexHit, error)
-	WindowTitles(ctx context.Context, kind string, q replica.WindowQuery, words []string, bonus float64) ([]replica.IndexHit, error)
-	BestMatches(ctx context.Context, kind, match string, f replica.SearchFilter, limit int) ([]replica.IndexHit, error)
-	HitsByID(ctx context.Context, kind string, ids []string, f replica.SearchFilter) ([]replica.IndexHit, error)
-	RecordsAround(ctx context.Context, kind string, f replica.SearchFilter, at int64, id string, before bool, n int) ([]replica.IndexHit, error)
-	HitByID(ctx context.Context, kind, id string) (replica.IndexHit, bool, error)
-	LatestSummaryHit(ctx context.Context, sessionID string) (replica.IndexHit, bool, error)
+	ListRecords(ctx context.Context, kind string, f store.SearchFilter, oldest bool, limit int) ([]store.IndexHit, error)
+	WindowMatches(ctx context.Context, kind string, q store.WindowQuery) ([]store.IndexHit, error)
+	WindowTitles(ctx context.Context, kind string, q store.WindowQuery, words []string, bonus float64) ([]store.IndexHit, error)
+	BestMatches(ctx context.Context, kind, match string, f store.SearchFilter, limit int) ([]store.IndexHit, error)
+	HitsByID(ctx context.Context, kind string, ids []string, f store.SearchFilter) ([]store.IndexHit, error)
+	RecordsAround(ctx context.Context, kind string, f store.SearchFilter, at int64, id string, before bool, n int) ([]store.IndexHit, error)
+	HitByID(ctx context.Context, kind, id string) (store.IndexHit, bool, error)
+	LatestSummaryHit(ctx context.Context, sessionID string) (store.IndexHit, bool, error)
 	SessionStart(ctx context.Context, id string) (int64, bool, error)
 }
-
-var _ Index = (*replica.Replica)(nil)
 
 // Searcher runs queries over an Index. Safe for concurrent use.
 type Searcher struct {
@@ -156,30 +154,30 @@ func New(idx Index, cfg Config) *Searcher {
 
 // filter is q's filters as the Index takes them: search shows current records only (a
 // superseded one is reached by get or timeline).
-func filter(q *Query) replica.SearchFilter {
-	return replica.SearchFilter{Project: q.Project, Since: q.Since, Until: q.Until, Device: q.Device,
+func filter(q *Query) store.SearchFilter {
+	return store.SearchFilter{Project: q.Project, Since: q.Since, Until: q.Until, Device: q.Device,
 		Platform: q.Platform, Types: q.ObsTypes, File: q.File, Current: true}
 }
 
 // indexOrder is q's order as a window read takes it.
-func indexOrder(order string) replica.Order {
+func indexOrder(order string) store.Order {
 	switch order {
 	case OrderNewest:
-		return replica.Newest
+		return store.Newest
 	case OrderOldest:
-		return replica.Oldest
+		return store.Oldest
 	}
-	return replica.ByScore
+	return store.ByScore
 }
 
 // hit is what the index shows of h, on one line.
-func hit(kind string, h replica.IndexHit) apitype.Hit {
+func hit(kind string, h store.IndexHit) apitype.Hit {
 	return apitype.Hit{Kind: kind, ID: h.ID, Time: h.Time, Type: h.Type, Title: oneLine(h.Title), Project: h.Project,
 		SessionID: h.SessionID, Origin: h.Origin, Device: h.Device, Score: h.Score}
 }
 
 // toHits converts an index read's answer (nil stays nil).
-func toHits(kind string, in []replica.IndexHit) []apitype.Hit {
+func toHits(kind string, in []store.IndexHit) []apitype.Hit {
 	if len(in) == 0 {
 		return nil
 	}
@@ -393,7 +391,7 @@ func (s *Searcher) searchKind(ctx context.Context, kind string, q *Query, fq *ft
 	default:
 		rank, also = strings.Join(rare, " OR "), match
 	}
-	found, err := s.idx.WindowMatches(ctx, kind, replica.WindowQuery{Match: rank, Also: also, Filter: filter(q),
+	found, err := s.idx.WindowMatches(ctx, kind, store.WindowQuery{Match: rank, Also: also, Filter: filter(q),
 		Window: window, Order: indexOrder(q.Order), Limit: n})
 	return toHits(kind, found), err
 }
@@ -428,7 +426,7 @@ func (s *Searcher) recent(ctx context.Context, kind string, q *Query, match stri
 	if q.Order == OrderRelevance && kind == apitype.KindObservation {
 		title = words
 	}
-	found, err := s.idx.WindowTitles(ctx, kind, replica.WindowQuery{Match: match, Filter: filter(q), Window: window,
+	found, err := s.idx.WindowTitles(ctx, kind, store.WindowQuery{Match: match, Filter: filter(q), Window: window,
 		Order: indexOrder(q.Order), Limit: n}, title, titleBonus)
 	return toHits(kind, found), err
 }

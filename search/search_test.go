@@ -12,12 +12,13 @@ import (
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 const sampleDB = "../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db"
 
 // importSample loads the claude-mem fixture into r.
-func importSample(tb testing.TB, r *replica.Replica) replica.ImportResult {
+func importSample(tb testing.TB, r *replica.Replica) store.ImportResult {
 	tb.Helper()
 	ctx := context.Background()
 	cm, err := importer.OpenClaudeMem(ctx, sampleDB)
@@ -284,7 +285,7 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 	}
 	go func() {
 		for i := 0; i < 20; i++ {
-			if _, err := r.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "w", Project: "billing-api",
+			if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "w", Project: "billing-api",
 				Type: "change", Title: "invoice tweak " + strings.Repeat("x", i), CreatedAt: int64(1790000000000 + i)}}}); err != nil {
 				errc <- err
 				return

@@ -13,28 +13,33 @@ import (
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Store is what the service needs of the memory store besides full-text queries: record
 // lookup, notes, forget, import and export.
 type Store interface {
-	Lookup(ctx context.Context, id string) (replica.Record, bool, error)
+	Lookup(ctx context.Context, id string) (store.Record, bool, error)
 	HasSession(ctx context.Context, id string) (bool, error)
-	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
+	Commit(ctx context.Context, b *store.Batch) (store.CommitResult, error)
 	Forget(ctx context.Context, ids []string) (int, error)
-	Import(ctx context.Context, b *replica.ImportBatch) (replica.ImportResult, error)
+	Import(ctx context.Context, b *store.ImportBatch) (store.ImportResult, error)
 	ClaudeMemRecord(ctx context.Context, kind string, num int64) (string, bool, error)
 	ShortIDs(ctx context.Context, ids []string) (map[string]string, error)
 	SessionPlatforms(ctx context.Context, sessionIDs []string) (map[string]string, error)
 	ResolveShortID(ctx context.Context, prefix string) (string, bool, error)
 	Supersede(ctx context.Context, old, by string) error
 	Correct(ctx context.Context, old string, c memory.Observation) (memory.Observation, error)
-	Supersessions(ctx context.Context, ids []string) ([]replica.Supersession, error)
+	Supersessions(ctx context.Context, ids []string) ([]store.Supersession, error)
 	importer.ExportReader
 }
 
-var _ Store = (*replica.Replica)(nil)
+// Backend is the store a Service runs over: its own reads and writes, and the index reads
+// of its Searcher (the node's replica).
+type Backend interface {
+	Store
+	Index
+}
 
 // Service is everything the node's search, memory and import/export routes do, over one
 // replica: the api.SearchBackend of a node.
@@ -45,7 +50,7 @@ type Service struct {
 }
 
 // NewService returns a Service over rep.
-func NewService(rep *replica.Replica, cfg Config) *Service {
+func NewService(rep Backend, cfg Config) *Service {
 	return &Service{store: rep, s: New(rep, cfg), now: time.Now}
 }
 
@@ -158,7 +163,7 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 	if typ == "" {
 		typ = "note"
 	}
-	res, err := v.store.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{
+	res, err := v.store.Commit(ctx, &store.Batch{Observations: []memory.Observation{{
 		SessionID: manualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
 		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
 	}}})

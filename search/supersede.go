@@ -10,7 +10,7 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Correct stores what is true about a wrong or outdated observation as a new observation
@@ -80,9 +80,9 @@ func (v *Service) observationRef(ctx context.Context, ref string) (memory.Observ
 // supersedeError maps the replica's refusals to the service's sentinels.
 func supersedeError(err error) error {
 	switch {
-	case errors.Is(err, replica.ErrUnknownRecord), errors.Is(err, replica.ErrForgotten):
+	case errors.Is(err, store.ErrUnknownRecord), errors.Is(err, store.ErrForgotten):
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
-	case errors.Is(err, replica.ErrSelfSupersede), errors.Is(err, replica.ErrSupersededReplacement):
+	case errors.Is(err, store.ErrSelfSupersede), errors.Is(err, store.ErrSupersededReplacement):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return fmt.Errorf("supersede: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 func benchObservation(i int) memory.Observation {
@@ -32,7 +33,7 @@ func benchObservation(i int) memory.Observation {
 func (t *tnode) fill(n, batch int) {
 	t.tb.Helper()
 	for i := 0; i < n; i += batch {
-		b := &replica.Batch{}
+		b := &store.Batch{}
 		for j := i; j < min(n, i+batch); j++ {
 			b.Observations = append(b.Observations, benchObservation(j+int(time.Now().UnixNano()%1_000_000)*1000))
 		}
@@ -42,7 +43,7 @@ func (t *tnode) fill(n, batch int) {
 	}
 }
 
-func (t *tnode) vv() replica.VersionVector {
+func (t *tnode) vv() store.VersionVector {
 	vv, err := t.rep.VersionVector(context.Background())
 	if err != nil {
 		t.tb.Fatal(err)
@@ -170,8 +171,8 @@ func BenchmarkOpLogOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	seq := 0
-	mkBatch := func() *replica.Batch {
-		bt := &replica.Batch{}
+	mkBatch := func() *store.Batch {
+		bt := &store.Batch{}
 		for range batch {
 			seq++
 			bt.Observations = append(bt.Observations, benchObservation(seq))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // compactFloor is, per origin, the highest seq every member of the group is known to hold:
@@ -16,7 +16,7 @@ import (
 // member that has announced nothing yet (a device that just joined) holds nothing as far as
 // we know: then there is no floor and nothing is compacted. Removed devices are not members
 // and do not count.
-func (n *Node) compactFloor(ctx context.Context) (replica.VersionVector, error) {
+func (n *Node) compactFloor(ctx context.Context) (store.VersionVector, error) {
 	mine, err := n.cfg.Store.VersionVector(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("compaction floor: %w", err)
@@ -43,10 +43,10 @@ func (n *Node) compactFloor(ctx context.Context) (replica.VersionVector, error) 
 // Compact compacts the replica's op-log up to the floor every member has passed
 // (replica.Compact; sync/DESIGN.md "Compaction"). The node's loop runs it in the
 // background every CompactInterval; it is exported for tests and tools that want it now.
-func (n *Node) Compact(ctx context.Context) (replica.CompactResult, error) {
+func (n *Node) Compact(ctx context.Context) (store.CompactResult, error) {
 	floor, err := n.compactFloor(ctx)
 	if err != nil || floor == nil {
-		return replica.CompactResult{}, err
+		return store.CompactResult{}, err
 	}
 	res, err := n.cfg.Store.Compact(ctx, floor)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // history writes, on t, records observations (imported in bulk: the import path is one
@@ -26,12 +26,12 @@ func (t *tnode) history(records, sessionUpdates, forgets int) []string {
 	base := time.Now().UnixMilli() - int64(records)
 	var ids []string
 	for i := 0; i < records; i += batch {
-		b := &replica.ImportBatch{}
+		b := &store.ImportBatch{}
 		for j := i; j < min(records, i+batch); j++ {
 			o := benchObservation(j)
 			o.SessionID = fmt.Sprintf("%s-s%d", t.name, j/100)
 			o.CreatedAt = base + int64(j)
-			o.ID = replica.ImportID(o.CreatedAt, fmt.Sprintf("%s/%d", t.name, j))
+			o.ID = store.ImportID(o.CreatedAt, fmt.Sprintf("%s/%d", t.name, j))
 			b.Observations = append(b.Observations, o)
 			ids = append(ids, o.ID)
 		}
@@ -41,7 +41,7 @@ func (t *tnode) history(records, sessionUpdates, forgets int) []string {
 	}
 	sessions := max(1, records/100)
 	for i := 0; i < sessionUpdates; i += batch {
-		b := &replica.Batch{}
+		b := &store.Batch{}
 		for j := i; j < min(sessionUpdates, i+batch); j++ {
 			status := "active"
 			if j >= sessionUpdates-sessions {

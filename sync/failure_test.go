@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // failingStore is the real replica with ApplyOps failing while fail is set.
@@ -19,9 +19,9 @@ type failingStore struct {
 
 var errDiskFull = errors.New("database or disk is full")
 
-func (s *failingStore) ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error) {
+func (s *failingStore) ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResult, error) {
 	if s.fail.Load() {
-		return replica.ApplyResult{}, errDiskFull
+		return store.ApplyResult{}, errDiskFull
 	}
 	return s.Store.ApplyOps(ctx, ops)
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // A commit is pushed because the replica published it on the feed: with anti-entropy
@@ -26,7 +26,7 @@ func TestFeedWakesPushWithoutPolling(t *testing.T) {
 	})
 	converged(t, 10*time.Second, a, b)
 
-	res, err := a.rep.Commit(context.Background(), &replica.Batch{
+	res, err := a.rep.Commit(context.Background(), &store.Batch{
 		Sessions:     []memory.Session{{ID: "s-feed", Project: "demo", StartedAt: 1}},
 		Observations: []memory.Observation{{SessionID: "s-feed", Project: "demo", Type: "discovery", Title: "echidna", CreatedAt: time.Now().UnixMilli()}},
 	})

@@ -11,7 +11,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Member is one device of the group, as the group state records it.
@@ -148,8 +148,8 @@ type stateFile struct {
 	// GossipPort is reused on restart so the other members find us where they last saw us.
 	GossipPort int `json:"gossip_port,omitempty"`
 	// RemoteVV caches the last version vector each peer announced (for "ops behind").
-	RemoteVV map[string]replica.VersionVector `json:"remote_vv,omitempty"`
-	LastSync map[string]int64                 `json:"last_sync,omitempty"`
+	RemoteVV map[string]store.VersionVector `json:"remote_vv,omitempty"`
+	LastSync map[string]int64               `json:"last_sync,omitempty"`
 	// RemovedBy is the member that told this device it was removed (empty while it is not).
 	RemovedBy string `json:"removed_by,omitempty"`
 }
@@ -181,7 +181,7 @@ func saveState(path string, s stateFile) error {
 	return nil
 }
 
-func sortedOrigins(vv replica.VersionVector) []string {
+func sortedOrigins(vv store.VersionVector) []string {
 	return slices.Sorted(maps.Keys(vv))
 }
 
@@ -189,7 +189,7 @@ func sortedOrigins(vv replica.VersionVector) []string {
 func (n *Node) snapshotLocked() stateFile {
 	st := n.state
 	st.Group = st.Group.clone()
-	st.RemoteVV = make(map[string]replica.VersionVector, len(n.state.RemoteVV))
+	st.RemoteVV = make(map[string]store.VersionVector, len(n.state.RemoteVV))
 	for k, v := range n.state.RemoteVV {
 		st.RemoteVV[k] = maps.Clone(v)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // waitFor polls cond until it holds or the deadline passes; msg describes the last state.
@@ -159,7 +160,7 @@ func (t *tnode) restart() {
 func (t *tnode) write(session, title string) string {
 	t.tb.Helper()
 	now := time.Now().UnixMilli()
-	res, err := t.rep.Commit(context.Background(), &replica.Batch{
+	res, err := t.rep.Commit(context.Background(), &store.Batch{
 		Sessions:     []memory.Session{{ID: session, Project: "demo", StartedAt: 1}},
 		Observations: []memory.Observation{{SessionID: session, Project: "demo", Type: "discovery", Title: title, Narrative: "narrative of " + title, CreatedAt: now}},
 	})

@@ -26,7 +26,7 @@ import (
 
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Protocol IDs. A node speaks exactly these; everything else is refused. ProtocolSyncZ is
@@ -45,21 +45,19 @@ const (
 // Store is the replica as sync uses it; *replica.Replica satisfies it.
 type Store interface {
 	Origin() string
-	VersionVector(ctx context.Context) (replica.VersionVector, error)
-	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
-	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
+	VersionVector(ctx context.Context) (store.VersionVector, error)
+	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]store.Op, error)
+	ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResult, error)
 	SetDeviceName(ctx context.Context, origin, name string) error
 	// CutOrigin drops origin's ops past seq, held now or arriving later (a removal).
 	CutOrigin(ctx context.Context, origin string, seq uint64) (int, error)
 	// Compact drops the ops at or below floor that no longer change any state (compact.go).
-	Compact(ctx context.Context, floor replica.VersionVector) (replica.CompactResult, error)
+	Compact(ctx context.Context, floor store.VersionVector) (store.CompactResult, error)
 	// IsBlank, Snapshot and InstallSnapshot start a new device from a snapshot (snapshot.go).
 	IsBlank(ctx context.Context) (bool, error)
-	Snapshot(ctx context.Context, chunkBytes int, emit func(replica.SnapshotChunk) error) error
-	InstallSnapshot(ctx context.Context, next func() (replica.SnapshotChunk, error)) (replica.SnapshotResult, error)
+	Snapshot(ctx context.Context, chunkBytes int, emit func(store.SnapshotChunk) error) error
+	InstallSnapshot(ctx context.Context, next func() (store.SnapshotChunk, error)) (store.SnapshotResult, error)
 }
-
-var _ Store = (*replica.Replica)(nil)
 
 // Defaults.
 const (

@@ -16,7 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/protocol"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // ErrProtocol reports a peer that broke the session's state machine.
@@ -176,7 +176,7 @@ func (n *Node) onHello(p peer.ID, m *message) error {
 	}
 	n.mu.Lock()
 	if n.state.RemoteVV == nil {
-		n.state.RemoteVV = map[string]replica.VersionVector{}
+		n.state.RemoteVV = map[string]store.VersionVector{}
 	}
 	n.state.RemoteVV[p.String()] = m.VV
 	n.mu.Unlock()
@@ -329,7 +329,7 @@ func (n *Node) respond(ctx context.Context, c *conn, p peer.ID) error {
 // pull asks for every origin where the peer is ahead of mine and applies the batches as they
 // arrive, one transaction each. A device that holds nothing of any other device first
 // installs the peer's snapshot, when the peer speaks snapshots and holds enough (snapshot.go).
-func (n *Node) pull(ctx context.Context, c *conn, mine, theirs replica.VersionVector) error {
+func (n *Node) pull(ctx context.Context, c *conn, mine, theirs store.VersionVector) error {
 	if claim := n.claimSnapshot(ctx, c, mine, theirs); claim != nil {
 		vv, err := n.pullSnapshot(ctx, c, claim)
 		if err != nil {

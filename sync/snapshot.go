@@ -9,7 +9,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // A new device starts from a snapshot instead of replaying every op (DESIGN.md,
@@ -35,7 +35,7 @@ type snapshotClaim struct {
 // session is pulling anything (a blank device already replaying stays on replay). If so it
 // claims every origin of the peer, under the same lock as the check, so no other session
 // pulls them (or asks for another snapshot) meanwhile.
-func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs replica.VersionVector) *snapshotClaim {
+func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs store.VersionVector) *snapshotClaim {
 	if !c.snap || n.cfg.SnapshotMin < 0 {
 		return nil
 	}
@@ -75,7 +75,7 @@ func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs replica.
 // pullSnapshot asks the peer for its snapshot and installs it; it returns this replica's
 // vector afterwards. A snapshot this device refuses (a stamp beyond the clock bound, a
 // malformed one) is not asked of that peer again: the next session replays its ops.
-func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) (replica.VersionVector, error) {
+func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) (store.VersionVector, error) {
 	defer func() {
 		n.mu.Lock()
 		for _, o := range claim.origins {
@@ -93,9 +93,9 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 		return nil, err
 	}
 	p := c.s.Conn().RemotePeer()
-	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (replica.SnapshotChunk, error) {
+	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) {
 		if err := ctx.Err(); err != nil {
-			return replica.SnapshotChunk{}, err // the session is over: the install rolls back and frees the writer
+			return store.SnapshotChunk{}, err // the session is over: the install rolls back and frees the writer
 		}
 		m, err := c.recv()
 		claim.touch()
@@ -103,17 +103,17 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 			kick(n.stallKick) // the path may be dead: a round with the other members takes over
 		}
 		if err != nil {
-			return replica.SnapshotChunk{}, err
+			return store.SnapshotChunk{}, err
 		}
 		switch m.Type {
 		case msgSnapRows:
-			return replica.SnapshotChunk{Table: m.Table, Columns: m.Columns, Rows: m.Rows}, nil
+			return store.SnapshotChunk{Table: m.Table, Columns: m.Columns, Rows: m.Rows}, nil
 		case msgSnapEnd:
-			return replica.SnapshotChunk{VV: m.VV}, nil
+			return store.SnapshotChunk{VV: m.VV}, nil
 		}
-		return replica.SnapshotChunk{}, fmt.Errorf("got message %d during a snapshot: %w", m.Type, ErrProtocol)
+		return store.SnapshotChunk{}, fmt.Errorf("got message %d during a snapshot: %w", m.Type, ErrProtocol)
 	})
-	if errors.Is(err, memory.ErrClockAhead) || errors.Is(err, replica.ErrBadSnapshot) {
+	if errors.Is(err, memory.ErrClockAhead) || errors.Is(err, store.ErrBadSnapshot) {
 		n.mu.Lock()
 		if n.snapRefused == nil {
 			n.snapRefused = map[peer.ID]bool{}
@@ -135,7 +135,7 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 // opsMessageSoft bytes each (or one larger row), flushed one by one so every write makes
 // progress within sessionIdle, then SnapEnd with the vector.
 func (n *Node) serveSnapshot(ctx context.Context, c *conn) error {
-	err := n.cfg.Store.Snapshot(ctx, opsMessageSoft, func(ch replica.SnapshotChunk) error {
+	err := n.cfg.Store.Snapshot(ctx, opsMessageSoft, func(ch store.SnapshotChunk) error {
 		m := &message{Type: msgSnapRows, Table: ch.Table, Columns: ch.Columns, Rows: ch.Rows}
 		if ch.Table == "" {
 			m = &message{Type: msgSnapEnd, VV: ch.VV}

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Device states as `memnode peers` shows them.
@@ -80,7 +80,7 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	defer n.mu.Unlock()
 	g := n.state.Group
 	st := Status{GroupID: g.GroupID, KeyEpoch: g.KeyEpoch, PendingInvites: n.pendingInvitesLocked()}
-	var remotes []replica.VersionVector
+	var remotes []store.VersionVector
 	if by := n.state.RemovedBy; by != "" {
 		st.RemovedBy = g.Members[by].Name
 		if st.RemovedBy == "" {
@@ -133,10 +133,10 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 
 // catchUp returns how many ops mine holds, and how many exist as far as mine and the
 // peers' announced vectors tell (per origin, the highest sequence any of them has).
-func catchUp(mine replica.VersionVector, remotes []replica.VersionVector) (held, known uint64) {
+func catchUp(mine store.VersionVector, remotes []store.VersionVector) (held, known uint64) {
 	top := maps.Clone(mine)
 	if top == nil {
-		top = replica.VersionVector{}
+		top = store.VersionVector{}
 	}
 	for _, r := range remotes {
 		for o, s := range r {
@@ -153,7 +153,7 @@ func catchUp(mine replica.VersionVector, remotes []replica.VersionVector) (held,
 }
 
 // diffVV returns how many ops mine has beyond theirs, and theirs beyond mine.
-func diffVV(mine, theirs replica.VersionVector) (behind, ahead uint64) {
+func diffVV(mine, theirs store.VersionVector) (behind, ahead uint64) {
 	for o, s := range mine {
 		if t := theirs[o]; s > t {
 			behind += s - t

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Message types on the sync and pairing protocols. See DESIGN.md, "Wire format".
@@ -45,7 +45,7 @@ const (
 	MaxMessageSize = 8 << 20 // one framed message
 	maxStringLen   = 64 << 10
 	maxBlobLen     = 4 << 20 // a group state
-	// maxPayloadLen bounds one op payload: far above replica.MaxRecordSize, which every
+	// maxPayloadLen bounds one op payload: far above memory.MaxRecordSize, which every
 	// record is checked against where it enters, so an op a replica accepted always
 	// travels, even one stored before that limit existed (up to this size).
 	maxPayloadLen  = MaxMessageSize - 1<<20
@@ -64,7 +64,7 @@ type message struct {
 	// Hello
 	GroupID string
 	Name    string
-	VV      replica.VersionVector
+	VV      store.VersionVector
 	Group   []byte // JSON group state (members only; the key travels inside Noise)
 
 	// Want
@@ -72,7 +72,7 @@ type message struct {
 
 	// Ops: all of one origin, seqs strictly increasing.
 	Origin string
-	Ops    []replica.Op
+	Ops    []store.Op
 
 	// Error
 	Text string
@@ -304,7 +304,7 @@ func decodeMessage(b []byte) (*message, error) {
 		m.GroupID = d.str()
 		m.Name = d.str()
 		n := d.count(2)
-		m.VV = make(replica.VersionVector, n)
+		m.VV = make(store.VersionVector, n)
 		for i := 0; i < n && d.err == nil; i++ {
 			o := d.str()
 			m.VV[o] = d.uvarint()
@@ -322,7 +322,7 @@ func decodeMessage(b []byte) (*message, error) {
 			d.fail()
 		}
 		n := d.count(5)
-		m.Ops = make([]replica.Op, 0, n)
+		m.Ops = make([]store.Op, 0, n)
 		var prev uint64
 		for i := 0; i < n && d.err == nil; i++ {
 			delta := d.uvarint()
@@ -331,7 +331,7 @@ func decodeMessage(b []byte) (*message, error) {
 				break
 			}
 			prev += delta
-			op := replica.Op{Origin: m.Origin, Seq: prev, HLC: d.uvarint(), Kind: d.str(), RecordID: d.str()}
+			op := store.Op{Origin: m.Origin, Seq: prev, HLC: d.uvarint(), Kind: d.str(), RecordID: d.str()}
 			op.Payload = d.optBytes()
 			m.Ops = append(m.Ops, op)
 		}
@@ -366,7 +366,7 @@ func decodeMessage(b []byte) (*message, error) {
 		}
 	case msgSnapEnd:
 		n := d.count(2)
-		m.VV = make(replica.VersionVector, n)
+		m.VV = make(store.VersionVector, n)
 		for i := 0; i < n && d.err == nil; i++ {
 			o := d.str()
 			m.VV[o] = d.uvarint()

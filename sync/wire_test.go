@@ -9,14 +9,14 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 func sampleMessages() []*message {
 	return []*message{
-		{Type: msgHello, GroupID: "g1", Name: "laptop", VV: replica.VersionVector{"a": 3, "b": 0}, Group: []byte(`{"group_id":"g1"}`)},
+		{Type: msgHello, GroupID: "g1", Name: "laptop", VV: store.VersionVector{"a": 3, "b": 0}, Group: []byte(`{"group_id":"g1"}`)},
 		{Type: msgWant, Wants: []want{{Origin: "a", After: 2}, {Origin: "b", After: 0}}},
-		{Type: msgOps, Origin: "a", Ops: []replica.Op{
+		{Type: msgOps, Origin: "a", Ops: []store.Op{
 			{Origin: "a", Seq: 3, HLC: 1 << 40, Kind: "observation", RecordID: "01ABC", Payload: []byte(`{"id":"01ABC"}`)},
 			{Origin: "a", Seq: 4, HLC: 1<<40 + 1, Kind: "observation", RecordID: "01ABD"}, // forgotten: nil payload
 			{Origin: "a", Seq: 5, HLC: 1<<40 + 2, Kind: "forget", RecordID: "01ABD", Payload: []byte{}},
@@ -33,7 +33,7 @@ func sampleMessages() []*message {
 			{"a", int64(2), int64(1<<40 + 1), "forget", "01ABC", []byte(`{"id":"01ABC"}`), int64(0)},
 			{"a", int64(-3), int64(0), "", "", []byte{}, int64(0)},
 		}},
-		{Type: msgSnapEnd, VV: replica.VersionVector{"a": 2, "b": 7}},
+		{Type: msgSnapEnd, VV: store.VersionVector{"a": 2, "b": 7}},
 	}
 }
 
@@ -93,7 +93,7 @@ func normalize(m *message) {
 
 func TestDecoderRejectsHostileInput(t *testing.T) {
 	huge := []byte{msgWant, 0xff, 0xff, 0xff, 0xff, 0x0f} // claims 4 billion wants in 6 bytes
-	zeroDelta := encodeMessage(&message{Type: msgOps, Origin: "a", Ops: []replica.Op{{Seq: 1}, {Seq: 2}}})
+	zeroDelta := encodeMessage(&message{Type: msgOps, Origin: "a", Ops: []store.Op{{Seq: 1}, {Seq: 2}}})
 	zeroDelta = bytes.Replace(zeroDelta, []byte{1, 0, 0, 0, 0, 1, 0}, []byte{1, 0, 0, 0, 0, 0, 0}, 1)
 	for name, b := range map[string][]byte{
 		"empty":        {},

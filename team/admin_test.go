@@ -10,7 +10,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // signedTombstone is a tombstone for record by m, validly signed, written by m's own
@@ -18,7 +18,7 @@ import (
 func (m *member) writeTombstone(tb testing.TB, project, record string, tseq uint64) {
 	tb.Helper()
 	author, _ := m.t.st.get(context.Background(), "author")
-	op := Op{Origin: m.r.Origin(), TSeq: tseq, Project: project, Kind: replica.OpForget, RecordID: record, HLC: uint64(time.Now().UnixMilli()) << 16,
+	op := Op{Origin: m.r.Origin(), TSeq: tseq, Project: project, Kind: store.OpForget, RecordID: record, HLC: uint64(time.Now().UnixMilli()) << 16,
 		Payload: []byte(`{"v":1,"id":"` + record + `"}`), Author: author}
 	if err := sign(m.key, &op); err != nil {
 		tb.Fatal(err)

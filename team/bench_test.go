@@ -9,7 +9,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // BenchmarkTeam prints `make bench`'s team figures on a real 3-node rqlite cluster: push
@@ -43,7 +43,7 @@ func BenchmarkTeam(b *testing.B) {
 		const n = 10000
 		start := time.Now()
 		for k := 0; k < n; k += 500 {
-			batch := &replica.Batch{}
+			batch := &store.Batch{}
 			for j := k; j < k+500; j++ {
 				batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("bulk %d-%d", i, j), j))
 			}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/internal/rqlitetest"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // BenchmarkTeamCatchUp measures a late member's catch-up on a real 3-node rqlite cluster
@@ -24,7 +24,7 @@ func BenchmarkTeamCatchUp(b *testing.B) {
 	a := newMember(b, "alice", "laptop")
 	a.join(b, c, P)
 	for k := 0; k < n; k += 500 {
-		batch := &replica.Batch{}
+		batch := &store.Batch{}
 		for j := k; j < k+500; j++ {
 			batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("bulk %d", j), j))
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // TestTeamSessionStateSurvivesCompactionBeforeTheScan: A's op-log is compacted before its
@@ -47,7 +47,7 @@ func TestTeamSessionStateSurvivesCompactionBeforeTheScan(t *testing.T) {
 			sid := "sess-" + project
 			for _, s := range tc.writes {
 				s.ID, s.Project = sid, project
-				if _, err := a.r.Commit(ctx, &replica.Batch{Sessions: []memory.Session{s}}); err != nil {
+				if _, err := a.r.Commit(ctx, &store.Batch{Sessions: []memory.Session{s}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -55,7 +55,7 @@ func TestTeamSessionStateSurvivesCompactionBeforeTheScan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := a.r.Compact(ctx, replica.VersionVector{a.r.Origin(): vv[a.r.Origin()]})
+			res, err := a.r.Compact(ctx, store.VersionVector{a.r.Origin(): vv[a.r.Origin()]})
 			if err != nil || res.Superseded != tc.removed {
 				t.Fatalf("compact: %+v %v, want %d superseded", res, err, tc.removed)
 			}
@@ -65,7 +65,7 @@ func TestTeamSessionStateSurvivesCompactionBeforeTheScan(t *testing.T) {
 			}
 			compacted := 0
 			for _, op := range ops {
-				if op.Kind == replica.OpCompacted {
+				if op.Kind == store.OpCompacted {
 					compacted++
 				}
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // member is one memnode device in a team test: a real replica file, a real team state file,
@@ -95,7 +96,7 @@ func (m *member) record(tb testing.TB, project, title string) string {
 	tb.Helper()
 	m.n++
 	sid := fmt.Sprintf("%s-%s-s%d", m.user, project, m.n/100)
-	res, err := m.r.Commit(context.Background(), &replica.Batch{
+	res, err := m.r.Commit(context.Background(), &store.Batch{
 		Sessions:     []memory.Session{{ID: sid, Project: project, StartedAt: 1790000000000, Status: "active"}},
 		Observations: []memory.Observation{{SessionID: sid, Project: project, Type: "discovery", Title: title, Narrative: "narrative of " + title, CreatedAt: int64(1790000000000 + m.n)}},
 	})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Holding. The replica refuses an op stamped more than its clock bound ahead of this
@@ -29,7 +29,7 @@ const retryEvery = 2 * time.Second
 
 // applyHolding applies ops (pos[i] is ops[i]'s cluster position) to the replica through
 // tx's team state: what the replica did not take is held.
-func (t *Team) applyHolding(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []replica.Op, pos []int64) (int, error) {
+func (t *Team) applyHolding(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []store.Op, pos []int64) (int, error) {
 	res, err := t.cfg.Replica.ApplyOps(ctx, ops)
 	if err != nil && !errors.Is(err, memory.ErrClockAhead) {
 		return t.applyEach(ctx, tx, q, ops, pos)
@@ -42,10 +42,10 @@ func (t *Team) applyHolding(ctx context.Context, tx *sql.Tx, q *batchStmts, ops 
 
 // applyEach applies ops one at a time after their batch failed: an op the replica cannot
 // apply (a payload it cannot read) is refused and keeps its place as a placeholder.
-func (t *Team) applyEach(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []replica.Op, pos []int64) (int, error) {
+func (t *Team) applyEach(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []store.Op, pos []int64) (int, error) {
 	applied := 0
 	for i, op := range ops {
-		res, err := t.cfg.Replica.ApplyOps(ctx, []replica.Op{op})
+		res, err := t.cfg.Replica.ApplyOps(ctx, []store.Op{op})
 		if err != nil && !errors.Is(err, memory.ErrClockAhead) {
 			origin, _ := splitLocal(op.Origin)
 			reason := "the replica cannot apply it: " + err.Error()
@@ -53,7 +53,7 @@ func (t *Team) applyEach(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []r
 				return applied, err
 			}
 			t.cfg.Logger.Warn("team op rejected", "origin", origin, "tseq", op.Seq, "kind", op.Kind, "record", op.RecordID, "reason", reason)
-			if res, err = t.cfg.Replica.ApplyOps(ctx, []replica.Op{{Origin: op.Origin, Seq: op.Seq, Kind: kindRejected, RecordID: op.RecordID}}); err != nil {
+			if res, err = t.cfg.Replica.ApplyOps(ctx, []store.Op{{Origin: op.Origin, Seq: op.Seq, Kind: kindRejected, RecordID: op.RecordID}}); err != nil {
 				return applied, err
 			}
 		}
@@ -63,7 +63,7 @@ func (t *Team) applyEach(ctx context.Context, tx *sql.Tx, q *batchStmts, ops []r
 }
 
 // hold keeps the ops of ops the replica has not applied (past their stream's version).
-func (t *Team) hold(ctx context.Context, tx *sql.Tx, ops []replica.Op, pos []int64) error {
+func (t *Team) hold(ctx context.Context, tx *sql.Tx, ops []store.Op, pos []int64) error {
 	vv, err := t.cfg.Replica.VersionVector(ctx)
 	if err != nil {
 		return err
@@ -112,10 +112,10 @@ func (t *Team) retryStream(ctx context.Context, lo string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var ops []replica.Op
+	var ops []store.Op
 	var pos []int64
 	for rows.Next() {
-		op := replica.Op{Origin: lo}
+		op := store.Op{Origin: lo}
 		var p, hlc int64
 		if err := rows.Scan(&op.Seq, &p, &op.Kind, &op.RecordID, &hlc, &op.Payload); err != nil {
 			rows.Close()
@@ -158,14 +158,14 @@ func splitLocal(lo string) (origin, project string) {
 func (t *Team) checkFarFuture(op Op) string {
 	limit := t.cfg.Now().Add(t.cfg.FarFuture)
 	stamps := []uint64{op.HLC}
-	if op.Payload != nil && op.Kind != replica.OpForget {
+	if op.Payload != nil && op.Kind != store.OpForget {
 		var h payloadHead
 		if json.Unmarshal(op.Payload, &h) == nil && h.HLC != 0 {
 			stamps = append(stamps, h.HLC)
 		}
 	}
 	for _, s := range stamps {
-		if at := replica.HLCTime(s); at.After(limit) {
+		if at := store.HLCTime(s); at.After(limit) {
 			return fmt.Sprintf("stamped %s, more than %s ahead of this device's clock", at.UTC().Format("2006-01-02 15:04 UTC"), t.cfg.FarFuture)
 		}
 	}
@@ -198,7 +198,7 @@ func (t *Team) stalls(ctx context.Context) ([]Stall, error) {
 			rows.Close()
 			return nil, err
 		}
-		at := replica.HLCTime(uint64(hlc))
+		at := store.HLCTime(uint64(hlc))
 		s.Reason = fmt.Sprintf("its op stamped %s is %s ahead of this device's clock (the author's clock is fast?); its ops apply once this clock gets there",
 			at.UTC().Format("2006-01-02 15:04:05 UTC"), at.Sub(now).Round(time.Second))
 		out, origins = append(out, s), append(origins, origin)

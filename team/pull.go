@@ -13,7 +13,7 @@ import (
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Kind of the placeholder a rejected op becomes locally: an op kind no replica interprets,
@@ -258,7 +258,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 		return 0, err
 	}
 	defer q.close()
-	var apply []replica.Op
+	var apply []store.Op
 	var pos []int64              // apply[i]'s cluster position
 	named := map[string]string{} // authors first seen in this batch
 	for i, op := range ops {
@@ -290,7 +290,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 			}
 			continue
 		}
-		lop := replica.Op{Origin: LocalOrigin(op.Origin, op.Project), Seq: op.TSeq, HLC: op.HLC, Kind: op.Kind, RecordID: op.RecordID, Payload: op.Payload}
+		lop := store.Op{Origin: LocalOrigin(op.Origin, op.Project), Seq: op.TSeq, HLC: op.HLC, Kind: op.Kind, RecordID: op.RecordID, Payload: op.Payload}
 		pos = append(pos, op.Pos)
 		// The server is not trusted: a member with write access can insert any row, so every
 		// op proves its origin by signature (verified when fetched); a forged op is not the
@@ -315,7 +315,7 @@ func (t *Team) applyPulled(ctx context.Context, b pulled) (int, error) {
 			lop.Kind, lop.Payload, lop.HLC = kindRejected, nil, 0
 		} else {
 			lop.Payload = cleanPayload(op.Payload)
-			if op.Kind != replica.OpForget && op.Kind != replica.OpSupersede {
+			if op.Kind != store.OpForget && op.Kind != store.OpSupersede {
 				if _, err := q.record.ExecContext(ctx, op.RecordID, op.Origin, op.Project); err != nil {
 					return 0, err
 				}
@@ -412,18 +412,18 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	case pinned != op.Author:
 		return fmt.Sprintf("device %s signs as %q, known as %q", op.Origin, op.Author, pinned)
 	}
-	if op.Kind == replica.OpSession {
+	if op.Kind == store.OpSession {
 		return ""
 	}
 	var owner, project string
 	err = q.owner.QueryRowContext(ctx, op.RecordID).Scan(&owner, &project)
-	if op.Kind == replica.OpSupersede {
+	if op.Kind == store.OpSupersede {
 		// A correction hides the record it names from every member's context: like a
 		// tombstone, its author's or an admin's, of the row's project; the replacement a
 		// record of that project this member already holds (positions order the stream).
 		return t.checkCorrection(ctx, q, op, owner, project, err, admins)
 	}
-	if op.Kind != replica.OpForget {
+	if op.Kind != store.OpForget {
 		if err == nil && owner != op.Origin {
 			return fmt.Sprintf("record %s belongs to %s", op.RecordID, owner)
 		}
@@ -504,12 +504,12 @@ func checkPayload(op Op) string {
 		return fmt.Sprintf("%s %s: payload is not a record: %v", op.Kind, op.RecordID, err)
 	}
 	switch op.Kind {
-	case replica.OpForget:
+	case store.OpForget:
 		if h.ID != op.RecordID {
 			return fmt.Sprintf("tombstone's payload names record %s, its signed row %s", h.ID, op.RecordID)
 		}
 		return ""
-	case replica.OpSupersede:
+	case store.OpSupersede:
 		if h.ID != op.RecordID {
 			return fmt.Sprintf("correction's payload names record %s, its signed row %s", h.ID, op.RecordID)
 		}
@@ -517,7 +517,7 @@ func checkPayload(op Op) string {
 			return fmt.Sprintf("correction of %s: payload names project %q, its signed row %q", op.RecordID, h.Project, op.Project)
 		}
 		return ""
-	case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary:
+	case store.OpSession, store.OpPrompt, store.OpObservation, store.OpSummary:
 	default:
 		return fmt.Sprintf("op kind %q is not one a shared project carries", op.Kind)
 	}

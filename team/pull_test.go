@@ -8,7 +8,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // TestVerifyAllSplitsWorkAndKeepsEachVerdict: verification on several goroutines gives
@@ -19,7 +19,7 @@ func TestVerifyAllSplitsWorkAndKeepsEachVerdict(t *testing.T) {
 	_, own := newKey(t)
 	ops := make([]Op, 300)
 	for i := range ops {
-		ops[i] = Op{Origin: origin, TSeq: uint64(i + 1), Project: "p", Kind: replica.OpObservation, RecordID: fmt.Sprint("r", i),
+		ops[i] = Op{Origin: origin, TSeq: uint64(i + 1), Project: "p", Kind: store.OpObservation, RecordID: fmt.Sprint("r", i),
 			HLC: uint64(i), Payload: []byte(fmt.Sprintf(`{"n":%d}`, i)), Author: "alice/laptop"}
 		if err := sign(key, &ops[i]); err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func TestTeamPullStoppedMidwayResumesExactlyOnce(t *testing.T) {
 	const P, n = "pipeline", 300
 	a := newMember(t, "alice", "laptop")
 	a.join(t, c, P)
-	batch := &replica.Batch{}
+	batch := &store.Batch{}
 	for j := 0; j < n; j++ {
 		batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("piped %d", j), j))
 	}

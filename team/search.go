@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // doc is the searchable text of one shared record on the cluster.
@@ -51,11 +51,11 @@ func searchText(kind string, payload []byte) (doc, bool) {
 		return strings.Join(keep, "\n")
 	}
 	switch kind {
-	case replica.OpObservation:
+	case store.OpObservation:
 		return doc{Type: p.Type, Title: p.Title, Body: join(p.Subtitle, p.Narrative, strings.Join(p.Facts, "\n"), strings.Join(p.Concepts, " ")), CreatedAt: p.CreatedAt}, true
-	case replica.OpPrompt:
+	case store.OpPrompt:
 		return doc{Type: "prompt", Title: firstLine(p.Text), Body: p.Text, CreatedAt: p.CreatedAt}, true
-	case replica.OpSummary:
+	case store.OpSummary:
 		return doc{Type: "summary", Title: firstLine(p.Request), Body: join(p.Request, p.Investigated, p.Learned, p.Completed, p.NextSteps, p.Notes), CreatedAt: p.CreatedAt}, true
 	}
 	return doc{}, false

@@ -9,7 +9,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // TestTeamShareDuringTheJoinScanPushesEverything: a device with 30,000 observations joins
@@ -23,7 +23,7 @@ func TestTeamShareDuringTheJoinScanPushesEverything(t *testing.T) {
 	const P, n = "history", 30000
 	a, b := newMember(t, "alice", "laptop"), newMember(t, "bob", "desktop")
 	for i := 0; i < n; i += 1000 {
-		batch := &replica.Batch{}
+		batch := &store.Batch{}
 		for j := i; j < i+1000; j++ {
 			batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("old %d", j), j))
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // TestTeamSquattedSequenceIsReportedToItsPusher: a member writes a row under alice's device
@@ -35,7 +35,7 @@ func TestTeamSquattedSequenceIsReportedToItsPusher(t *testing.T) {
 	if err := a.t.st.db.QueryRow(`SELECT MAX(tseq) + 1 FROM outbox WHERE project = ?`, P).Scan(&next); err != nil {
 		t.Fatal(err)
 	}
-	squat := Op{Origin: a.r.Origin(), TSeq: uint64(next), Project: P, Kind: replica.OpObservation, RecordID: "01SQUATSQUATSQUATSQUATSQUA",
+	squat := Op{Origin: a.r.Origin(), TSeq: uint64(next), Project: P, Kind: store.OpObservation, RecordID: "01SQUATSQUATSQUATSQUATSQUA",
 		HLC: 1, Payload: []byte(`{"id":"01SQUATSQUATSQUATSQUATSQUA","session_id":"s","project":"ledger","type":"decision","title":"SQUAT","created_at":1}`),
 		Author: "alice/laptop"}
 	if err := sign(m.key, &squat); err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // TestTeamCorrectionsReachEveryMember: on a real rqlite cluster, an admin corrects another
@@ -46,8 +46,8 @@ func TestTeamCorrectionsReachEveryMember(t *testing.T) {
 	}
 	fromB := correct(b, "invoices are rounded on the total, not per line")
 	fromA := correct(a, "rounding happens once, on the invoice total")
-	want := []replica.Supersession{{Old: x, New: fromA}, {Old: x, New: fromB}}
-	slices.SortFunc(want, func(p, q replica.Supersession) int {
+	want := []store.Supersession{{Old: x, New: fromA}, {Old: x, New: fromB}}
+	slices.SortFunc(want, func(p, q store.Supersession) int {
 		if p.New < q.New {
 			return -1
 		}

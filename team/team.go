@@ -17,19 +17,17 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/memnode/memnode/feed"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Replica is what team needs of the local store: this device's ops to push, and the apply
 // path device sync uses for the ops it pulls (same CRDT rules, records stored once).
 type Replica interface {
 	Origin() string
-	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
-	VersionVector(ctx context.Context) (replica.VersionVector, error)
-	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
+	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]store.Op, error)
+	VersionVector(ctx context.Context) (store.VersionVector, error)
+	ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResult, error)
 }
-
-var _ Replica = (*replica.Replica)(nil)
 
 // Config configures a Team.
 type Config struct {
@@ -496,7 +494,7 @@ func (t *Team) startScan(ctx context.Context) (uint64, error) {
 	return after, tx.Commit()
 }
 
-func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, author string, admin bool) error {
+func (t *Team) queue(ctx context.Context, ops []store.Op, shared []string, author string, admin bool) error {
 	tx, err := t.st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -505,12 +503,12 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 	for _, op := range ops {
 		var project string
 		switch op.Kind {
-		case replica.OpSession, replica.OpPrompt, replica.OpObservation, replica.OpSummary, replica.OpSupersede:
+		case store.OpSession, store.OpPrompt, store.OpObservation, store.OpSummary, store.OpSupersede:
 			if op.Payload == nil {
 				continue // forgotten before it was pushed: nothing to share
 			}
 			project = payloadProject(op.Payload)
-			if op.Kind != replica.OpSupersede {
+			if op.Kind != store.OpSupersede {
 				op.Payload = ownPayload(op.Payload, t.origin)
 				break
 			}
@@ -522,8 +520,8 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 			if err != nil {
 				return err
 			}
-		case replica.OpForget:
-			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET payload = NULL WHERE record_id = ? AND kind != ?`, op.RecordID, replica.OpForget); err != nil {
+		case store.OpForget:
+			if _, err := tx.ExecContext(ctx, `UPDATE outbox SET payload = NULL WHERE record_id = ? AND kind != ?`, op.RecordID, store.OpForget); err != nil {
 				return err
 			}
 			var origin string
@@ -563,7 +561,7 @@ func (t *Team) queue(ctx context.Context, ops []replica.Op, shared []string, aut
 			op.Seq, project, tseq, op.Kind, op.RecordID, int64(op.HLC), op.Payload, top.PayloadHash, top.Sig); err != nil {
 			return err
 		}
-		if op.Kind != replica.OpForget {
+		if op.Kind != store.OpForget {
 			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO records(id, origin, project) VALUES (?, ?, ?)`, op.RecordID, t.origin, project); err != nil {
 				return err
 			}
@@ -627,7 +625,7 @@ func pushStatements(ops []Op) []stmt {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, op.Origin, op.TSeq, op.Project, op.Kind, op.RecordID,
 			strconv.FormatUint(op.HLC, 10), payload, op.PayloadHash, op.Author, op.Sig))
 		switch {
-		case op.Kind == replica.OpForget:
+		case op.Kind == store.OpForget:
 			out = append(out,
 				st(`UPDATE team_ops SET payload = NULL WHERE record_id = ? AND kind != 'forget'`, op.RecordID),
 				st(`DELETE FROM team_records WHERE id = ?`, op.RecordID))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 func users() []rqlitetest.User {
@@ -115,14 +115,14 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 		m.join(t, c, P)
 		admin := newRQ(c.URLs(), rqlitetest.Admin, c.AdminPassword, 3*time.Second)
 		// 1. an op under alice's device, signed with mallory's key.
-		forged := Op{Origin: a.r.Origin(), TSeq: 1000, Project: P, Kind: replica.OpObservation, RecordID: "01FORGEDFORGEDFORGEDFORGED",
+		forged := Op{Origin: a.r.Origin(), TSeq: 1000, Project: P, Kind: store.OpObservation, RecordID: "01FORGEDFORGEDFORGEDFORGED",
 			HLC: 1, Payload: []byte(`{"id":"01FORGEDFORGEDFORGEDFORGED","session_id":"s","project":"billing-api","type":"decision","title":"FORGED-BY-MALLORY","created_at":1}`),
 			Author: "alice/laptop"}
 		if err := sign(m.key, &forged); err != nil {
 			t.Fatal(err)
 		}
 		// 2. a tombstone for alice's record, validly signed by mallory, who is no admin.
-		tomb := Op{Origin: m.r.Origin(), TSeq: 1, Project: P, Kind: replica.OpForget, RecordID: victim, HLC: 2,
+		tomb := Op{Origin: m.r.Origin(), TSeq: 1, Project: P, Kind: store.OpForget, RecordID: victim, HLC: 2,
 			Payload: []byte(`{"v":1,"id":"` + victim + `"}`), Author: "mallory/evil"}
 		if err := sign(m.key, &tomb); err != nil {
 			t.Fatal(err)
@@ -234,7 +234,7 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 		b.t.Close() // B's loop would only slow the machine down from here
 		start := time.Now()
 		for i := 0; i < n; i += 500 {
-			batch := &replica.Batch{}
+			batch := &store.Batch{}
 			for j := i; j < i+500; j++ {
 				batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("bulk %d", j), j))
 			}

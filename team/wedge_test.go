@@ -13,6 +13,7 @@ import (
 	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // clock is a wall clock a test moves: the real time plus an offset.
@@ -69,9 +70,9 @@ func TestTeamFastClockStallsOnlyItsAuthor(t *testing.T) {
 		t.Fatal(err)
 	}
 	malRec := m.record(t, P, "MALLORY template")
-	rogue{m}.write(t, Op{Project: P, Kind: replica.OpObservation, RecordID: "rogue-future", HLC: uint64(time.Now().AddDate(10, 0, 0).UnixMilli()) << 16,
+	rogue{m}.write(t, Op{Project: P, Kind: store.OpObservation, RecordID: "rogue-future", HLC: uint64(time.Now().AddDate(10, 0, 0).UnixMilli()) << 16,
 		Payload: edited(t, m.payloadOf(t, malRec), "id", "rogue-future", "title", "FUTURE record")})
-	batch := &replica.Batch{}
+	batch := &store.Batch{}
 	for j := 0; j < n; j++ {
 		batch.Observations = append(batch.Observations, obs(P, fmt.Sprintf("bob bulk %d", j), j))
 	}

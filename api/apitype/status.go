@@ -47,7 +47,7 @@ type QueueStatus struct {
 	Processed int64 `json:"processed"`
 	// Failures counts batches that failed and stayed queued for a retry.
 	Failures int64 `json:"failures"`
-	// Dead counts events set aside after failing replica.MaxAttempts times (not retried;
+	// Dead counts events set aside after failing store.MaxAttempts times (not retried;
 	// `memnode repair --purge-dead` deletes them).
 	Dead int `json:"dead"`
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/memnode/memnode/internal/logfile"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // checkLogs fails when a log of the data dir passes its size cap or holds a line over the
@@ -45,7 +45,7 @@ func checkLogs(t *testing.T, dataDir string) {
 // TestPoisonEventEnds is issue 26's poison "done when": a hook with a 20 MiB session_id is
 // refused at ingest (the hook still exits 0, nothing is queued); an event already queued
 // that can never be processed (a 2 MiB session_id queued before the check existed) is
-// retried at most replica.MaxAttempts times, then set aside: `memnode status` shows it,
+// retried at most store.MaxAttempts times, then set aside: `memnode status` shows it,
 // the logs stay under their caps, and `memnode repair --purge-dead` deletes it.
 func TestPoisonEventEnds(t *testing.T) {
 	if testing.Short() {
@@ -95,7 +95,7 @@ func TestPoisonEventEnds(t *testing.T) {
 	}
 	// Attempts are bounded: the node logged at most MaxAttempts failures of it.
 	log, _ := os.ReadFile(filepath.Join(in.dataDir, "logs", "memnode.log"))
-	if n := strings.Count(string(log), "processing failed"); n == 0 || n > replica.MaxAttempts {
-		t.Fatalf("%d failures logged, want 1..%d", n, replica.MaxAttempts)
+	if n := strings.Count(string(log), "processing failed"); n == 0 || n > store.MaxAttempts {
+		t.Fatalf("%d failures logged, want 1..%d", n, store.MaxAttempts)
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // chromiumFlags are the flags every browser test runs Chromium with: headless, nothing
@@ -463,7 +463,7 @@ func writeObservations(t *testing.T, path string, n int) {
 	types := []string{"discovery", "bugfix", "feature", "decision", "refactor", "change"}
 	for i := range n {
 		at := now + int64(i)
-		o := &memory.Observation{ID: replica.ImportID(at, fmt.Sprintf("big:%d", i)), SessionID: "big-session", Project: "bigproj",
+		o := &memory.Observation{ID: store.ImportID(at, fmt.Sprintf("big:%d", i)), SessionID: "big-session", Project: "bigproj",
 			Type: types[i%len(types)], Title: fmt.Sprintf("Observation %d about the parser", i), Subtitle: "src/parser.go, line " + fmt.Sprint(i),
 			Narrative: strings.Repeat("The parser handles nested blocks. ", 4), Facts: []string{"fact one", "fact two"},
 			FilesRead: []string{"src/parser.go"}, CreatedAt: at, Origin: "bench-origin", HLC: uint64(at) << 16}

@@ -12,6 +12,7 @@ import (
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 	memsync "github.com/memnode/memnode/sync"
 )
 
@@ -20,7 +21,7 @@ import (
 // copied into it (replica.Salvage). The node must be stopped.
 //
 // With --purge-dead it deletes the dead letters instead: the events set aside after
-// failing replica.MaxAttempts times (`memnode status` counts them).
+// failing store.MaxAttempts times (`memnode status` counts them).
 func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
 	f := newFlags(env, "repair", "repair [--purge-dead]")
 	purgeDead := f.Bool("purge-dead", false, "delete the dead letters (events set aside after failing 10 times) instead")
@@ -51,7 +52,7 @@ func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
 		if err != nil {
 			return fail(env, "repair: %v", err)
 		}
-		fmt.Fprintf(env.Stdout, "deleted %s set aside after failing %d times\n", plural(n, "dead event"), replica.MaxAttempts)
+		fmt.Fprintf(env.Stdout, "deleted %s set aside after failing %d times\n", plural(n, "dead event"), store.MaxAttempts)
 		return 0
 	}
 	if r, err := replica.Open(ctx, replica.Config{Path: path, Origin: origin}); err == nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,7 +40,7 @@ func TestSearchByFile(t *testing.T) {
 	for i := range obs {
 		o := &obs[i]
 		o.CreatedAt = at + int64(i)*1000
-		o.ID = replica.ImportID(o.CreatedAt, "e2e-file:"+o.Title)
+		o.ID = store.ImportID(o.CreatedAt, "e2e-file:"+o.Title)
 		o.SessionID, o.Project, o.Type, o.Narrative = "s1", "billing", "change", o.Title+"."
 		add(importer.Record{Kind: importer.KindObservation, Observation: o})
 	}

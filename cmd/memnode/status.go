@@ -12,7 +12,7 @@ import (
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // exitNotRunning is `memnode status`'s exit code when no node runs.
@@ -100,7 +100,7 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 	q := st.Queue
 	line("queue", "%d waiting; since start %d ingested, %d processed, %s", q.Waiting, q.Ingested, q.Processed, plural(int(q.Failures), "failure"))
 	if q.Dead > 0 {
-		line("dead", "%s set aside after failing %d times, not retried (see the node's log; 'memnode repair --purge-dead' deletes them)", plural(q.Dead, "event"), replica.MaxAttempts)
+		line("dead", "%s set aside after failing %d times, not retried (see the node's log; 'memnode repair --purge-dead' deletes them)", plural(q.Dead, "event"), store.MaxAttempts)
 	}
 	line("tcp", "%s", tcp)
 	line("compressor", "%s", st.Compressor.Name)

@@ -13,6 +13,7 @@ import (
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 var mdc = contextfile.Spec{Path: ".cursor/rules/memnode-context.mdc", Header: "---\nalwaysApply: true\n---"}
@@ -69,7 +70,7 @@ func TestWriterRewritesTheFileAfterEachSummaryAndForget(t *testing.T) {
 
 	w.Note("claude-code", "proj", sub) // has no context file: never a target
 	w.Note("cursor", "proj", sub)
-	res, err := rep.Commit(ctx, &replica.Batch{Summaries: []memory.Summary{
+	res, err := rep.Commit(ctx, &store.Batch{Summaries: []memory.Summary{
 		{SessionID: "s1", Project: "proj", Request: "taught the parser about tabs", CreatedAt: 100},
 	}})
 	if err != nil {
@@ -88,7 +89,7 @@ func TestWriterRewritesTheFileAfterEachSummaryAndForget(t *testing.T) {
 	}
 
 	// Another project's summary leaves this file alone; a forget rewrites it.
-	if _, err := rep.Commit(ctx, &replica.Batch{Summaries: []memory.Summary{
+	if _, err := rep.Commit(ctx, &store.Batch{Summaries: []memory.Summary{
 		{SessionID: "s2", Project: "other", Request: "unrelated work", CreatedAt: 200},
 	}}); err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestWriterDropsATargetWhoseDirectoryIsGone(t *testing.T) {
 		Render:    render(rep), RootOf: func(cwd string) string { return cwd }})
 	w.Start()
 	defer w.Close()
-	if _, err := rep.Commit(ctx, &replica.Batch{Summaries: []memory.Summary{{SessionID: "s", Project: "proj", Request: "r", CreatedAt: 1}}}); err != nil {
+	if _, err := rep.Commit(ctx, &store.Batch{Summaries: []memory.Summary{{SessionID: "s", Project: "proj", Request: "r", CreatedAt: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, "target dropped", 5*time.Second, func() bool {

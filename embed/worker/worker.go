@@ -14,8 +14,8 @@ import (
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/internal/prio"
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // Tuning.
@@ -35,9 +35,9 @@ const StatusNoModel = "off — no model (memnode embed pull)"
 // and the vectors table.
 type Store interface {
 	LoadVectors(ctx context.Context, model string, fn func(id string, blob []byte) error) error
-	VectorCounts(ctx context.Context, model string) (replica.VectorStats, error)
-	MissingVectors(ctx context.Context, model string, limit int) ([]replica.VectorSource, error)
-	PutVectors(ctx context.Context, model string, rows []replica.VectorRow) (int, error)
+	VectorCounts(ctx context.Context, model string) (store.VectorStats, error)
+	MissingVectors(ctx context.Context, model string, limit int) ([]store.VectorSource, error)
+	PutVectors(ctx context.Context, model string, rows []store.VectorRow) (int, error)
 }
 
 // Searcher receives the worker as its vector side once a model is up, and loses it
@@ -47,7 +47,6 @@ type Searcher interface {
 }
 
 var (
-	_ Store          = (*replica.Replica)(nil)
 	_ Searcher       = (*search.Service)(nil)
 	_ search.Vectors = (*Worker)(nil)
 )
@@ -330,9 +329,9 @@ func (w *Worker) step(ctx context.Context, e embed.Embedder) (bool, error) {
 			vecs[i] = v[0]
 		}
 	}
-	rows := make([]replica.VectorRow, len(srcs))
+	rows := make([]store.VectorRow, len(srcs))
 	for i, s := range srcs {
-		rows[i] = replica.VectorRow{RowID: s.RowID, ID: s.ID, Blob: []byte{}}
+		rows[i] = store.VectorRow{RowID: s.RowID, ID: s.ID, Blob: []byte{}}
 		if i < len(vecs) && len(vecs[i]) == e.Dim() {
 			rows[i].Dim, rows[i].Blob = e.Dim(), embed.EncodeVector(vecs[i])
 		}
@@ -355,7 +354,7 @@ func (w *Worker) step(ctx context.Context, e embed.Embedder) (bool, error) {
 	return len(srcs) == batch, nil
 }
 
-func (w *Worker) setProgress(model string, st replica.VectorStats) {
+func (w *Worker) setProgress(model string, st store.VectorStats) {
 	w.progress.Store(&Progress{Model: model, Embedded: min(st.Embedded, st.Total), Total: st.Total, Failed: st.Failed})
 	s := fmt.Sprintf("on: %s, %d/%d embedded", model, min(st.Embedded, st.Total), st.Total)
 	if st.Failed > 0 {

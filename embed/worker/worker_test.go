@@ -15,6 +15,7 @@ import (
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 var notes = []string{
@@ -30,21 +31,21 @@ type fixture struct {
 	w   *worker.Worker
 }
 
-// store is a real replica file and the change feed it publishes its commits to.
-type store struct {
+// backing is a real replica file and the change feed it publishes its commits to.
+type backing struct {
 	rep *replica.Replica
 	bus *feed.Bus
 }
 
-func openStore(tb testing.TB) store {
+func openStore(tb testing.TB) backing {
 	tb.Helper()
 	r, bus := testkit.OpenReplicaWithFeed(tb, "test")
-	return store{r, bus}
+	return backing{r, bus}
 }
 
 // start runs a worker on a real replica file; Close runs at cleanup (before the replica's).
 // Nothing but the replica's change feed tells the worker about new records.
-func start(tb testing.TB, st store, open func() (embed.Embedder, error)) fixture {
+func start(tb testing.TB, st backing, open func() (embed.Embedder, error)) fixture {
 	tb.Helper()
 	rep := st.rep
 	svc := search.NewService(rep, search.Config{})
@@ -83,14 +84,14 @@ func TestFillsVectorsAndServesHybrid(t *testing.T) {
 	}
 	// Imported records and ops applied from a paired device reach the worker by the feed too.
 	at := time.Now().UnixMilli()
-	imported := replica.ImportID(at, "imported-1")
-	if _, err := f.rep.Import(ctx, &replica.ImportBatch{Observations: []memory.Observation{{ID: imported, SessionID: "imp",
+	imported := store.ImportID(at, "imported-1")
+	if _, err := f.rep.Import(ctx, &store.ImportBatch{Observations: []memory.Observation{{ID: imported, SessionID: "imp",
 		Project: "p", Type: "discovery", Title: "gossip membership converges in three rounds", CreatedAt: at, Origin: "other", HLC: uint64(at) << 16}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.waitEmbedded(t, "hashing-64", 5)
 	other := testkit.OpenReplica(t, "other-device")
-	if _, err := other.Commit(ctx, &replica.Batch{Observations: []memory.Observation{{SessionID: "remote", Project: "p",
+	if _, err := other.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "remote", Project: "p",
 		Type: "discovery", Title: "mdns announces every member on the LAN", CreatedAt: at}}}); err != nil {
 		t.Fatal(err)
 	}

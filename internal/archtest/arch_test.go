@@ -18,6 +18,7 @@ import (
 type goPackage struct {
 	ImportPath string
 	Imports    []string
+	Deps       []string // every package it links, transitively (test files aside)
 	Module     *struct{ Path string }
 }
 

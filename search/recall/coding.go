@@ -9,7 +9,7 @@ import (
 
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // codingFile is the coding-memory query set's file (testdata/coding.json).
@@ -51,7 +51,7 @@ func LoadCoding(ctx context.Context, claudeMem, setFile string) (*Set, error) {
 	for i := range f.Observations {
 		o := f.Observations[i]
 		o.SessionID = "coding:" + o.Project
-		o.ID = replica.ImportID(o.CreatedAt, "coding:"+o.Title)
+		o.ID = store.ImportID(o.CreatedAt, "coding:"+o.Title)
 		set.Records = append(set.Records, importer.Record{Kind: importer.KindObservation, Observation: &o})
 	}
 	byTitle := map[string]string{}

@@ -8,8 +8,8 @@ import (
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/importer"
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/search"
+	"github.com/memnode/memnode/store"
 )
 
 // importChunk is how many observations one replica import transaction carries.
@@ -20,7 +20,7 @@ const importChunk = 2000
 // saved without a title (memnode save).
 func DocObservation(set string, d Doc) memory.Observation {
 	return memory.Observation{
-		ID:        replica.ImportID(d.Time, set+":"+d.Project+":"+d.ID),
+		ID:        store.ImportID(d.Time, set+":"+d.Project+":"+d.ID),
 		SessionID: set + ":" + d.Project,
 		Project:   d.Project,
 		Type:      "note",
@@ -31,9 +31,14 @@ func DocObservation(set string, d Doc) memory.Observation {
 	}
 }
 
+// Importer is the store ImportDocs writes to (the replica).
+type Importer interface {
+	Import(ctx context.Context, b *store.ImportBatch) (store.ImportResult, error)
+}
+
 // ImportDocs stores every document of set in rep as one observation (DocObservation) and
 // returns the map from observation ID to document ID.
-func ImportDocs(ctx context.Context, rep *replica.Replica, set *Set) (map[string]string, error) {
+func ImportDocs(ctx context.Context, rep Importer, set *Set) (map[string]string, error) {
 	ids := make(map[string]string, len(set.Docs))
 	if set.Records != nil {
 		for _, d := range set.Docs {
@@ -51,7 +56,7 @@ func ImportDocs(ctx context.Context, rep *replica.Replica, set *Set) (map[string
 		obs = append(obs, o)
 	}
 	for i := 0; i < len(obs); i += importChunk {
-		if _, err := rep.Import(ctx, &replica.ImportBatch{Observations: obs[i:min(i+importChunk, len(obs))]}); err != nil {
+		if _, err := rep.Import(ctx, &store.ImportBatch{Observations: obs[i:min(i+importChunk, len(obs))]}); err != nil {
 			return nil, fmt.Errorf("import %s: %w", set.Name, err)
 		}
 	}

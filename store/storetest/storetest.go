@@ -15,17 +15,17 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/memory"
-	"github.com/memnode/memnode/replica"
+	"github.com/memnode/memnode/store"
 )
 
 // Store is what the contract exercises: local commits, the op-log, remote ops, forget, the
 // durable event queue, the convergence oracle, and the index reads search ranks over.
 type Store interface {
 	Origin() string
-	Commit(ctx context.Context, b *replica.Batch) (replica.CommitResult, error)
-	VersionVector(ctx context.Context) (replica.VersionVector, error)
-	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]replica.Op, error)
-	ApplyOps(ctx context.Context, ops []replica.Op) (replica.ApplyResult, error)
+	Commit(ctx context.Context, b *store.Batch) (store.CommitResult, error)
+	VersionVector(ctx context.Context) (store.VersionVector, error)
+	OpsSince(ctx context.Context, origin string, after uint64, limit int) ([]store.Op, error)
+	ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResult, error)
 	Forget(ctx context.Context, ids []string) (int, error)
 	GetObservations(ctx context.Context, ids []string) ([]memory.Observation, error)
 	// CanonicalDump renders the replicated state deterministically: two stores have
@@ -34,8 +34,8 @@ type Store interface {
 	// OpPayloadContains reports whether any op payload still holds s.
 	OpPayloadContains(ctx context.Context, s string) (bool, error)
 
-	Enqueue(ctx context.Context, ev replica.PendingEvent) (dup bool, err error)
-	ClaimSession(ctx context.Context, max int) (replica.Claim, error)
+	Enqueue(ctx context.Context, ev store.PendingEvent) (dup bool, err error)
+	ClaimSession(ctx context.Context, max int) (store.Claim, error)
 	Release(ctx context.Context, ids []int64) error
 	Unclaim(sessionID string)
 	QueueDepth(ctx context.Context) (int, error)
@@ -43,14 +43,14 @@ type Store interface {
 	SetDeviceName(ctx context.Context, origin, name string) error
 	// The index reads search ranks over (search.Index).
 	CountMatches(ctx context.Context, kind, match string, max int) (int, error)
-	ListRecords(ctx context.Context, kind string, f replica.SearchFilter, oldest bool, limit int) ([]replica.IndexHit, error)
-	WindowMatches(ctx context.Context, kind string, q replica.WindowQuery) ([]replica.IndexHit, error)
-	WindowTitles(ctx context.Context, kind string, q replica.WindowQuery, words []string, bonus float64) ([]replica.IndexHit, error)
-	BestMatches(ctx context.Context, kind, match string, f replica.SearchFilter, limit int) ([]replica.IndexHit, error)
-	HitsByID(ctx context.Context, kind string, ids []string, f replica.SearchFilter) ([]replica.IndexHit, error)
-	RecordsAround(ctx context.Context, kind string, f replica.SearchFilter, at int64, id string, before bool, n int) ([]replica.IndexHit, error)
-	HitByID(ctx context.Context, kind, id string) (replica.IndexHit, bool, error)
-	LatestSummaryHit(ctx context.Context, sessionID string) (replica.IndexHit, bool, error)
+	ListRecords(ctx context.Context, kind string, f store.SearchFilter, oldest bool, limit int) ([]store.IndexHit, error)
+	WindowMatches(ctx context.Context, kind string, q store.WindowQuery) ([]store.IndexHit, error)
+	WindowTitles(ctx context.Context, kind string, q store.WindowQuery, words []string, bonus float64) ([]store.IndexHit, error)
+	BestMatches(ctx context.Context, kind, match string, f store.SearchFilter, limit int) ([]store.IndexHit, error)
+	HitsByID(ctx context.Context, kind string, ids []string, f store.SearchFilter) ([]store.IndexHit, error)
+	RecordsAround(ctx context.Context, kind string, f store.SearchFilter, at int64, id string, before bool, n int) ([]store.IndexHit, error)
+	HitByID(ctx context.Context, kind, id string) (store.IndexHit, bool, error)
+	LatestSummaryHit(ctx context.Context, sessionID string) (store.IndexHit, bool, error)
 	SessionStart(ctx context.Context, id string) (int64, bool, error)
 }
 
@@ -85,7 +85,7 @@ func obs(session, title string) memory.Observation {
 		Narrative: "narrative of " + title, FilesRead: []string{"main.go"}, CreatedAt: now()}
 }
 
-func mustCommit(tb testing.TB, s Store, b *replica.Batch) replica.CommitResult {
+func mustCommit(tb testing.TB, s Store, b *store.Batch) store.CommitResult {
 	tb.Helper()
 	res, err := s.Commit(context.Background(), b)
 	if err != nil {
@@ -94,7 +94,7 @@ func mustCommit(tb testing.TB, s Store, b *replica.Batch) replica.CommitResult {
 	return res
 }
 
-func allOps(tb testing.TB, s Store, origin string) []replica.Op {
+func allOps(tb testing.TB, s Store, origin string) []store.Op {
 	tb.Helper()
 	ops, err := s.OpsSince(context.Background(), origin, 0, 1<<20)
 	if err != nil {
@@ -103,7 +103,7 @@ func allOps(tb testing.TB, s Store, origin string) []replica.Op {
 	return ops
 }
 
-func apply(tb testing.TB, s Store, ops []replica.Op) replica.ApplyResult {
+func apply(tb testing.TB, s Store, ops []store.Op) store.ApplyResult {
 	tb.Helper()
 	res, err := s.ApplyOps(context.Background(), ops)
 	if err != nil {
@@ -135,7 +135,7 @@ func testCommitIsIdempotent(t *testing.T, open Open) {
 	ctx := context.Background()
 	s := open(t, "dev-a")
 	o := obs("s1", "retry loop in the uploader")
-	b := &replica.Batch{
+	b := &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
 		Prompts:      []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: "why does it retry", CreatedAt: now()}},
 		Observations: []memory.Observation{o, o},
@@ -158,7 +158,7 @@ func testCommitIsIdempotent(t *testing.T, open Open) {
 		t.Fatal(err)
 	}
 	// The same observation again (a retried batch): nothing stored, no op appended.
-	again := mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{o}})
+	again := mustCommit(t, s, &store.Batch{Observations: []memory.Observation{o}})
 	if len(again.Observations) != 0 || again.Duplicates != 1 {
 		t.Fatalf("retried commit = %+v; want only a duplicate", again)
 	}
@@ -175,14 +175,14 @@ func testOpLogAndVersionVector(t *testing.T, open Open) {
 	ctx := context.Background()
 	s := open(t, "dev-a")
 	for i := range 5 {
-		mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("finding %d", i))}})
+		mustCommit(t, s, &store.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("finding %d", i))}})
 	}
 	ops := allOps(t, s, "dev-a")
 	if len(ops) != 5 {
 		t.Fatalf("%d ops, want 5", len(ops))
 	}
 	for i, op := range ops {
-		if op.Origin != "dev-a" || op.Seq != uint64(i+1) || op.Kind != replica.OpObservation || op.RecordID == "" || len(op.Payload) == 0 {
+		if op.Origin != "dev-a" || op.Seq != uint64(i+1) || op.Kind != store.OpObservation || op.RecordID == "" || len(op.Payload) == 0 {
 			t.Fatalf("op %d = %+v; want contiguous seqs of dev-a observations with payloads", i, op)
 		}
 		if i > 0 && op.HLC <= ops[i-1].HLC {
@@ -204,14 +204,14 @@ func testOpLogAndVersionVector(t *testing.T, open Open) {
 
 func testApplyOpsDuplicatesAndOutOfOrder(t *testing.T, open Open) {
 	a, b := open(t, "dev-a"), open(t, "dev-b")
-	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
+	mustCommit(t, a, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
 	for i := range 4 {
-		mustCommit(t, a, &replica.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("a finding %d", i))}})
+		mustCommit(t, a, &store.Batch{Observations: []memory.Observation{obs("s1", fmt.Sprintf("a finding %d", i))}})
 	}
 	ops := allOps(t, a, "dev-a") // seqs 1..5
 
 	// Past a gap: skipped, and the vector does not move.
-	if res := apply(t, b, []replica.Op{ops[2], ops[4]}); res.Applied != 0 || res.Gaps != 2 {
+	if res := apply(t, b, []store.Op{ops[2], ops[4]}); res.Applied != 0 || res.Gaps != 2 {
 		t.Fatalf("ops past a gap: %+v; want 2 gaps", res)
 	}
 	// Reversed and repeated: only the in-order prefix applies in one call...
@@ -222,7 +222,7 @@ func testApplyOpsDuplicatesAndOutOfOrder(t *testing.T, open Open) {
 		t.Fatalf("reversed ops: %+v; want seqs 5..2 past a gap, seq 1 applied, then 2 duplicates", res)
 	}
 	// ...and the rest arrives with duplicates mixed in.
-	res = apply(t, b, append(append([]replica.Op{}, ops...), ops...))
+	res = apply(t, b, append(append([]store.Op{}, ops...), ops...))
 	if res.Applied != 4 || res.Duplicates != 6 {
 		t.Fatalf("ops twice over: %+v; want 4 applied, 6 duplicates", res)
 	}
@@ -231,14 +231,14 @@ func testApplyOpsDuplicatesAndOutOfOrder(t *testing.T, open Open) {
 		t.Fatalf("b's vector = %v %v; want dev-a:5", vv, err)
 	}
 	// b relays what it holds, unchanged.
-	if relayed := allOps(t, b, "dev-a"); !slices.EqualFunc(relayed, ops, func(x, y replica.Op) bool {
+	if relayed := allOps(t, b, "dev-a"); !slices.EqualFunc(relayed, ops, func(x, y store.Op) bool {
 		return x.Seq == y.Seq && x.HLC == y.HLC && x.RecordID == y.RecordID && string(x.Payload) == string(y.Payload)
 	}) {
 		t.Fatalf("b relays %+v, want a's ops", relayed)
 	}
 	converged(t, a, b)
 	// A malformed op is refused, not applied.
-	if _, err := b.ApplyOps(context.Background(), []replica.Op{{Kind: replica.OpObservation}}); err == nil {
+	if _, err := b.ApplyOps(context.Background(), []store.Op{{Kind: store.OpObservation}}); err == nil {
 		t.Fatal("an op without origin and seq was accepted")
 	}
 }
@@ -247,7 +247,7 @@ func testTombstoneWins(t *testing.T, open Open) {
 	ctx := context.Background()
 	a, b, c := open(t, "dev-a"), open(t, "dev-b"), open(t, "dev-c")
 	const secret = "wombat-secret-sauce"
-	res := mustCommit(t, a, &replica.Batch{
+	res := mustCommit(t, a, &store.Batch{
 		Sessions:     []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
 		Observations: []memory.Observation{obs("s1", "recipe "+secret), obs("s1", "unrelated finding")},
 	})
@@ -281,7 +281,7 @@ func testTombstoneWins(t *testing.T, open Open) {
 	if _, err := a.Forget(ctx, []string{"s1"}); err != nil {
 		t.Fatal(err)
 	}
-	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
+	mustCommit(t, a, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}}})
 	if d := dump(t, a); strings.Contains(d, "unrelated finding") || strings.Contains(d, "session\ts1") {
 		t.Fatalf("forgotten session survives:\n%s", d)
 	}
@@ -290,11 +290,11 @@ func testTombstoneWins(t *testing.T, open Open) {
 func testSessionsAreLWW(t *testing.T, open Open) {
 	a, b := open(t, "dev-a"), open(t, "dev-b")
 	start := now()
-	mustCommit(t, a, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start, Status: "active"}}})
+	mustCommit(t, a, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start, Status: "active"}}})
 	apply(t, b, allOps(t, a, "dev-a"))
 	// b ends the session after it saw a's write: its stamp is later, so it wins everywhere,
 	// whichever order the writes arrive in.
-	mustCommit(t, b, &replica.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start + 5, EndedAt: start + 10, Status: "ended"}}})
+	mustCommit(t, b, &store.Batch{Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: start + 5, EndedAt: start + 10, Status: "ended"}}})
 	c := open(t, "dev-c")
 	apply(t, c, allOps(t, b, "dev-b"))
 	apply(t, c, allOps(t, b, "dev-a"))
@@ -311,7 +311,7 @@ func testQueue(t *testing.T, open Open) {
 	s := open(t, "dev-a")
 	enqueue := func(id, session string) {
 		t.Helper()
-		dup, err := s.Enqueue(ctx, replica.PendingEvent{EventID: id, Kind: "observation", SessionID: session, Project: "demo",
+		dup, err := s.Enqueue(ctx, store.PendingEvent{EventID: id, Kind: "observation", SessionID: session, Project: "demo",
 			Payload: []byte(`{"id":"` + id + `"}`), CreatedAt: now()})
 		if err != nil || dup {
 			t.Fatalf("enqueue %s: dup=%v err=%v", id, dup, err)
@@ -320,10 +320,10 @@ func testQueue(t *testing.T, open Open) {
 	enqueue("e1", "s1")
 	enqueue("e2", "s2")
 	enqueue("e3", "s1")
-	if dup, err := s.Enqueue(ctx, replica.PendingEvent{EventID: "e1", Kind: "observation", SessionID: "s1", Payload: []byte("{}")}); err != nil || !dup {
+	if dup, err := s.Enqueue(ctx, store.PendingEvent{EventID: "e1", Kind: "observation", SessionID: "s1", Payload: []byte("{}")}); err != nil || !dup {
 		t.Fatalf("re-enqueue of e1: dup=%v err=%v; want a duplicate", dup, err)
 	}
-	if _, err := s.Enqueue(ctx, replica.PendingEvent{SessionID: "s1"}); err == nil {
+	if _, err := s.Enqueue(ctx, store.PendingEvent{SessionID: "s1"}); err == nil {
 		t.Fatal("an event without an ID was queued")
 	}
 	if d, err := s.QueueDepth(ctx); err != nil || d != 3 {
@@ -357,12 +357,12 @@ func testQueue(t *testing.T, open Open) {
 	for _, ev := range c1.Events {
 		done, events = append(done, ev.ID), append(events, ev.EventID)
 	}
-	mustCommit(t, s, &replica.Batch{Observations: []memory.Observation{obs("s1", "from the queue")}, Done: done, DoneEvents: events})
+	mustCommit(t, s, &store.Batch{Observations: []memory.Observation{obs("s1", "from the queue")}, Done: done, DoneEvents: events})
 	s.Unclaim("s1")
 	if d, err := s.QueueDepth(ctx); err != nil || d != 1 {
 		t.Fatalf("depth after commit = %d %v, want 1", d, err)
 	}
-	if dup, err := s.Enqueue(ctx, replica.PendingEvent{EventID: "e3", Kind: "observation", SessionID: "s1", Payload: []byte("{}")}); err != nil || !dup {
+	if dup, err := s.Enqueue(ctx, store.PendingEvent{EventID: "e3", Kind: "observation", SessionID: "s1", Payload: []byte("{}")}); err != nil || !dup {
 		t.Fatalf("replay of a stored event: dup=%v err=%v; want a duplicate", dup, err)
 	}
 	if c, err := s.ClaimSession(ctx, 10); err != nil || c.SessionID != "s2" {
@@ -378,30 +378,30 @@ func testStaleClaim(t *testing.T, open Open) {
 	ctx := context.Background()
 	s := open(t, "dev-a")
 	const text = "rotate the wombat keys"
-	claimed := replica.SessionState{SessionID: "s1", PromptCount: 1, FirstPrompt: text, LastPrompt: text}
-	res := mustCommit(t, s, &replica.Batch{
+	claimed := store.SessionState{SessionID: "s1", PromptCount: 1, FirstPrompt: text, LastPrompt: text}
+	res := mustCommit(t, s, &store.Batch{
 		Sessions: []memory.Session{{ID: "s1", Project: "demo", StartedAt: now()}},
 		Prompts:  []memory.Prompt{{SessionID: "s1", Project: "demo", PromptNumber: 1, Text: text, CreatedAt: now()}},
-		States:   []replica.SessionState{claimed},
+		States:   []store.SessionState{claimed},
 	})
 	if n, err := s.Forget(ctx, []string{res.Prompts[0].ID}); err != nil || n != 1 {
 		t.Fatalf("forget = %d %v; want the prompt", n, err)
 	}
 	o := obs("s1", "wombat key rotation")
 	o.PromptNumber = 1
-	_, err := s.Commit(ctx, &replica.Batch{Claimed: []replica.SessionState{claimed},
-		Observations: []memory.Observation{o}, States: []replica.SessionState{claimed}})
-	if !errors.Is(err, replica.ErrStaleClaim) {
+	_, err := s.Commit(ctx, &store.Batch{Claimed: []store.SessionState{claimed},
+		Observations: []memory.Observation{o}, States: []store.SessionState{claimed}})
+	if !errors.Is(err, store.ErrStaleClaim) {
 		t.Fatalf("commit of a batch built before the forget: %v, want ErrStaleClaim", err)
 	}
 	if d := dump(t, s); strings.Contains(d, "wombat") {
 		t.Fatalf("a refused batch left records:\n%s", d)
 	}
-	after := replica.SessionState{SessionID: "s1", PromptCount: 1, TurnPrivate: true}
+	after := store.SessionState{SessionID: "s1", PromptCount: 1, TurnPrivate: true}
 	next := obs("s1", "next turn's finding")
 	next.PromptNumber = 2
-	mustCommit(t, s, &replica.Batch{Claimed: []replica.SessionState{after}, Observations: []memory.Observation{next},
-		States: []replica.SessionState{{SessionID: "s1", PromptCount: 2}}})
+	mustCommit(t, s, &store.Batch{Claimed: []store.SessionState{after}, Observations: []memory.Observation{next},
+		States: []store.SessionState{{SessionID: "s1", PromptCount: 2}}})
 	if d := dump(t, s); !strings.Contains(d, "next turn's finding") {
 		t.Fatalf("a batch built from the current state was not stored:\n%s", d)
 	}
@@ -436,7 +436,7 @@ func indexSetup(t *testing.T, open Open) (Store, indexFixture) {
 	if err := a.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	res := mustCommit(t, a, &replica.Batch{
+	res := mustCommit(t, a, &store.Batch{
 		Sessions: []memory.Session{
 			{ID: "s1", Project: "demo", Platform: "claude-code", StartedAt: at(0), Status: "active"},
 			{ID: "s2", Project: "other", Platform: "codex", StartedAt: at(10), Status: "active"},
@@ -466,7 +466,7 @@ func indexSetup(t *testing.T, open Open) (Store, indexFixture) {
 	if f.sum1.Request != "tame the webhook storm" {
 		f.sum1, f.sum2 = f.sum2, f.sum1
 	}
-	resB := mustCommit(t, b, &replica.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "demo", Type: "discovery",
+	resB := mustCommit(t, b, &store.Batch{Observations: []memory.Observation{{SessionID: "s9", Project: "demo", Type: "discovery",
 		Title: "webhook from the desktop", Narrative: "seen on the other device", CreatedAt: at(6000)}}})
 	f.o4 = resB.Observations[0]
 	apply(t, a, allOps(t, b, "dev-b"))
@@ -474,7 +474,7 @@ func indexSetup(t *testing.T, open Open) (Store, indexFixture) {
 }
 
 // ids lists the hits' IDs in order.
-func ids(hits []replica.IndexHit) []string {
+func ids(hits []store.IndexHit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
@@ -494,7 +494,7 @@ func testIndexReads(t *testing.T, open Open) {
 	ctx := context.Background()
 	s, f := indexSetup(t, open)
 	const webhook = `"webhook"`
-	obsKind := replica.OpObservation
+	obsKind := store.OpObservation
 
 	t.Run("CountMatches", func(t *testing.T) {
 		for _, c := range []struct {
@@ -502,7 +502,7 @@ func testIndexReads(t *testing.T, open Open) {
 			max, want   int
 		}{
 			{obsKind, webhook, 10, 4}, {obsKind, webhook, 2, 2}, {obsKind, `"zzqxv"`, 10, 0},
-			{replica.OpSummary, webhook, 10, 1}, {replica.OpPrompt, webhook, 10, 1},
+			{store.OpSummary, webhook, 10, 1}, {store.OpPrompt, webhook, 10, 1},
 		} {
 			if n, err := s.CountMatches(ctx, c.kind, c.match, c.max); err != nil || n != c.want {
 				t.Errorf("count %s %s max %d = %d %v; want %d", c.kind, c.match, c.max, n, err, c.want)
@@ -514,7 +514,7 @@ func testIndexReads(t *testing.T, open Open) {
 	})
 
 	t.Run("ListRecordsAndFilters", func(t *testing.T) {
-		list := func(kind string, flt replica.SearchFilter, oldest bool, limit int) []string {
+		list := func(kind string, flt store.SearchFilter, oldest bool, limit int) []string {
 			t.Helper()
 			hits, err := s.ListRecords(ctx, kind, flt, oldest, limit)
 			if err != nil {
@@ -524,55 +524,55 @@ func testIndexReads(t *testing.T, open Open) {
 		}
 		for _, c := range []struct {
 			name   string
-			flt    replica.SearchFilter
+			flt    store.SearchFilter
 			oldest bool
 			limit  int
 			want   []string
 		}{
-			{"newest", replica.SearchFilter{}, false, 10, idsOf(f.o4, f.o3, f.o2, f.o1)},
-			{"oldest", replica.SearchFilter{}, true, 2, idsOf(f.o1, f.o2)},
-			{"project", replica.SearchFilter{Project: "other"}, false, 10, idsOf(f.o3)},
-			{"types", replica.SearchFilter{Types: []string{"change", "bugfix"}}, false, 10, idsOf(f.o2)},
-			{"basename", replica.SearchFilter{File: "main.go"}, false, 10, idsOf(f.o2, f.o1)},
-			{"relative path", replica.SearchFilter{File: "api/main.go"}, false, 10, idsOf(f.o1)},
-			{"dot path", replica.SearchFilter{File: "./src/api/main.go"}, false, 10, idsOf(f.o1)},
-			{"part of a name", replica.SearchFilter{File: "ain.go"}, false, 10, idsOf()},
-			{"platform", replica.SearchFilter{Platform: "codex"}, false, 10, idsOf(f.o3)},
-			{"time range", replica.SearchFilter{Since: f.o2.CreatedAt, Until: f.o3.CreatedAt + 1}, false, 10, idsOf(f.o3, f.o2)},
-			{"device by origin", replica.SearchFilter{Device: "dev-b"}, false, 10, idsOf(f.o4)},
-			{"device by name", replica.SearchFilter{Device: "laptop", Project: "demo"}, false, 10, idsOf(f.o2, f.o1)},
+			{"newest", store.SearchFilter{}, false, 10, idsOf(f.o4, f.o3, f.o2, f.o1)},
+			{"oldest", store.SearchFilter{}, true, 2, idsOf(f.o1, f.o2)},
+			{"project", store.SearchFilter{Project: "other"}, false, 10, idsOf(f.o3)},
+			{"types", store.SearchFilter{Types: []string{"change", "bugfix"}}, false, 10, idsOf(f.o2)},
+			{"basename", store.SearchFilter{File: "main.go"}, false, 10, idsOf(f.o2, f.o1)},
+			{"relative path", store.SearchFilter{File: "api/main.go"}, false, 10, idsOf(f.o1)},
+			{"dot path", store.SearchFilter{File: "./src/api/main.go"}, false, 10, idsOf(f.o1)},
+			{"part of a name", store.SearchFilter{File: "ain.go"}, false, 10, idsOf()},
+			{"platform", store.SearchFilter{Platform: "codex"}, false, 10, idsOf(f.o3)},
+			{"time range", store.SearchFilter{Since: f.o2.CreatedAt, Until: f.o3.CreatedAt + 1}, false, 10, idsOf(f.o3, f.o2)},
+			{"device by origin", store.SearchFilter{Device: "dev-b"}, false, 10, idsOf(f.o4)},
+			{"device by name", store.SearchFilter{Device: "laptop", Project: "demo"}, false, 10, idsOf(f.o2, f.o1)},
 		} {
 			if got := list(obsKind, c.flt, c.oldest, c.limit); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %v, want %v", c.name, got, c.want)
 			}
 		}
-		if got := list(replica.OpSummary, replica.SearchFilter{File: "main.go"}, false, 10); len(got) != 0 {
+		if got := list(store.OpSummary, store.SearchFilter{File: "main.go"}, false, 10); len(got) != 0 {
 			t.Errorf("a file filter on summaries kept %v: only observations touch files", got)
 		}
-		if got := list(replica.OpSummary, replica.SearchFilter{Types: []string{"change"}}, false, 10); len(got) != 2 {
+		if got := list(store.OpSummary, store.SearchFilter{Types: []string{"change"}}, false, 10); len(got) != 2 {
 			t.Errorf("observation types filtered summaries: %v", got)
 		}
-		hits, err := s.ListRecords(ctx, obsKind, replica.SearchFilter{}, true, 1)
+		hits, err := s.ListRecords(ctx, obsKind, store.SearchFilter{}, true, 1)
 		if err != nil || len(hits) != 1 {
 			t.Fatalf("oldest observation: %+v %v", hits, err)
 		}
-		want := replica.IndexHit{ID: f.o1.ID, Time: f.o1.CreatedAt, Type: "discovery", Title: f.o1.Title, Project: "demo",
+		want := store.IndexHit{ID: f.o1.ID, Time: f.o1.CreatedAt, Type: "discovery", Title: f.o1.Title, Project: "demo",
 			SessionID: "s1", Origin: "dev-a", Device: "laptop"}
 		if hits[0] != want {
 			t.Errorf("hit = %+v, want %+v", hits[0], want)
 		}
-		sums, err := s.ListRecords(ctx, replica.OpSummary, replica.SearchFilter{}, false, 10)
+		sums, err := s.ListRecords(ctx, store.OpSummary, store.SearchFilter{}, false, 10)
 		if err != nil || len(sums) != 2 || sums[0].ID != f.sum2.ID || sums[0].Type != "session" || sums[0].Title != "second pass" {
 			t.Errorf("summaries = %+v %v; want the newest first, typed session, titled by the request", sums, err)
 		}
-		prompts, err := s.ListRecords(ctx, replica.OpPrompt, replica.SearchFilter{Project: "demo"}, false, 10)
+		prompts, err := s.ListRecords(ctx, store.OpPrompt, store.SearchFilter{Project: "demo"}, false, 10)
 		if err != nil || len(prompts) != 1 || prompts[0].Type != "prompt" || prompts[0].Title != f.p1.Text {
 			t.Errorf("prompts = %+v %v; want the prompt, typed prompt, titled by its text", prompts, err)
 		}
 	})
 
 	t.Run("WindowMatches", func(t *testing.T) {
-		win := func(q replica.WindowQuery) []replica.IndexHit {
+		win := func(q store.WindowQuery) []store.IndexHit {
 			t.Helper()
 			hits, err := s.WindowMatches(ctx, obsKind, q)
 			if err != nil {
@@ -580,7 +580,7 @@ func testIndexReads(t *testing.T, open Open) {
 			}
 			return hits
 		}
-		ranked := win(replica.WindowQuery{Match: webhook, Window: 10, Limit: 10})
+		ranked := win(store.WindowQuery{Match: webhook, Window: 10, Limit: 10})
 		if len(ranked) != 4 {
 			t.Fatalf("ranked = %+v; want the 4 matches", ranked)
 		}
@@ -591,15 +591,15 @@ func testIndexReads(t *testing.T, open Open) {
 		}
 		for _, c := range []struct {
 			name string
-			q    replica.WindowQuery
+			q    store.WindowQuery
 			want []string
 		}{
-			{"newest", replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Newest, Limit: 10}, idsOf(f.o4, f.o3, f.o2, f.o1)},
-			{"window of the newest", replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Newest, Limit: 10}, idsOf(f.o4, f.o3)},
-			{"window of the oldest", replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Oldest, Limit: 10}, idsOf(f.o1, f.o2)},
-			{"limit", replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Oldest, Limit: 3}, idsOf(f.o1, f.o2, f.o3)},
-			{"also", replica.WindowQuery{Match: webhook, Also: `"uploader"`, Window: 10, Order: replica.Newest, Limit: 10}, idsOf(f.o2, f.o1)},
-			{"filter", replica.WindowQuery{Match: webhook, Filter: replica.SearchFilter{Project: "other"}, Window: 10, Limit: 10}, idsOf(f.o3)},
+			{"newest", store.WindowQuery{Match: webhook, Window: 10, Order: store.Newest, Limit: 10}, idsOf(f.o4, f.o3, f.o2, f.o1)},
+			{"window of the newest", store.WindowQuery{Match: webhook, Window: 2, Order: store.Newest, Limit: 10}, idsOf(f.o4, f.o3)},
+			{"window of the oldest", store.WindowQuery{Match: webhook, Window: 2, Order: store.Oldest, Limit: 10}, idsOf(f.o1, f.o2)},
+			{"limit", store.WindowQuery{Match: webhook, Window: 10, Order: store.Oldest, Limit: 3}, idsOf(f.o1, f.o2, f.o3)},
+			{"also", store.WindowQuery{Match: webhook, Also: `"uploader"`, Window: 10, Order: store.Newest, Limit: 10}, idsOf(f.o2, f.o1)},
+			{"filter", store.WindowQuery{Match: webhook, Filter: store.SearchFilter{Project: "other"}, Window: 10, Limit: 10}, idsOf(f.o3)},
 		} {
 			if got := ids(win(c.q)); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %v, want %v", c.name, got, c.want)
@@ -609,21 +609,21 @@ func testIndexReads(t *testing.T, open Open) {
 
 	t.Run("WindowTitles", func(t *testing.T) {
 		const bonus = 1e-3
-		hits, err := s.WindowTitles(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 10, Limit: 10}, []string{"webhook"}, bonus)
+		hits, err := s.WindowTitles(ctx, obsKind, store.WindowQuery{Match: webhook, Window: 10, Limit: 10}, []string{"webhook"}, bonus)
 		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4, f.o3, f.o1, f.o2)) {
 			t.Fatalf("titles = %v %v; want the title matches newest first, then the rest", ids(hits), err)
 		}
 		if hits[0].Score != -bonus || hits[3].Score != 0 {
 			t.Errorf("scores %v and %v; want %v for a title word, 0 without", hits[0].Score, hits[3].Score, -bonus)
 		}
-		plain, err := s.WindowTitles(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 2, Order: replica.Oldest, Limit: 10}, nil, bonus)
+		plain, err := s.WindowTitles(ctx, obsKind, store.WindowQuery{Match: webhook, Window: 2, Order: store.Oldest, Limit: 10}, nil, bonus)
 		if err != nil || !slices.Equal(ids(plain), idsOf(f.o1, f.o2)) {
 			t.Errorf("no title words, oldest window of 2 = %v %v", ids(plain), err)
 		}
 	})
 
 	t.Run("BestMatches", func(t *testing.T) {
-		hits, err := s.BestMatches(ctx, obsKind, webhook, replica.SearchFilter{Project: "demo"}, 10)
+		hits, err := s.BestMatches(ctx, obsKind, webhook, store.SearchFilter{Project: "demo"}, 10)
 		if err != nil || len(hits) != 3 {
 			t.Fatalf("best = %+v %v; want o1, o2, o4", hits, err)
 		}
@@ -641,7 +641,7 @@ func testIndexReads(t *testing.T, open Open) {
 		if pos[f.o2.ID] != pos[f.o1.ID]+1 {
 			t.Errorf("positions %v: o1 and o2 were stored one after another", pos)
 		}
-		if one, err := s.BestMatches(ctx, obsKind, webhook, replica.SearchFilter{}, 1); err != nil || len(one) != 1 {
+		if one, err := s.BestMatches(ctx, obsKind, webhook, store.SearchFilter{}, 1); err != nil || len(one) != 1 {
 			t.Errorf("limit 1 = %+v %v", one, err)
 		}
 	})
@@ -652,15 +652,15 @@ func testIndexReads(t *testing.T, open Open) {
 			asked = append(asked, fmt.Sprintf("no-such-%d", i))
 		}
 		asked = append(asked, f.o3.ID, f.sum1.ID, f.o1.ID)
-		hits, err := s.HitsByID(ctx, obsKind, asked, replica.SearchFilter{})
+		hits, err := s.HitsByID(ctx, obsKind, asked, store.SearchFilter{})
 		if got := slices.Sorted(slices.Values(ids(hits))); err != nil || !slices.Equal(got, slices.Sorted(slices.Values(idsOf(f.o1, f.o3)))) {
 			t.Errorf("hits by id = %v %v; want o1 and o3 only", got, err)
 		}
-		hits, err = s.HitsByID(ctx, obsKind, asked, replica.SearchFilter{Project: "demo"})
+		hits, err = s.HitsByID(ctx, obsKind, asked, store.SearchFilter{Project: "demo"})
 		if err != nil || !slices.Equal(ids(hits), idsOf(f.o1)) {
 			t.Errorf("hits by id in demo = %v %v; want o1", ids(hits), err)
 		}
-		if none, err := s.HitsByID(ctx, obsKind, nil, replica.SearchFilter{}); err != nil || len(none) != 0 {
+		if none, err := s.HitsByID(ctx, obsKind, nil, store.SearchFilter{}); err != nil || len(none) != 0 {
 			t.Errorf("no IDs = %v %v", none, err)
 		}
 	})
@@ -680,12 +680,12 @@ func testIndexReads(t *testing.T, open Open) {
 			{"before a time", f.o2.CreatedAt, "", true, 10, idsOf(f.o1)},
 			{"after a time", f.o2.CreatedAt, "", false, 10, idsOf(f.o2, f.o3, f.o4)},
 		} {
-			hits, err := s.RecordsAround(ctx, obsKind, replica.SearchFilter{}, c.at, c.id, c.before, c.n)
+			hits, err := s.RecordsAround(ctx, obsKind, store.SearchFilter{}, c.at, c.id, c.before, c.n)
 			if err != nil || !slices.Equal(ids(hits), c.want) {
 				t.Errorf("%s: %v %v, want %v", c.name, ids(hits), err, c.want)
 			}
 		}
-		hits, err := s.RecordsAround(ctx, obsKind, replica.SearchFilter{Project: "demo"}, f.o2.CreatedAt, f.o2.ID, false, 10)
+		hits, err := s.RecordsAround(ctx, obsKind, store.SearchFilter{Project: "demo"}, f.o2.CreatedAt, f.o2.ID, false, 10)
 		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4)) {
 			t.Errorf("after o2 in demo: %v %v, want o4", ids(hits), err)
 		}
@@ -695,10 +695,10 @@ func testIndexReads(t *testing.T, open Open) {
 		if h, ok, err := s.HitByID(ctx, obsKind, f.o3.ID); err != nil || !ok || h.Title != f.o3.Title || h.SessionID != "s2" || h.Time != f.o3.CreatedAt {
 			t.Errorf("hit o3 = %+v %v %v", h, ok, err)
 		}
-		if h, ok, err := s.HitByID(ctx, replica.OpSummary, f.sum1.ID); err != nil || !ok || h.Type != "session" || h.Title != f.sum1.Request {
+		if h, ok, err := s.HitByID(ctx, store.OpSummary, f.sum1.ID); err != nil || !ok || h.Type != "session" || h.Title != f.sum1.Request {
 			t.Errorf("hit sum1 = %+v %v %v", h, ok, err)
 		}
-		if h, ok, err := s.HitByID(ctx, replica.OpPrompt, f.p1.ID); err != nil || !ok || h.Type != "prompt" || h.Title != f.p1.Text {
+		if h, ok, err := s.HitByID(ctx, store.OpPrompt, f.p1.ID); err != nil || !ok || h.Type != "prompt" || h.Title != f.p1.Text {
 			t.Errorf("hit p1 = %+v %v %v", h, ok, err)
 		}
 		if _, ok, err := s.HitByID(ctx, obsKind, f.sum1.ID); err != nil || ok {
@@ -728,7 +728,7 @@ func testIndexReads(t *testing.T, open Open) {
 		if _, ok, err := s.HitByID(ctx, obsKind, f.o3.ID); err != nil || ok {
 			t.Errorf("the forgotten record is still found (%v)", err)
 		}
-		hits, err := s.WindowMatches(ctx, obsKind, replica.WindowQuery{Match: webhook, Window: 10, Order: replica.Newest, Limit: 10})
+		hits, err := s.WindowMatches(ctx, obsKind, store.WindowQuery{Match: webhook, Window: 10, Order: store.Newest, Limit: 10})
 		if err != nil || !slices.Equal(ids(hits), idsOf(f.o4, f.o2, f.o1)) {
 			t.Errorf("matches after forget = %v %v", ids(hits), err)
 		}

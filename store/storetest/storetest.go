@@ -1,7 +1,7 @@
 // Package storetest is the contract every memory store backend meets: the same cases run
-// against the SQLite replica and against any later backend (litestream's
-// RunWithReplicaClient is the model). A backend's test calls Run with a function that opens
-// a fresh, empty store on real storage.
+// against the SQLite replica, against the in-memory store (store/memstore), and against any
+// later backend (litestream's RunWithReplicaClient is the model). A backend's test calls
+// Run with a function that opens a fresh, empty store on storage of its own.
 package storetest
 
 import (

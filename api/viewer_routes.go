@@ -30,6 +30,11 @@ type ViewerBackend interface {
 	// Keys and SetKey reach the AI key store; no answer ever holds a key.
 	Keys(ctx context.Context) (apitype.ViewerKeys, error)
 	SetKey(ctx context.Context, provider, key string) (apitype.ViewerKeys, error)
+	// Facets lists the values the filters offer (projects, devices, platforms).
+	Facets(ctx context.Context) (apitype.ViewerFacets, error)
+	// FirstRun says which coding agents are hooked up and whether claude-mem's history is
+	// on this machine (the empty feed's help).
+	FirstRun(ctx context.Context) (apitype.ViewerFirstRun, error)
 }
 
 // statusEvery is how often the live stream sends the node's status (queue depth, workers).
@@ -69,6 +74,8 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	g.PUT("/viewer/settings", s.viewerOn, s.putSettings)
 	g.GET("/viewer/logs", s.viewerOn, s.getLog)
 	g.GET("/viewer/keys", s.viewerOn, s.getKeys)
+	g.GET("/viewer/facets", s.viewerOn, s.getFacets)
+	g.GET("/viewer/firstrun", s.viewerOn, s.getFirstRun)
 	g.PUT("/viewer/keys/:provider", s.viewerOn, s.putKey)
 }
 
@@ -323,6 +330,16 @@ func (s *Server) putSettings(c *gin.Context) {
 	}
 	st, err := s.cfg.Viewer.SaveSettings(c.Request.Context(), body)
 	s.reply(c, st, err)
+}
+
+func (s *Server) getFacets(c *gin.Context) {
+	f, err := s.cfg.Viewer.Facets(c.Request.Context())
+	s.reply(c, f, err)
+}
+
+func (s *Server) getFirstRun(c *gin.Context) {
+	f, err := s.cfg.Viewer.FirstRun(c.Request.Context())
+	s.reply(c, f, err)
 }
 
 func (s *Server) getKeys(c *gin.Context) {

@@ -60,6 +60,14 @@ func (f *fakeViewer) SetKey(_ context.Context, provider, key string) (apitype.Vi
 	return apitype.ViewerKeys{Backend: "test", Stored: []string{provider}}, nil
 }
 
+func (f *fakeViewer) Facets(context.Context) (apitype.ViewerFacets, error) {
+	return apitype.ViewerFacets{Projects: []string{"proj"}, Platforms: []string{}, Devices: []apitype.ViewerDevice{}}, nil
+}
+
+func (f *fakeViewer) FirstRun(context.Context) (apitype.ViewerFirstRun, error) {
+	return apitype.ViewerFirstRun{Agents: []string{}}, nil
+}
+
 func (f *fakeViewer) savedCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -76,6 +76,9 @@ type Config struct {
 	// TeamPassword returns the team cluster user's password (MEMNODE_TEAM_PASSWORD or the key
 	// store, read by cmd/); team memory asks only once this device has joined a team.
 	TeamPassword func() string
+	// FirstRun says which coding agents are hooked up and where claude-mem's database is,
+	// for the viewer's empty feed (cmd/ reads the agents' files and HOME). Nil: unknown.
+	FirstRun func() apitype.ViewerFirstRun
 }
 
 // Node is the running daemon.

@@ -73,6 +73,39 @@ func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (
 	return v.Settings(ctx)
 }
 
+// Facets lists the values the viewer's filters offer: projects, devices, coding agents.
+func (v viewerBackend) Facets(ctx context.Context) (apitype.ViewerFacets, error) {
+	rep := v.n.rep.Load()
+	if rep == nil {
+		return apitype.ViewerFacets{}, errNotReady
+	}
+	f, err := rep.Facets(ctx)
+	if err != nil {
+		return apitype.ViewerFacets{}, v.n.checkCorrupt(err)
+	}
+	names, err := rep.DeviceNames(ctx)
+	if err != nil {
+		return apitype.ViewerFacets{}, v.n.checkCorrupt(err)
+	}
+	out := apitype.ViewerFacets{Projects: nonNil(f.Projects), Platforms: nonNil(f.Platforms), Devices: []apitype.ViewerDevice{}}
+	for _, o := range f.Origins {
+		out.Devices = append(out.Devices, apitype.ViewerDevice{Origin: o, Name: names[o]})
+	}
+	return out, nil
+}
+
+// FirstRun says which agents are hooked up and whether claude-mem's history is here.
+func (v viewerBackend) FirstRun(ctx context.Context) (apitype.ViewerFirstRun, error) {
+	if v.n.cfg.FirstRun == nil {
+		return apitype.ViewerFirstRun{Agents: []string{}}, nil
+	}
+	fr := v.n.cfg.FirstRun()
+	if fr.Agents == nil {
+		fr.Agents = []string{}
+	}
+	return fr, nil
+}
+
 // Log returns the last lines of the node's or the hooks' log.
 func (v viewerBackend) Log(ctx context.Context, name string, lines int) (apitype.ViewerLog, error) {
 	dd := datadir.Dir(v.n.cfg.DataDir)

@@ -52,5 +52,32 @@ func (v *Service) Get(ctx context.Context, ids []string) (apitype.Records, error
 			out.Items[i].Links = links[it.Observation.ID]
 		}
 	}
+	if err := v.decorateItems(ctx, out.Items); err != nil {
+		return apitype.Records{}, fmt.Errorf("get: %w", err)
+	}
 	return out, nil
+}
+
+// decorateItems sets what a hit carries beyond its row on full records too: the short ID
+// (the form the index, the context and the viewer show) and the coding agent of the
+// record's session.
+func (v *Service) decorateItems(ctx context.Context, items []apitype.Item) error {
+	ids := make([]string, 0, len(items))
+	sessions := make([]string, 0, len(items))
+	for _, it := range items {
+		id, session := it.IDs()
+		ids, sessions = append(ids, id), append(sessions, session)
+	}
+	short, err := v.store.ShortIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	platforms, err := v.store.SessionPlatforms(ctx, sessions)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		items[i].Short, items[i].Platform = short[ids[i]], platforms[sessions[i]]
+	}
+	return nil
 }

@@ -114,12 +114,29 @@ type IDs struct {
 
 // Item is one full record.
 type Item struct {
-	Kind        string              `json:"kind"`
-	Device      string              `json:"device,omitempty"`
+	Kind   string `json:"kind"`
+	Device string `json:"device,omitempty"`
+	// Short is the ID's short form (as Hit.Short); Platform the coding agent of the
+	// record's session ("" when unknown).
+	Short       string              `json:"short,omitempty"`
+	Platform    string              `json:"platform,omitempty"`
 	Observation *memory.Observation `json:"observation,omitempty"`
 	Summary     *memory.Summary     `json:"summary,omitempty"`
 	Prompt      *memory.Prompt      `json:"prompt,omitempty"`
 	Links
+}
+
+// IDs returns the record's ID and its session's.
+func (it Item) IDs() (id, session string) {
+	switch {
+	case it.Observation != nil:
+		return it.Observation.ID, it.Observation.SessionID
+	case it.Summary != nil:
+		return it.Summary.ID, it.Summary.SessionID
+	case it.Prompt != nil:
+		return it.Prompt.ID, it.Prompt.SessionID
+	}
+	return "", ""
 }
 
 // Records is the answer of POST /api/records/batch: the records found, in the order asked,

@@ -76,3 +76,25 @@ type ViewerKeys struct {
 type ViewerKey struct {
 	Key string `json:"key"`
 }
+
+// ViewerFacets is the answer of GET /api/viewer/facets: the values the viewer's filters
+// offer as choices (projects, devices, coding agents of the sessions held here).
+type ViewerFacets struct {
+	Projects  []string       `json:"projects"`
+	Platforms []string       `json:"platforms"`
+	Devices   []ViewerDevice `json:"devices"`
+}
+
+// ViewerDevice is one origin a record can come from and how the viewer names it.
+type ViewerDevice struct {
+	Origin string `json:"origin"`
+	Name   string `json:"name,omitempty"` // the device's name when known
+}
+
+// ViewerFirstRun is the answer of GET /api/viewer/firstrun: what the empty feed tells a new
+// user — the coding agents hooked up to memnode, and claude-mem's database when one is on
+// this machine (its history can be imported).
+type ViewerFirstRun struct {
+	Agents    []string `json:"agents"`
+	ClaudeMem string   `json:"claude_mem,omitempty"` // path of claude-mem.db
+}

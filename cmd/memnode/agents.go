@@ -1,6 +1,10 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/registry"
@@ -25,4 +29,18 @@ func hookedUp(env *cliEnv) (agents []string, stale []platform.StaleBinary) {
 		agents = append(agents, h.Platform)
 	}
 	return agents, platform.StaleBinaries(hs)
+}
+
+// firstRun is what the viewer's empty feed says: the agents hooked up, and claude-mem's
+// database when ~/.claude-mem holds one.
+func firstRun(env *cliEnv) apitype.ViewerFirstRun {
+	agents, _ := hookedUp(env)
+	fr := apitype.ViewerFirstRun{Agents: agents}
+	if home := env.Getenv("HOME"); home != "" {
+		db := filepath.Join(home, ".claude-mem", "claude-mem.db")
+		if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
+			fr.ClaudeMem = db
+		}
+	}
+	return fr
 }

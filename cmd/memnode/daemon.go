@@ -71,7 +71,8 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
 		ContextFiles: contextFileSpecs(registry.Builtin()),
 		TeamPassword: func() string { return teamPassword(env) },
-		OpenKeys:     func() (node.KeyStore, error) { return openKeyStore(env) }})
+		OpenKeys:     func() (node.KeyStore, error) { return openKeyStore(env) },
+		FirstRun:     func() apitype.ViewerFirstRun { return firstRun(env) }})
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}

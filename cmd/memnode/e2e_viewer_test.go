@@ -260,7 +260,13 @@ func TestViewerInBrowser(t *testing.T) {
 		if peerID == "" {
 			t.Skip("needs the paired record")
 		}
-		eval[bool](b, cardWith("pairedpeerword")+`.querySelector('button.danger').click() || true`)
+		eval[bool](b, cardWith("pairedpeerword")+`.querySelector('[data-act=menu]').click() || true`)
+		// The menu's Forget is a quiet item, never a loud button on the card.
+		b.waitJS("the action menu", `document.querySelector('.menu [data-act=forget]')`, 5*time.Second)
+		if n := eval[float64](b, `document.querySelectorAll('#feed .card button.danger').length`); n != 0 {
+			t.Errorf("%v loud danger buttons on the feed's cards", n)
+		}
+		eval[bool](b, `document.querySelector('.menu [data-act=forget]').click() || true`)
 		b.waitJS("the confirmation dialog", `document.querySelector('dialog[open] [data-confirm]')`, 5*time.Second)
 		b.shot("forget-confirm")
 		eval[bool](b, `document.querySelector('dialog[open] [data-confirm]').click() || true`)
@@ -417,6 +423,14 @@ func TestViewerInBrowser(t *testing.T) {
 		if n := eval[float64](b, `document.querySelectorAll('#feed .card').length`); n != 50 {
 			t.Errorf("first page drew %v cards, want 50", n)
 		}
+		// A feed watched all day shows many records at once: at least 8 whole cards in a
+		// 1280×800 window.
+		if n := eval[float64](b, visibleCards); n < 8 {
+			t.Errorf("%v whole cards visible at 1280×800, want ≥ 8", n)
+		} else {
+			t.Logf("%v whole cards visible at 1280×800", n)
+		}
+		b.shot("feed-10k")
 		// The 300 ms budget is a figure for a machine that is not busy with other work:
 		// asserted only when the load average is below the CPU count, logged always.
 		if idle := machineIdle(); best > 300 && idle {
@@ -434,6 +448,9 @@ func TestViewerInBrowser(t *testing.T) {
 	}
 }
 
+// visibleCards is a JS expression: how many feed cards are wholly inside the viewport.
+const visibleCards = `[...document.querySelectorAll('#feed .card')].filter((c) => { const r = c.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }).length`
+
 // machineIdle reports whether the 1-minute load average is below the number of CPUs.
 func machineIdle() bool {
 	b, err := os.ReadFile("/proc/loadavg")
@@ -450,11 +467,6 @@ func machineIdle() bool {
 // writeObservations writes an export file of n observations in one session.
 func writeObservations(t *testing.T, path string, n int) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := importer.NewWriter(f)
 	now := time.Now().Add(-time.Hour).UnixMilli()
 	recs := []importer.Record{
 		{Kind: importer.KindHeader, Header: &importer.Header{Format: "memnode-export", Version: 1, ExportedAt: now}},
@@ -470,6 +482,17 @@ func writeObservations(t *testing.T, path string, n int) {
 		o.ContentHash = o.HashContent()
 		recs = append(recs, importer.Record{Kind: importer.KindObservation, Observation: o})
 	}
+	writeExport(t, path, recs)
+}
+
+// writeExport writes recs as an export file (what `memnode import FILE` reads).
+func writeExport(t *testing.T, path string, recs []importer.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := importer.NewWriter(f)
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)

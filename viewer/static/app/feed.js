@@ -2,7 +2,7 @@
 // (any origin: hooks, device sync, team, import, MCP) and removed when forgotten anywhere.
 import { get, records, post } from './api.js';
 import { el, clear, toast, errorBox } from './ui.js';
-import { card, view } from './cards.js';
+import { card, view, originLabel } from './cards.js';
 import { live } from './main.js';
 import { reselect } from './keys.js';
 
@@ -31,36 +31,38 @@ export function feedPage(main) {
   // ids are the cards on screen; gen counts reloads (an answer for old filters is dropped).
   const state = { done: false, loading: false, ids: new Set(), gen: 0 };
   const f = {
-    project: el('input', { id: 'f-project', name: 'project', list: 'projects', placeholder: 'any project', autocomplete: 'off' }),
-    device: el('input', { id: 'f-device', name: 'device', placeholder: 'any device', autocomplete: 'off' }),
-    platform: el('input', { id: 'f-platform', name: 'platform', placeholder: 'any platform', autocomplete: 'off' }),
+    project: el('select', { id: 'f-project', name: 'project' }, el('option', { value: '', text: 'any project' })),
+    device: el('select', { id: 'f-device', name: 'device' }, el('option', { value: '', text: 'any device' })),
+    platform: el('select', { id: 'f-platform', name: 'platform' }, el('option', { value: '', text: 'any agent' })),
     type: el('select', { id: 'f-type', name: 'type' },
-      el('option', { value: '', text: 'everything' }),
+      el('option', { value: '', text: 'any type' }),
       el('option', { value: 'observations', text: 'observations' }),
       el('option', { value: 'sessions', text: 'summaries' }),
       el('option', { value: 'prompts', text: 'prompts' }),
       OBS_TYPES.map((t) => el('option', { value: 'obs:' + t, text: '· ' + t }))),
-    since: el('input', { id: 'f-since', name: 'since', type: 'datetime-local' }),
-    until: el('input', { id: 'f-until', name: 'until', type: 'datetime-local' }),
+    since: el('input', { id: 'f-since', name: 'since', type: 'date' }),
+    until: el('input', { id: 'f-until', name: 'until', type: 'date' }),
   };
-  const projects = el('datalist', { id: 'projects' });
   const list = el('div', { class: 'cards', id: 'feed', 'aria-live': 'off', 'aria-busy': 'true' });
   const sentinel = el('div', { class: 'sentinel', 'aria-hidden': 'true' });
-  const empty = el('p', { class: 'muted', hidden: true, text: 'Nothing recorded yet. Work with your coding agent and what it does appears here live.' });
+  const empty = el('div', { class: 'empty', id: 'feed-empty', hidden: true });
   const filters = el('form', { class: 'filters', role: 'search', 'aria-label': 'Filter the feed', onsubmit: (e) => { e.preventDefault(); reload(); } },
-    label('Project', f.project), label('Device', f.device), label('Platform', f.platform), label('Type', f.type),
+    label('Project', f.project, true), label('Device', f.device, true), label('Agent', f.platform, true), label('Type', f.type, true),
     label('From', f.since), label('To', f.until),
-    el('button', { type: 'submit', text: 'Apply' }),
-    el('button', { type: 'button', class: 'ghost', onclick: noteDialog, text: 'Write a note' }), projects);
+    el('button', { type: 'button', class: 'ghost note', onclick: noteDialog, text: 'Write a note' }));
   for (const input of Object.values(f)) input.addEventListener('change', reload);
+  const showEmpty = () => emptyState(empty, list, Object.values(f).some((i) => i.value));
+  // The filters' choices come after the first cards: the first paint waits for nothing.
+  setTimeout(() => facets(f), 0);
   main.append(el('h1', { class: 'sr-only', text: 'Live feed' }), filters, empty, list, sentinel);
 
   function params(offset) {
-    const p = { order: 'newest', limit: PAGE, offset, project: f.project.value.trim(), device: f.device.value.trim(), platform: f.platform.value.trim() };
+    const p = { order: 'newest', limit: PAGE, offset, project: f.project.value, device: f.device.value, platform: f.platform.value };
     const t = f.type.value;
     if (t.startsWith('obs:')) { p.type = 'observations'; p.obs_type = t.slice(4); } else if (t) p.type = t;
-    if (f.since.value) p.since = new Date(f.since.value).getTime();
-    if (f.until.value) p.until = new Date(f.until.value).getTime();
+    // From the start of the From day to the end of the To day, in local time.
+    if (f.since.value) p.since = new Date(f.since.value + 'T00:00').getTime();
+    if (f.until.value) p.until = new Date(f.until.value + 'T00:00').getTime() + 864e5;
     return p;
   }
 
@@ -68,7 +70,7 @@ export function feedPage(main) {
   function matches(v) {
     const p = params();
     if (p.project && v.project !== p.project) return false;
-    if (p.device && v.device !== p.device) return false;
+    if (p.device && v.origin !== p.device) return false;
     if (p.platform && v.platform && v.platform !== p.platform) return false;
     if (p.type === 'observations' && v.kind !== 'observation') return false;
     if (p.type === 'sessions' && v.kind !== 'summary') return false;
@@ -82,6 +84,7 @@ export function feedPage(main) {
   function remove(id) {
     state.ids.delete(id);
     list.querySelector(`[data-id="${CSS.escape(id)}"]`)?.remove();
+    showEmpty();
   }
 
   // add draws items (newest first) above or below the cards shown and returns how many
@@ -95,10 +98,10 @@ export function feedPage(main) {
       state.ids.add(v.id);
       frag.append(card(it, remove));
       n++;
-      if (v.project && !projects.querySelector(`option[value="${CSS.escape(v.project)}"]`)) projects.append(el('option', { value: v.project }));
+      if (v.project && !known(f.project, v.project)) f.project.append(el('option', { value: v.project, text: v.project }));
     }
     if (atTop) list.prepend(frag); else list.append(frag);
-    empty.hidden = list.childElementCount > 0;
+    showEmpty();
     return n;
   }
 
@@ -257,8 +260,40 @@ export function feedPage(main) {
   };
 }
 
-function label(text, input) {
-  return el('label', { for: input.id }, el('span', { text }), input);
+// showEmpty shows the first-run help when the feed has nothing and no filter is set, or
+// says that the filters match nothing.
+function emptyState(empty, list, filtered) {
+  if (list.childElementCount > 0) { empty.hidden = true; return; }
+  const want = filtered ? 'filtered' : 'first';
+  empty.hidden = false;
+  if (empty.dataset.drawn === want) return;
+  empty.dataset.drawn = want;
+  clear(empty);
+  if (filtered) { empty.append(el('p', { class: 'muted', text: 'No record matches these filters.' })); return; }
+  empty.append(el('p', { class: 'muted', text: 'Nothing recorded yet. Work with your coding agent and what it does appears here live.' }));
+  import('./firstrun.js').then((m) => m.firstRun(empty), () => {});
+}
+
+function known(select, value) {
+  return [...select.options].some((o) => o.value === value);
+}
+
+// facets fills the filters' choices with the projects, devices and agents held here.
+async function facets(f) {
+  let fc;
+  try { fc = await get('/api/viewer/facets'); } catch { return; }
+  const fill = (select, values) => {
+    for (const [value, text] of values) if (!known(select, value)) select.append(el('option', { value, text }));
+  };
+  fill(f.project, fc.projects.map((p) => [p, p]));
+  fill(f.device, fc.devices.map((d) => [d.origin, originLabel(d.name, d.origin)]));
+  fill(f.platform, fc.platforms.map((p) => [p, p]));
+}
+
+// label names a filter; hidden, for a select whose first choice says what it is ("any
+// project").
+function label(text, input, hidden) {
+  return el('label', { for: input.id }, el('span', { class: hidden ? 'sr-only' : null, text }), input);
 }
 
 function noteDialog() {

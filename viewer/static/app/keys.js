@@ -9,7 +9,7 @@ const SHORTCUTS = [
   ['j / k', 'Next / previous card'],
   ['Enter or o', 'Open the selected card'],
   ['t', 'Timeline of the selected card'],
-  ['x', 'Expand / collapse its facts and narrative'],
+  ['x', 'Expand / collapse its details (facts, narrative, files, summary sections)'],
   ['c', 'Copy its ID'],
   ['e', 'Correct it: say what is true instead'],
   ['#', 'Forget it (asks first)'],
@@ -137,14 +137,11 @@ function onKey(e) {
       if (!it || (k === 'Enter' && e.target !== it)) return;
       open(it, false);
       break;
-    case 't': if (!it) return; open(it, true); break;
-    case 'x':
-      if (!it) return;
-      { const ds = [...it.querySelectorAll('details')]; const show = !ds.some((d) => d.open); for (const d of ds) d.open = show; }
-      break;
-    case 'c': if (!it) return; it.querySelector('button[data-act="copy"]')?.click(); break;
-    case 'e': if (!it) return; it.querySelector('button[data-act="correct"]')?.click(); break;
-    case '#': if (!it) return; it.querySelector('button[data-act="forget"]')?.click(); break;
+    case 't': if (!it) return; if (it.act) it.act.timeline(); else open(it, true); break;
+    case 'x': if (!it?.act?.expand) return; it.act.expand(); break;
+    case 'c': if (!it?.act) return; it.act.copy(); break;
+    case 'e': if (!it?.act?.correct) return; it.act.correct(); break;
+    case '#': if (!it?.act) return; it.act.forget(); break;
     case 'Escape':
       if (location.hash.startsWith('#/record/')) back();
       else if (it) { it.classList.remove('selected'); it.blur(); }

@@ -58,7 +58,7 @@ function statusTitle(st) {
     `records: ${st.records?.observations ?? 0} observations, ${st.records?.summaries ?? 0} summaries, ${st.records?.prompts ?? 0} prompts`].join('\n');
 }
 
-let cleanup = null, routed = false, routes = 0;
+let cleanup = null, routed = false, routes = 0, navFrom = 'feed';
 async function route() {
   const n = ++routes;
   const [name, ...rest] = location.hash.replace(/^#\/?/, '').split('/');
@@ -68,8 +68,11 @@ async function route() {
   if (cleanup) { cleanup(); cleanup = null; }
   clear(main);
   document.getElementById('toast').className = 'toast';
+  // A record belongs to the page it was opened from (feed or search): that one stays lit.
+  const nav = pages[name] ? (name === 'record' ? navFrom : name) : 'feed';
+  if (name !== 'record') navFrom = nav;
   for (const a of document.querySelectorAll('nav a')) {
-    if (a.dataset.page === (pages[name] ? (name === 'record' ? 'search' : name) : 'feed')) a.setAttribute('aria-current', 'page');
+    if (a.dataset.page === nav) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
   const done = (await page(main, rest.map(decodeURIComponent))) || null;

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/store"
+)
+
+// runNode starts `memnode run` (the foreground node) on in and stops it at cleanup.
+func runNode(t *testing.T, in *instance) {
+	t.Helper()
+	cmd := exec.Command(memnodeBin, "run")
+	cmd.Env = in.env()
+	cmd.Dir = t.TempDir()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // keep the pipe drained until the node exits
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	poll(t, "memnode run to answer", 30*time.Second, func() bool { return in.run(nil, "status").code == 0 })
+}
+
+// writeCodexSession writes an export file: one Codex session of three observations that
+// name files, words and types the search filters tell apart, and 15 more.
+func writeCodexSession(t *testing.T, path string, at int64) {
+	t.Helper()
+	recs := []importer.Record{
+		{Kind: importer.KindHeader, Header: &importer.Header{Format: "memnode-export", Version: 1, ExportedAt: at}},
+		{Kind: importer.KindSession, Session: &memory.Session{ID: "codex-session", Project: "billing-api", Platform: "codex", StartedAt: at, Status: "completed", Origin: "laptop-origin", HLC: uint64(at) << 16}},
+	}
+	for i, o := range []struct{ typ, title, file string }{
+		{"bugfix", "Invoice rounding drifted by a cent", "billing/round.go"},
+		{"decision", "Invoice totals are computed in integer cents", "billing/money.go"},
+		{"discovery", "Refunds reuse the invoice rounding helper", "billing/refund.go"},
+	} {
+		ts := at + int64(i)*1000
+		ob := &memory.Observation{ID: store.ImportID(ts, fmt.Sprintf("codex:%d", i)), SessionID: "codex-session", Project: "billing-api",
+			Type: o.typ, Title: o.title, Subtitle: "found while reading " + o.file, Narrative: "The invoice code in " + o.file + " was read and the invoice totals checked.",
+			Facts: []string{"invoice totals in cents"}, FilesRead: []string{o.file}, CreatedAt: ts, Origin: "laptop-origin", HLC: uint64(ts) << 16}
+		ob.ContentHash = ob.HashContent()
+		recs = append(recs, importer.Record{Kind: importer.KindObservation, Observation: ob})
+	}
+	// More records than a page of search holds.
+	for i := range 15 {
+		ts := at + 10_000 + int64(i)*1000
+		ob := &memory.Observation{ID: store.ImportID(ts, fmt.Sprintf("codex:more:%d", i)), SessionID: "codex-session", Project: "billing-api",
+			Type: "change", Title: fmt.Sprintf("Ledger step %d moved to the batch job", i), Subtitle: "batch/ledger.go",
+			FilesModified: []string{"batch/ledger.go"}, CreatedAt: ts, Origin: "laptop-origin", HLC: uint64(ts) << 16}
+		ob.ContentHash = ob.HashContent()
+		recs = append(recs, importer.Record{Kind: importer.KindObservation, Observation: ob})
+	}
+	writeExport(t, path, recs)
+}
+
+// cliIDs runs `memnode search --json args…` and returns the hits' IDs.
+func cliIDs(t *testing.T, in *instance, args ...string) []string {
+	t.Helper()
+	var res apitype.Results
+	out := in.mustRun(nil, append([]string{"search", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("search --json %v: %v\n%s", args, err, out)
+	}
+	ids := []string{}
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// TestViewerAllDay uses the viewer as a person who keeps it open all day would, in one
+// real Chromium against one real `memnode run`: the empty feed's first-run help (no agent
+// hooked up, claude-mem's history offered); the imported history as compact cards (type
+// icon, chips, short IDs as the CLI prints them, claude-mem's origin named whole, summaries
+// as labelled sections, actions in a menu); the nav lit for the page a record was opened
+// from; search with each of the CLI's filters returning what the CLI returns, with paging,
+// a marked snippet and the ranking named; the Logs page under run.
+func TestViewerAllDay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short")
+	}
+	b := newBrowser(t)
+	b.do("a 1280×800 viewport", chromedp.EmulateViewport(1280, 800))
+	in := newInstance(t)
+	// HOME is the data dir: claude-mem's database sits where claude-mem keeps it.
+	cmDir := filepath.Join(in.dataDir, ".claude-mem")
+	if err := os.MkdirAll(cmDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fixture, err := os.ReadFile("../../testdata/fixtures/claude-mem/claude-mem-13.25.3-sample.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmDB := filepath.Join(cmDir, "claude-mem.db")
+	if err := os.WriteFile(cmDB, fixture, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runNode(t, in)
+	base := fmt.Sprintf("http://127.0.0.1:%d/", in.port)
+	go2 := func(hash string) { b.do("open "+hash, chromedp.Navigate(base+hash)) }
+
+	t.Run("first run", func(t *testing.T) {
+		b.t = t
+		loginViewer(t, b, in, 0)
+		b.waitJS("the first-run help", `document.getElementById('first-run')?.textContent.includes('memnode install')`, 10*time.Second)
+		if txt := eval[string](b, `document.getElementById('first-run').textContent`); !strings.Contains(txt, "No coding agent is hooked up") ||
+			!strings.Contains(txt, "memnode import --from-claude-mem "+cmDB) {
+			t.Errorf("first-run help says %q", txt)
+		}
+		b.shot("feed-empty")
+	})
+
+	out := in.mustRun(nil, "import", "--from-claude-mem", cmDB)
+	codex := filepath.Join(t.TempDir(), "codex.jsonl")
+	writeCodexSession(t, codex, time.Date(2026, 10, 3, 12, 0, 0, 0, time.UTC).UnixMilli())
+	out += in.mustRun(nil, "import", codex)
+	t.Logf("imports: %s", strings.TrimSpace(out))
+
+	t.Run("cards", func(t *testing.T) {
+		b.t = t
+		b.waitJS("the imported records, live", `document.querySelectorAll('#feed .card').length >= 20 && document.getElementById('feed-empty').hidden`, 15*time.Second)
+		// claude-mem's origin is named whole, never cut to its last characters.
+		labels := eval[string](b, `[...document.querySelectorAll('#feed .card .chip')].map((c) => c.textContent).join('|')`)
+		if strings.Contains(labels, "aude-mem") && !strings.Contains(labels, "claude-mem") || !strings.Contains(labels, "claude-mem import") {
+			t.Errorf("origin chips: %s", labels)
+		}
+		for _, l := range strings.Split(labels, "|") {
+			if strings.HasPrefix(l, "aude") {
+				t.Errorf("an origin cut mid-word: %q", l)
+			}
+		}
+		// The short ID on a card is the CLI's.
+		var res apitype.Results
+		if err := json.Unmarshal([]byte(in.mustRun(nil, "search", "--json", "VAT applied twice")), &res); err != nil || len(res.Hits) == 0 {
+			t.Fatalf("search: %v %+v", err, res)
+		}
+		h := res.Hits[0]
+		if got := eval[string](b, fmt.Sprintf(`document.querySelector('#feed .card[data-id=%q] .short')?.textContent`, h.ID)); got != "#"+h.Short {
+			t.Errorf("card shows %q, the CLI %q", got, h.Short)
+		}
+		// No action is a loud button on a card: they are in the menu.
+		if n := eval[float64](b, `document.querySelectorAll('#feed .card button.danger, #feed .card .actions').length`); n != 0 {
+			t.Errorf("%v loud action buttons on the cards", n)
+		}
+		b.do("open a card's menu", chromedp.Click(chromedp.CSS(`#feed .card [data-act=menu]`)))
+		b.waitJS("the menu", `document.querySelector('.menu [data-act=copy]') && document.activeElement.closest('.menu')`, 5*time.Second)
+		b.shot("card-menu")
+		b.do("close the menu", chromedp.KeyEvent("\x1b"))
+		b.waitJS("the menu to close", `!document.querySelector('.menu')`, 5*time.Second)
+		// A summary opens into labelled sections.
+		sum := `document.querySelector('#feed .card.t-summary')`
+		b.do("expand a summary", chromedp.Click(chromedp.CSS(`#feed .card.t-summary [data-act=expand]`)))
+		b.waitJS("its sections", sum+`.querySelector('.sec.s-learned h4')`, 5*time.Second)
+		heads := eval[string](b, `[...`+sum+`.querySelectorAll('.sec h4')].map((h) => h.textContent).join(',')`)
+		for _, want := range []string{"Request", "Investigated", "Learned", "Completed", "Next steps"} {
+			if !strings.Contains(heads, want) {
+				t.Errorf("summary sections %q lack %q", heads, want)
+			}
+		}
+		b.shot("feed")
+		// A record opened from the feed keeps Feed lit in the nav.
+		id := eval[string](b, sum+`.dataset.id`)
+		b.do("open the summary", chromedp.Click(chromedp.CSS(`#feed .card.t-summary .title a`)))
+		b.waitJS("the record page, Feed lit", fmt.Sprintf(`document.querySelector('#record')?.textContent.includes(%q) && document.querySelector('nav a[aria-current=page]')?.dataset.page === 'feed'`, id), 10*time.Second)
+		b.shot("record")
+	})
+
+	t.Run("search like the CLI", func(t *testing.T) {
+		b.t = t
+		go2("#/search")
+		b.waitJS("the search page with its choices", `document.getElementById('s-platform')?.options.length > 1`, 10*time.Second)
+		// Each filter alone (and one with a date range), compared with the CLI's answer.
+		cases := []struct {
+			name  string
+			set   map[string]string
+			query string
+			cli   []string
+		}{
+			{"text", nil, "invoice", []string{"invoice"}},
+			{"platform", map[string]string{"s-platform": "codex"}, "invoice", []string{"invoice", "--platform", "codex"}},
+			{"file", map[string]string{"s-file": "monthly.go"}, "", []string{"--file", "monthly.go"}},
+			{"since/until", map[string]string{"s-since": "2026-10-02", "s-until": "2026-10-03"}, "", []string{"--since", "2026-10-02", "--until", "2026-10-03"}},
+			{"observation type", map[string]string{"s-type": "obs:bugfix"}, "invoice", []string{"invoice", "--type", "observations", "--obs-type", "bugfix"}},
+			{"summaries", map[string]string{"s-type": "sessions"}, "", []string{"--type", "sessions"}},
+			{"project", map[string]string{"s-project": "mobile-app"}, "", []string{"--project", "mobile-app"}},
+		}
+		for _, c := range cases {
+			js := `(() => { for (const i of document.querySelectorAll('#main form input, #main form select')) i.value = i.tagName === 'SELECT' ? i.options[0].value : '';`
+			for id, v := range c.set {
+				js += fmt.Sprintf(`document.getElementById(%q).value = %q;`, id, v)
+			}
+			js += fmt.Sprintf(`document.getElementById('s-query').value = %q; document.querySelector('#results').textContent = ''; document.querySelector('#main form').requestSubmit(); return true; })()`, c.query)
+			eval[bool](b, js)
+			b.waitJS(c.name+" results", `document.getElementById('results-info')`, 10*time.Second)
+			var got []string
+			if err := json.Unmarshal([]byte(eval[string](b, `JSON.stringify([...document.querySelectorAll('#results .hit')].map((h) => h.dataset.id))`)), &got); err != nil {
+				t.Fatal(err)
+			}
+			want := cliIDs(t, in, append(c.cli, "--limit", "20")...)
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("%s: the viewer found %v, the CLI %v", c.name, got, want)
+			}
+		}
+		// A text query: its words are marked in the snippets, and the ranking is named.
+		eval[bool](b, `(() => { for (const i of document.querySelectorAll('#main form input, #main form select')) i.value = i.tagName === 'SELECT' ? i.options[0].value : ''; document.getElementById('s-query').value = 'invoice rounding'; document.querySelector('#results').textContent = ''; document.querySelector('#main form').requestSubmit(); return true; })()`)
+		b.waitJS("marked snippets", `document.querySelector('#results .snippet mark')`, 10*time.Second)
+		if info := eval[string](b, `document.getElementById('results-info').textContent`); !strings.Contains(info, "ranked by fts") {
+			t.Errorf("results say %q (want the ranking named)", info)
+		}
+		if m := eval[string](b, `document.querySelector('#results .snippet mark').textContent.toLowerCase()`); m != "invoice" && m != "rounding" {
+			t.Errorf("marked %q", m)
+		}
+		b.shot("search")
+		// Paging: the second page is the CLI's --offset 20.
+		eval[bool](b, `(() => { for (const i of document.querySelectorAll('#main form input, #main form select')) i.value = i.tagName === 'SELECT' ? i.options[0].value : ''; document.getElementById('s-order').value = 'newest'; document.getElementById('s-query').value = ''; document.querySelector('#results').textContent = ''; document.querySelector('#main form').requestSubmit(); return true; })()`)
+		b.waitJS("the first page", `document.querySelectorAll('#results .hit').length === 20`, 10*time.Second)
+		b.do("next page", chromedp.Click(chromedp.ID("s-next")))
+		b.waitJS("the second page", `document.getElementById('results-info')?.textContent.startsWith('Hits 21')`, 10*time.Second)
+		var got []string
+		if err := json.Unmarshal([]byte(eval[string](b, `JSON.stringify([...document.querySelectorAll('#results .hit')].map((h) => h.dataset.id))`)), &got); err != nil {
+			t.Fatal(err)
+		}
+		if want := cliIDs(t, in, "--order", "newest", "--limit", "20", "--offset", "20"); !slices.Equal(got, want) {
+			t.Errorf("page 2: the viewer shows %v, the CLI %v", got, want)
+		}
+		// A record opened from search keeps Search lit.
+		b.do("open a hit", chromedp.Click(chromedp.CSS(`#results .hit a`)))
+		b.waitJS("the timeline, Search lit", `document.querySelector('#timeline') && document.querySelector('nav a[aria-current=page]')?.dataset.page === 'search'`, 10*time.Second)
+		b.shot("timeline")
+	})
+
+	t.Run("logs under run", func(t *testing.T) {
+		b.t = t
+		go2("#/logs")
+		b.waitJS("log lines", `document.querySelectorAll('#log .line').length > 3`, 10*time.Second)
+		b.shot("logs")
+	})
+}

@@ -21,6 +21,7 @@ type TeamBackend interface {
 	Leave(ctx context.Context, purge bool) (int, error)
 	Search(ctx context.Context, query, project string, limit int) ([]team.Hit, error)
 	Admin(ctx context.Context, add bool, who string) (team.AdminChange, error)
+	Remove(ctx context.Context, who string) (team.AdminChange, error)
 }
 
 var _ TeamBackend = (*team.Team)(nil)
@@ -46,6 +47,12 @@ type TeamAdminRequest struct {
 	Device string `json:"device"`
 }
 
+// TeamRemoveRequest is the body of POST /api/team/remove: Device "@user/device" or a
+// device ID.
+type TeamRemoveRequest struct {
+	Device string `json:"device"`
+}
+
 // TeamLeaveRequest is the body of POST /api/team/leave.
 type TeamLeaveRequest struct {
 	Purge bool `json:"purge"`
@@ -64,6 +71,7 @@ func (s *Server) registerTeam(g *gin.RouterGroup) {
 	t.POST("/unshare", s.teamUnshare)
 	t.POST("/leave", s.teamLeave)
 	t.POST("/admin", s.teamAdmin)
+	t.POST("/remove", s.teamRemove)
 	t.GET("/search", s.teamSearch)
 }
 
@@ -132,6 +140,16 @@ func (s *Server) teamAdmin(c *gin.Context) {
 	s.teamReply(c, ch, err)
 }
 
+func (s *Server) teamRemove(c *gin.Context) {
+	var req TeamRemoveRequest
+	if err := c.ShouldBindJSON(&req); err != nil || req.Device == "" {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"device\": \"@user/device\"}"})
+		return
+	}
+	ch, err := s.cfg.Team.Remove(c.Request.Context(), req.Device)
+	s.teamReply(c, ch, err)
+}
+
 func (s *Server) teamSearch(c *gin.Context) {
 	limit, _ := strconv.Atoi(c.Query("limit"))
 	hits, err := s.cfg.Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
@@ -150,11 +168,11 @@ func (s *Server) teamReply(c *gin.Context, v any, err error) {
 	case err == nil:
 	case errors.Is(err, team.ErrUnauthorized):
 		status = http.StatusUnauthorized
-	case errors.Is(err, team.ErrForbidden), errors.Is(err, team.ErrLocalOnly), errors.Is(err, team.ErrNotAdmin):
+	case errors.Is(err, team.ErrForbidden), errors.Is(err, team.ErrLocalOnly), errors.Is(err, team.ErrNotAdmin), errors.Is(err, team.ErrRemoved):
 		status = http.StatusForbidden
 	case errors.Is(err, team.ErrUnknownMember):
 		status = http.StatusNotFound
-	case errors.Is(err, team.ErrLastAdmin):
+	case errors.Is(err, team.ErrLastAdmin), errors.Is(err, team.ErrNameTaken):
 		status = http.StatusConflict
 	case errors.Is(err, team.ErrNotJoined), errors.Is(err, team.ErrSchemaNewer):
 		status = http.StatusConflict

@@ -125,3 +125,11 @@ func (r teamRoutes) Admin(ctx context.Context, add bool, who string) (team.Admin
 	}
 	return t.Admin(ctx, add, who)
 }
+
+func (r teamRoutes) Remove(ctx context.Context, who string) (team.AdminChange, error) {
+	t, err := r.get()
+	if err != nil {
+		return team.AdminChange{}, err
+	}
+	return t.Remove(ctx, who)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,11 +78,24 @@ func newTunedMember(tb testing.TB, user, device string, tune func(*Config), loca
 	return &member{t: tm, r: r, key: key, user: user}
 }
 
+// founders is each test cluster's founding member: join has it admit the members that
+// join after it, as its running node would within a second (admitEvery), so that a test
+// can push at once. Test-only bookkeeping, emptied by each test's cleanup.
+var founders sync.Map // *rqlitetest.Cluster → *member
+
 func (m *member) join(tb testing.TB, c *rqlitetest.Cluster, projects ...string) JoinInfo {
 	tb.Helper()
 	info, err := m.t.Join(context.Background(), c.URLs(), m.user, testPassword, "acme")
 	if err != nil {
 		tb.Fatalf("join %s: %v", m.user, err)
+	}
+	if info.Founded {
+		founders.Store(c, m)
+		tb.Cleanup(func() { founders.Delete(c) })
+	} else if f, ok := founders.Load(c); ok {
+		if _, err := f.(*member).t.Admit(context.Background()); err != nil {
+			tb.Fatalf("admit %s: %v", m.user, err)
+		}
 	}
 	for _, p := range projects {
 		if err := m.t.Share(context.Background(), p); err != nil {

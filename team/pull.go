@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
@@ -20,6 +22,9 @@ import (
 // stored without content, so the stream's seqs stay contiguous and the op is never fetched
 // again.
 const kindRejected = "team-rejected"
+
+// admitEvery is how often an admin's pulling node looks for devices to admit.
+const admitEvery = time.Second
 
 // The team-state writes both pulls (projects, admin changes) make: a refused op, a cursor.
 const (
@@ -59,6 +64,17 @@ func (t *Team) Pull(ctx context.Context, progress func(Progress)) (int, error) {
 	high, err := t.pullAdmins(ctx, c)
 	if err != nil {
 		return 0, fmt.Errorf("team pull: %w", err)
+	}
+	log := t.roster(ctx)
+	if _, refusal := log.member(t.origin, math.MaxInt64); refusal != "" && log.everAdmitted(t.origin, math.MaxInt64) {
+		return 0, fmt.Errorf("team pull: %w", ErrRemoved)
+	}
+	if slices.Contains(log.now(), t.origin) && t.cfg.Now().Sub(t.admitted) >= admitEvery {
+		// An admin's node admits the devices that joined since (Admit).
+		t.admitted = t.cfg.Now()
+		if _, err := t.admit(ctx, c); err != nil {
+			t.note(fmt.Errorf("team admit: %w", err))
+		}
 	}
 	total := 0
 	var errs []error
@@ -399,6 +415,15 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 	if reason := t.checkFarFuture(op); reason != "" {
 		return reason
 	}
+	// The author is the key that signed, admitted by an admin before this position under
+	// one name, and not removed before it: the same verdict on every member.
+	name, refusal := admins.member(op.Origin, op.Pos)
+	if refusal != "" {
+		return refusal
+	}
+	if name != op.Author {
+		return fmt.Sprintf("device %s signs as %q, registered as %q", op.Origin, op.Author, name)
+	}
 	var pinned string
 	err := q.author.QueryRowContext(ctx, op.Origin).Scan(&pinned)
 	switch {
@@ -409,8 +434,6 @@ func (t *Team) checkRights(ctx context.Context, q *batchStmts, op Op, admins adm
 		named[op.Origin] = op.Author
 	case err != nil:
 		return "read author: " + err.Error()
-	case pinned != op.Author:
-		return fmt.Sprintf("device %s signs as %q, known as %q", op.Origin, op.Author, pinned)
 	}
 	if op.Kind == store.OpSession {
 		return ""

@@ -28,6 +28,7 @@ func stateSchema() []string {
 			kind TEXT NOT NULL, record_id TEXT NOT NULL, hlc INTEGER NOT NULL, payload BLOB, payload_hash TEXT NOT NULL,
 			sig TEXT NOT NULL, pushed INTEGER NOT NULL DEFAULT 0, UNIQUE(project, tseq))`,
 		`CREATE INDEX IF NOT EXISTS outbox_pending ON outbox(pushed, seq)`,
+		`CREATE INDEX IF NOT EXISTS outbox_stream ON outbox(pushed, project, tseq)`, // push order
 		`CREATE TABLE IF NOT EXISTS cursors(project TEXT PRIMARY KEY, pos INTEGER NOT NULL)`,
 		// record → its author device and project, from own pushes and verified pulls: who may
 		// forget it, and which project's stream carries the tombstone.

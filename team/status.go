@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,17 +19,24 @@ type Node struct {
 
 // Status is what `memnode team status` shows.
 type Status struct {
-	Joined      bool     `json:"joined"`
-	Name        string   `json:"name,omitempty"`
-	User        string   `json:"user,omitempty"`
-	Author      string   `json:"author,omitempty"`
-	URLs        []string `json:"urls,omitempty"`
-	Admin       bool     `json:"admin"`
-	Admins      []string `json:"admins,omitempty"` // the team's admins (user/device, or device ID when unknown here)
-	Reachable   bool     `json:"reachable"`
-	Leader      string   `json:"leader,omitempty"`
-	Nodes       []Node   `json:"nodes,omitempty"`
-	Members     int      `json:"members"`
+	Joined    bool     `json:"joined"`
+	Name      string   `json:"name,omitempty"`
+	User      string   `json:"user,omitempty"`
+	Author    string   `json:"author,omitempty"`
+	URLs      []string `json:"urls,omitempty"`
+	Admin     bool     `json:"admin"`
+	Admins    []string `json:"admins,omitempty"` // the team's admins (user/device, or device ID when unknown here)
+	Reachable bool     `json:"reachable"`
+	Leader    string   `json:"leader,omitempty"`
+	Nodes     []Node   `json:"nodes,omitempty"`
+	Members   int      `json:"members"` // devices admitted and not removed
+	// Admitted: an admin admitted this device (its ops go out); Removed: an admin removed
+	// it (nothing goes out or comes in any more).
+	Admitted bool `json:"admitted"`
+	Removed  bool `json:"removed,omitempty"`
+	// Waiting are devices that joined and no admin admitted (a name another device holds,
+	// or no admin's node running since).
+	Waiting     []string `json:"waiting,omitempty"`
 	Shared      []string `json:"shared"`
 	PushBacklog int      `json:"push_backlog"` // own ops not yet on the cluster (queued, or not yet looked at)
 	PullLag     int      `json:"pull_lag"`     // ops on the cluster past this device's cursors (-1: unknown)
@@ -85,7 +93,7 @@ func (t *Team) Status(ctx context.Context) (Status, error) {
 	// never answers would hold each URL for the request timeout).
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.AnswerWithin)
 	defer cancel()
-	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT COUNT(*) FROM team_members`)})
+	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT origin, author, sig FROM team_members ORDER BY joined_at, origin`)})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, ErrUnreachable) {
 			err = c.unreachable(err)
@@ -94,10 +102,12 @@ func (t *Team) Status(ctx context.Context) (Status, error) {
 		return s, nil
 	}
 	s.Reachable = true
-	if n, err := res[0].scalar(); err == nil {
-		s.Members = int(n)
-	} else {
-		s.LastError = err.Error()
+	log := t.roster(ctx)
+	for _, row := range res[0].Values {
+		origin, name := strOf(row[0]), strOf(row[1])
+		if !log.everAdmitted(origin, math.MaxInt64) && verifyMember(origin, name, strOf(row[2])) == nil {
+			s.Waiting = append(s.Waiting, name)
+		}
 	}
 	lag := 0
 	for _, p := range s.Shared {
@@ -157,8 +167,20 @@ func (t *Team) localStatus(ctx context.Context) (Status, *rq, error) {
 	s.Name, _ = t.st.get(ctx, "name")
 	s.User, _ = t.st.get(ctx, "user")
 	s.Author, _ = t.st.get(ctx, "author")
-	admins := t.currentAdmins(ctx)
+	log := t.roster(ctx)
+	admins := log.now()
 	s.Admin = slices.Contains(admins, t.origin)
+	_, refusal := log.member(t.origin, math.MaxInt64)
+	s.Admitted = refusal == ""
+	s.Removed = !s.Admitted && log.everAdmitted(t.origin, math.MaxInt64)
+	for _, e := range log.entries {
+		switch e.kind {
+		case kindMemberAdd:
+			s.Members++
+		case kindMemberRemove:
+			s.Members--
+		}
+	}
 	s.Admins = t.adminNames(ctx, admins)
 	return s, c, nil
 }

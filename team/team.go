@@ -108,8 +108,9 @@ type Team struct {
 	lastErr string
 	pulled  int // ops pulled since Start
 
-	syncMu  sync.Mutex           // one push or pull at a time
-	retried map[string]time.Time // project → last retry of its held ops; guarded by syncMu
+	syncMu   sync.Mutex           // one push or pull at a time
+	retried  map[string]time.Time // project → last retry of its held ops; guarded by syncMu
+	admitted time.Time            // an admin's last look for devices to admit; guarded by syncMu
 
 	kick      chan struct{}
 	cancel    context.CancelFunc
@@ -197,6 +198,9 @@ func (t *Team) note(err error) {
 	if err == nil || errors.Is(err, ErrNotJoined) || errors.Is(err, context.Canceled) {
 		return
 	}
+	if errors.Is(err, ErrNotAdmitted) || errors.Is(err, ErrRemoved) {
+		return // a standing, not an error: status says it (Admitted, Removed)
+	}
 	t.mu.Lock()
 	t.lastErr = err.Error()
 	t.mu.Unlock()
@@ -240,6 +244,17 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	if err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: %w", err)
 	}
+	// A name is one device's: another device's signed row under it (a member, or one
+	// removed) keeps it, and the admins' nodes would never admit this one.
+	res, err := c.query(ctx, levelStrong, []stmt{st(`SELECT origin, sig FROM team_members WHERE author = ? AND origin != ?`, author, t.origin)})
+	if err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
+	for _, row := range res[0].Values {
+		if verifyMember(strOf(row[0]), author, strOf(row[1])) == nil {
+			return JoinInfo{}, fmt.Errorf("team join: %w: %q (set another device name: device_name in settings)", ErrNameTaken, author)
+		}
+	}
 	// The first member to get here founds the team: INSERT OR IGNORE keeps the first name
 	// and admin list however many members join at once.
 	if _, err := c.execute(ctx, []stmt{
@@ -250,7 +265,7 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	}); err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: %w", err)
 	}
-	res, err := c.query(ctx, levelStrong, []stmt{
+	res, err = c.query(ctx, levelStrong, []stmt{
 		st(`SELECT key, value FROM team_meta WHERE key IN ('name', 'admins')`),
 		st(`SELECT COUNT(*) FROM team_members`),
 	})
@@ -272,8 +287,26 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 	t.mu.Lock()
 	t.rq, t.lastErr = c, ""
 	t.mu.Unlock()
+	founded := slices.Contains(splitList(meta["admins"]), t.origin)
+	if founded {
+		// A founder admits itself: its member-add, signed by an admin in force (itself),
+		// comes before any op of its own.
+		if err := t.admitSelf(ctx, c, author); err != nil {
+			return JoinInfo{}, fmt.Errorf("team join: %w", err)
+		}
+	}
 	leader, _ := t.leader(ctx, c)
-	return JoinInfo{Name: meta["name"], Leader: leader, Members: int(members), Founded: slices.Contains(splitList(meta["admins"]), t.origin)}, nil
+	return JoinInfo{Name: meta["name"], Leader: leader, Members: int(members), Founded: founded}, nil
+}
+
+// admitSelf writes this founder's own member-add unless the team has it.
+func (t *Team) admitSelf(ctx context.Context, c *rq, author string) error {
+	t.syncMu.Lock()
+	defer t.syncMu.Unlock()
+	if err := t.membership(ctx, c); !errors.Is(err, ErrNotAdmitted) {
+		return err
+	}
+	return t.writeTeamOps(ctx, c, kindMemberAdd, []adminPayload{{V: 1, Device: t.origin, Name: author}})
 }
 
 // Leave stops pushing and pulling. With purge, the records pulled from the team are
@@ -413,6 +446,11 @@ func (t *Team) Push(ctx context.Context) error {
 	if err := t.scan(ctx); err != nil {
 		return fmt.Errorf("team push: %w", err)
 	}
+	// Before an admin admitted this device, its ops would sit at positions every member
+	// refuses: they wait in the outbox.
+	if err := t.membership(ctx, c); err != nil {
+		return fmt.Errorf("team push: %w", err)
+	}
 	author, _ := t.st.get(ctx, "author")
 	for {
 		ops, seqs, err := t.pendingOutbox(ctx, author)
@@ -459,13 +497,118 @@ func (t *Team) scan(ctx context.Context) error {
 			return err
 		}
 		if len(ops) == 0 {
-			return nil
+			return t.scanPaired(ctx, shared, author, admin)
 		}
 		if err := t.queue(ctx, ops, shared, author, admin); err != nil {
 			return err
 		}
 		after = ops[len(ops)-1].Seq
 	}
+}
+
+// scanPaired queues, for the team, the forgets this person's other devices (paired by
+// device sync: their ops reach this replica under their own origin) made of team records
+// this device may forget for the team — its own, or any as an admin. The other device may
+// not be in the team, or may not be the record's author there: without this the record
+// stayed on the cluster and on every member. Each device's op-log is read once, past a
+// cursor of its own (config "paired:<origin>"); ops pulled from the team (origins
+// "team:…") are not a device's.
+func (t *Team) scanPaired(ctx context.Context, shared []string, author string, admin bool) error {
+	vv, err := t.cfg.Replica.VersionVector(ctx)
+	if err != nil {
+		return err
+	}
+	for origin, top := range vv {
+		if origin == t.origin || strings.HasPrefix(origin, "team:") {
+			continue
+		}
+		v, err := t.st.get(ctx, "paired:"+origin)
+		if err != nil {
+			return err
+		}
+		after, _ := strconv.ParseUint(v, 10, 64)
+		for after < top {
+			ops, err := t.cfg.Replica.OpsSince(ctx, origin, after, t.cfg.Batch)
+			if err != nil {
+				return err
+			}
+			if len(ops) == 0 {
+				break
+			}
+			if err := t.queuePaired(ctx, origin, ops, shared, author, admin); err != nil {
+				return err
+			}
+			after = ops[len(ops)-1].Seq
+		}
+	}
+	return nil
+}
+
+// queuePaired queues the team tombstones of one batch of a paired device's ops and moves
+// that device's cursor, in one transaction. A tombstone signed here takes the next number
+// of its project's stream; its outbox seq is negative (the op is not this device's), and
+// pushes go in stream order.
+func (t *Team) queuePaired(ctx context.Context, origin string, ops []store.Op, shared []string, author string, admin bool) error {
+	tx, err := t.st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, op := range ops {
+		if op.Kind != store.OpForget {
+			continue
+		}
+		var owner, project string
+		err := tx.QueryRowContext(ctx, `SELECT origin, project FROM records WHERE id = ?`, op.RecordID).Scan(&owner, &project)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // not a team record
+		}
+		if err != nil {
+			return err
+		}
+		if owner != t.origin && !admin || !slices.Contains(shared, project) {
+			continue // another's record: the team would refuse this device's tombstone
+		}
+		var queued int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE record_id = ? AND kind = ?`, op.RecordID, store.OpForget).Scan(&queued); err != nil {
+			return err
+		}
+		if queued > 0 {
+			continue // forgotten here too, or on another paired device first
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET payload = NULL WHERE record_id = ? AND kind != ?`, op.RecordID, store.OpForget); err != nil {
+			return err
+		}
+		var seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(COALESCE(MIN(seq), 0), 0) - 1 FROM outbox`).Scan(&seq); err != nil {
+			return err
+		}
+		if err := t.enqueue(ctx, tx, seq, project, op, author); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO config(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+		"paired:"+origin, strconv.FormatUint(ops[len(ops)-1].Seq, 10)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// enqueue numbers op in its project's stream, signs it as this device's and stores it in
+// the outbox under seq.
+func (t *Team) enqueue(ctx context.Context, tx *sql.Tx, seq int64, project string, op store.Op, author string) error {
+	var tseq uint64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(COALESCE((SELECT MAX(tseq) FROM outbox WHERE project = ?1), 0),
+		COALESCE((SELECT CAST(value AS INTEGER) FROM config WHERE key = 'base:' || ?1), 0)) + 1`, project).Scan(&tseq); err != nil {
+		return err
+	}
+	top := Op{Origin: t.origin, TSeq: tseq, Project: project, Kind: op.Kind, RecordID: op.RecordID, HLC: op.HLC, Payload: op.Payload, Author: author}
+	if err := sign(t.cfg.Key, &top); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox(seq, project, tseq, kind, record_id, hlc, payload, payload_hash, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		seq, project, tseq, op.Kind, op.RecordID, int64(op.HLC), op.Payload, top.PayloadHash, top.Sig)
+	return err
 }
 
 // startScan returns the seq a scan starts after: 0 when a share asked for a rescan (the
@@ -548,17 +691,7 @@ func (t *Team) queue(ctx context.Context, ops []store.Op, shared []string, autho
 		if exists > 0 {
 			continue // queued before a rescan: keeps its number
 		}
-		var tseq uint64
-		if err := tx.QueryRowContext(ctx, `SELECT MAX(COALESCE((SELECT MAX(tseq) FROM outbox WHERE project = ?1), 0),
-			COALESCE((SELECT CAST(value AS INTEGER) FROM config WHERE key = 'base:' || ?1), 0)) + 1`, project).Scan(&tseq); err != nil {
-			return err
-		}
-		top := Op{Origin: t.origin, TSeq: tseq, Project: project, Kind: op.Kind, RecordID: op.RecordID, HLC: op.HLC, Payload: op.Payload, Author: author}
-		if err := sign(t.cfg.Key, &top); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox(seq, project, tseq, kind, record_id, hlc, payload, payload_hash, sig) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			op.Seq, project, tseq, op.Kind, op.RecordID, int64(op.HLC), op.Payload, top.PayloadHash, top.Sig); err != nil {
+		if err := t.enqueue(ctx, tx, int64(op.Seq), project, op, author); err != nil {
 			return err
 		}
 		if op.Kind != store.OpForget {
@@ -577,8 +710,10 @@ func (t *Team) queue(ctx context.Context, ops []store.Op, shared []string, autho
 }
 
 func (t *Team) pendingOutbox(ctx context.Context, author string) ([]Op, []int64, error) {
+	// In stream order: a paired device's tombstone (a negative seq) takes its place after
+	// the ops numbered before it.
 	rows, err := t.st.db.QueryContext(ctx, `SELECT seq, project, tseq, kind, record_id, hlc, payload, payload_hash, sig FROM outbox
-		WHERE pushed = 0 ORDER BY seq LIMIT ?`, t.cfg.Batch)
+		WHERE pushed = 0 ORDER BY project, tseq LIMIT ?`, t.cfg.Batch)
 	if err != nil {
 		return nil, nil, err
 	}

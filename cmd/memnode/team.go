@@ -33,6 +33,9 @@ const teamUsage = `usage:
   memnode team admin add|remove @USER/DEVICE
                                    make a member's device a team admin, or no longer one (run
                                    on an admin's device; every member checks the signed change)
+  memnode team remove @USER/DEVICE take a member's device out of the team (admin): its ops after
+                                   the removal are refused by every member; then rotate the
+                                   cluster credentials it knew (README, "Removing a member")
   memnode search QUERY --team      search everything the team shares`
 
 // cmdTeam administers team memory through the running node's API (starting it if needed).
@@ -128,11 +131,29 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 		}
 		fmt.Fprintf(env.Stdout, " Admins: @%s\n", strings.Join(ch.Admins, ", @"))
 		return 0
+	case "remove":
+		fs := newFlags(env, "team remove", "team remove @USER/DEVICE")
+		pos, code, ok := fs.parse(args, 1, 1)
+		if !ok {
+			return code
+		}
+		var ch team.AdminChange
+		if err := teamCall(ctx, env, http.MethodPost, "/api/team/remove", api.TeamRemoveRequest{Device: pos[0]}, &ch); err != nil {
+			return fail(env, "team remove: %v", err)
+		}
+		if !ch.Changed {
+			fmt.Fprintf(env.Stdout, "@%s was removed already.\n", ch.Name)
+			return 0
+		}
+		fmt.Fprintf(env.Stdout, "@%s is removed from the team at position %d: every member refuses its ops after it.\n"+
+			"Now rotate the cluster credentials that device knew (README, \"Removing a member\"). Admins: @%s\n",
+			ch.Name, ch.Pos, strings.Join(ch.Admins, ", @"))
+		return 0
 	case "help", "-h", "--help":
 		fmt.Fprintln(env.Stdout, teamUsage)
 		return 0
 	}
-	return unknownSub(env, "team", sub, "join, share, unshare, status, leave or admin")
+	return unknownSub(env, "team", sub, "join, share, unshare, status, leave, admin or remove")
 }
 
 func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
@@ -211,7 +232,16 @@ func printTeamStatus(w io.Writer, st team.Status) {
 	for _, n := range st.Nodes {
 		fmt.Fprintf(w, "  node %s %s leader=%v reachable=%v\n", n.ID, n.URL, n.Leader, n.Reachable)
 	}
+	switch {
+	case st.Removed:
+		fmt.Fprintln(w, "ERROR: an admin removed this device from the team: nothing is pushed or pulled (team leave --purge forgets what was pulled)")
+	case !st.Admitted:
+		fmt.Fprintln(w, "waiting: no admin admitted this device yet; its ops wait here (an admin's running node admits a new device within seconds)")
+	}
 	fmt.Fprintf(w, "members: %d\nshared:  %s\n", st.Members, strings.Join(st.Shared, ", "))
+	if len(st.Waiting) > 0 {
+		fmt.Fprintf(w, "waiting to be admitted: @%s (a name another device holds is never admitted)\n", strings.Join(st.Waiting, ", @"))
+	}
 	if len(st.Admins) > 0 {
 		fmt.Fprintf(w, "admins:  @%s\n", strings.Join(st.Admins, ", @"))
 	}

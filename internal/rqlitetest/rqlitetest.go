@@ -115,15 +115,8 @@ func Start(tb testing.TB, opts Options) *Cluster {
 		opts.Nodes = 1
 	}
 	c := &Cluster{tb: tb, bin: Binary(tb), AdminPassword: "admin-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	users := append([]User{{Username: Admin, Password: c.AdminPassword, Perms: []string{"all"}}}, opts.Users...)
-	b, err := json.Marshal(users)
-	if err != nil {
-		tb.Fatal(err)
-	}
 	c.auth = filepath.Join(tb.TempDir(), "auth.json")
-	if err := os.WriteFile(c.auth, b, 0o600); err != nil {
-		tb.Fatal(err)
-	}
+	c.SetUsers(opts.Users)
 	for i := 0; i < opts.Nodes; i++ {
 		n := &Node{c: c, ID: "n" + strconv.Itoa(i+1), HTTPAddr: freeAddr(tb), RaftAddr: freeAddr(tb), Dir: filepath.Join(tb.TempDir(), "data")}
 		if i > 0 {
@@ -140,6 +133,19 @@ func Start(tb testing.TB, opts Options) *Cluster {
 	}
 	c.WaitLeader(tb, 30*time.Second)
 	return c
+}
+
+// SetUsers rewrites the cluster's auth file with users (beside Admin): rqlited reads it at
+// start, so the change takes effect on each node as it restarts (a credential rotation).
+func (c *Cluster) SetUsers(users []User) {
+	c.tb.Helper()
+	b, err := json.Marshal(append([]User{{Username: Admin, Password: c.AdminPassword, Perms: []string{"all"}}}, users...))
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	if err := os.WriteFile(c.auth, b, 0o600); err != nil {
+		c.tb.Fatal(err)
+	}
 }
 
 // URLs are the nodes' HTTP API base URLs.

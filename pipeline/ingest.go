@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
@@ -84,7 +83,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	}
 	epoch := p.cfg.Store.ForgetEpoch()
 	// Before the row exists: a worker that sees it also sees the burst is still going.
-	p.lastEnqueue.Store(time.Now().UnixNano())
+	p.lastEnqueue.Store(p.cfg.Now().UnixNano())
 	dup, err := p.cfg.Store.Enqueue(ctx, store.PendingEvent{
 		EventID: ev.EventID, Kind: ev.Kind, SessionID: ev.SessionID, Project: ev.Project,
 		Payload: payload, CreatedAt: ev.At.UnixMilli(),

@@ -100,8 +100,8 @@ type Pipeline struct {
 	cfg  Config
 	log  *slog.Logger
 	kick chan struct{}
-	// lastEnqueue is when a hook event was last queued (UnixNano): workers hold back while
-	// events keep arriving (see settle).
+	// lastEnqueue is when a hook event was last queued, or the workers started (UnixNano, by
+	// Config.Now): workers hold back while events keep arriving (see settle).
 	lastEnqueue atomic.Int64
 
 	ingested, processed, observations, summaries, failures atomic.Int64
@@ -159,6 +159,9 @@ func (p *Pipeline) Start() {
 		return
 	}
 	p.started = true
+	// Start counts as the last event: the workers settle for one Linger first, as they do
+	// after every event (with a test clock held still, they hold back until it moves).
+	p.lastEnqueue.CompareAndSwap(0, p.cfg.Now().UnixNano())
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	for range p.cfg.Workers {

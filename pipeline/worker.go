@@ -83,12 +83,14 @@ func (p *Pipeline) worker(ctx context.Context) {
 
 // settle waits until no hook event has arrived for Linger, so a burst is acknowledged
 // first and compressed after, in large batches (one commit, one fsync for many events).
-// It returns early once it has waited MaxDefer or DeferCap events wait.
+// It returns early once it has waited MaxDefer or DeferCap events wait. Time is Config.Now's,
+// so a test that holds its clock still holds the workers back, however slow the machine.
 func (p *Pipeline) settle(ctx context.Context) error {
-	start := time.Now()
+	start := p.cfg.Now()
 	for {
-		quiet := time.Since(time.Unix(0, p.lastEnqueue.Load()))
-		if quiet >= p.cfg.Linger || time.Since(start) >= p.cfg.MaxDefer {
+		now := p.cfg.Now()
+		quiet, waited := now.Sub(time.Unix(0, p.lastEnqueue.Load())), now.Sub(start)
+		if quiet >= p.cfg.Linger || waited >= p.cfg.MaxDefer {
 			return nil
 		}
 		if depth, err := p.cfg.Store.QueueDepth(ctx); err == nil && depth >= p.cfg.DeferCap {
@@ -97,7 +99,7 @@ func (p *Pipeline) settle(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(min(p.cfg.Linger-quiet, p.cfg.MaxDefer-time.Since(start), settleCheck)):
+		case <-time.After(min(p.cfg.Linger-quiet, p.cfg.MaxDefer-waited, settleCheck)):
 		}
 	}
 }

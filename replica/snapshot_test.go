@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/memnode/memnode/store"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +186,8 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	var kept []string
+	var kept []string // the shared observations the install must announce
+	secret := ""
 	for i, project := range []string{"p", "secret", "p"} {
 		res, err := a.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s", Project: project, Type: "change", Title: fmt.Sprintf("obs %d", i), CreatedAt: now}}})
 		if err != nil {
@@ -193,12 +195,18 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		}
 		if project == "p" {
 			kept = append(kept, res.Observations[0].ID)
+		} else {
+			secret = res.Observations[0].ID
 		}
 	}
 	x := openPlain(t, "dev-x") // a device removed after its first op
 	for i := range 3 {
-		if _, err := x.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "sx", Project: "p", Type: "change", Title: fmt.Sprintf("x %d", i), CreatedAt: now}}}); err != nil {
+		res, err := x.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "sx", Project: "p", Type: "change", Title: fmt.Sprintf("x %d", i), CreatedAt: now}}})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			kept = append(kept, res.Observations[0].ID) // dev-x's op up to its cut travels
 		}
 	}
 	if _, err := a.ApplyOps(ctx, allOpsOf(t, x)); err != nil {
@@ -224,8 +232,14 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 	if len(changes) != 1 || changes[0].Origin != feed.Device {
 		t.Fatalf("feed after install: %+v, want one change from a device", changes)
 	}
-	if got := changes[0].Observations; len(got) < 3 {
-		t.Fatalf("feed names observations %v, want a's 2 and dev-x's first", got)
+	got := changes[0].Observations
+	for _, id := range kept {
+		if !slices.Contains(got, id) {
+			t.Errorf("feed names observations %v, without %s: want a's 2 shared ones and dev-x's first", got, id)
+		}
+	}
+	if slices.Contains(got, secret) {
+		t.Errorf("feed names the local-only observation %s: %v", secret, got)
 	}
 	d := mustDump(t, c)
 	if strings.Contains(d, "obs 1") || !strings.Contains(d, "obs 0") || !strings.Contains(d, "obs 2") {

@@ -15,6 +15,8 @@ DATE    ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%
 LDFLAGS  = -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 # The LoCoMo archive the retrieval benchmark reads (never copied into the repository).
 MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
+# The coding history (caddy and hono commits as memnode records) the coding benchmark imports.
+MEMNODE_CODING_HISTORY ?= $(abspath ../shared/data/coding-history/corpus.jsonl.gz)
 # The release workflow's linter (make lint).
 ACTIONLINT := v1.7.12
 # Packages whose code is concurrent: always tested under the race detector.
@@ -129,11 +131,11 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Search10k$$|Search100k$$' -benchtime 3000x -timeout 30m ./search/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench Import -benchtime 3x ./importer/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'HybridSearch|VectorModeSearch' -benchtime 300x -timeout 30m ./search/
-	@echo "== retrieval quality: LoCoMo evidence retrieval and the coding-memory set, beside the plain baselines"
-	@if [ -f "$(MEMNODE_LOCOMO)" ]; then \
-	  MEMNODE_LOCOMO="$(MEMNODE_LOCOMO)" $(GO) test -tags $(TAGS) -run '^$$' -bench 'LoCoMo|CodingMemory' -benchtime 1x -timeout 30m ./search/recall/; \
-	else echo "no LoCoMo archive at $(MEMNODE_LOCOMO) (set MEMNODE_LOCOMO): coding-memory set only"; \
-	  $(GO) test -tags $(TAGS) -run '^$$' -bench 'CodingMemory' -benchtime 1x ./search/recall/; fi
+	@echo "== retrieval quality: LoCoMo evidence retrieval, the coding history and the coding-memory set, beside the plain baselines"
+	@[ -f "$(MEMNODE_LOCOMO)" ] || echo "no LoCoMo archive at $(MEMNODE_LOCOMO) (set MEMNODE_LOCOMO): its table is skipped"
+	@[ -f "$(MEMNODE_CODING_HISTORY)" ] || echo "no coding history at $(MEMNODE_CODING_HISTORY) (set MEMNODE_CODING_HISTORY): its table is skipped"
+	MEMNODE_LOCOMO="$(MEMNODE_LOCOMO)" MEMNODE_CODING_HISTORY="$(MEMNODE_CODING_HISTORY)" \
+	  $(GO) test -tags $(TAGS) -run '^$$' -bench 'LoCoMo|CodingHistory|CodingMemory' -benchtime 1x -timeout 30m ./search/recall/
 	@echo "== device sync: 10k ops A→B, 5-node heal, op-log write overhead, a new device's catch-up from the op-log, from the compacted op-log and from a snapshot"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'Replicate10k|Heal5|OpLogOverhead' -benchtime 3x -timeout 30m ./sync/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'CatchUp' -benchtime 1x -timeout 30m ./sync/

@@ -144,3 +144,75 @@ func embedder(tb testing.TB) (embed.Embedder, string) {
 	tb.Cleanup(func() { c.Close() })
 	return c, c.ModelID()
 }
+
+// codingHistoryPath is the coding-history corpus: $MEMNODE_CODING_HISTORY, else
+// ../shared/data/coding-history/corpus.jsonl.gz beside the repository.
+func codingHistoryPath() string {
+	if p := os.Getenv("MEMNODE_CODING_HISTORY"); p != "" {
+		return p
+	}
+	return filepath.Join("..", "..", "..", "shared", "data", "coding-history", "corpus.jsonl.gz")
+}
+
+// BenchmarkCodingHistory imports the coding history (4,744 commit observations of caddy
+// and hono plus their sessions, prompts and summaries) and scores testdata/coding-history.json
+// (-benchtime 1x): memnode's default agent search (every record type, as `memnode search`
+// and MCP ask), its observations-only search, and the two baselines over the observations.
+func BenchmarkCodingHistory(b *testing.B) {
+	path := codingHistoryPath()
+	set, err := recall.LoadCodingHistory(path, filepath.Join("testdata", "coding-history.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("no coding history at %s: set MEMNODE_CODING_HISTORY to corpus.jsonl.gz", path)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		reports := runHistory(b, set)
+		if i == 0 {
+			fmt.Printf("\n")
+			if err := recall.WriteTable(os.Stdout, fmt.Sprintf("coding history: %d records (%d observations), %d questions, top %d per question; baselines index the observations",
+				len(set.Records), len(set.Docs), len(set.Questions), recall.Depth), reports); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(reports[0].All.Recall5, "default-recall@5")
+		}
+	}
+}
+
+// runHistory measures memnode's default and observations-only search and the baselines.
+func runHistory(tb testing.TB, set *recall.Set) []recall.Report {
+	tb.Helper()
+	ctx := context.Background()
+	rep := testkit.OpenReplica(tb, "recall")
+	ids, err := recall.ImportDocs(ctx, rep, set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := search.New(rep, search.Config{})
+	defer s.Close()
+	fts5, err := recall.NewFTS5(ctx, filepath.Join(tb.TempDir(), "fts5.db"), set)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer fts5.Close()
+	obs := recall.NewMemnode(s, search.ModeFTS, ids)
+	engines := []struct {
+		name string
+		e    recall.Engine
+	}{
+		{"memnode default (--type all)", obs.WithType(search.TypeAll)},
+		{"memnode --type observations", obs},
+		{"Okapi BM25 (k1 1.2, b 0.75)", recall.NewBM25(set)},
+		{"FTS5 porter, words OR-ed, bm25()", fts5},
+	}
+	var reports []recall.Report
+	for _, e := range engines {
+		r, err := recall.Evaluate(ctx, e.name, set, e.e)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		reports = append(reports, r)
+	}
+	return reports
+}

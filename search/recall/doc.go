@@ -1,5 +1,6 @@
 // Package recall measures how well search finds the records a question needs: the LoCoMo
-// evidence-retrieval protocol, a coding-memory query set over the project's fixtures, and
+// evidence-retrieval protocol, a coding-memory query set over the project's fixtures, the
+// developer questions over the shared coding history (caddy and hono commits), and
 // the plain baselines (Okapi BM25, FTS5 OR) the figures are compared with.
 //
 // A run loads a data set, stores every document as one observation in a real replica,

@@ -68,6 +68,7 @@ func ImportDocs(ctx context.Context, rep Importer, set *Set) (map[string]string,
 type Memnode struct {
 	s    *search.Searcher
 	mode string
+	typ  string // search.TypeObservations unless WithType says otherwise
 	// ids maps observation IDs to document IDs; nil means they are the same.
 	ids map[string]string
 }
@@ -75,20 +76,29 @@ type Memnode struct {
 // NewMemnode returns an Engine over s in ranking mode (search.ModeFTS, ModeVector or
 // ModeHybrid).
 func NewMemnode(s *search.Searcher, mode string, ids map[string]string) *Memnode {
-	return &Memnode{s: s, mode: mode, ids: ids}
+	return &Memnode{s: s, mode: mode, typ: search.TypeObservations, ids: ids}
+}
+
+// WithType makes m search the records of type t (search.TypeAll is what `memnode search`
+// and MCP's search ask by default): a hit on a summary or prompt is no evidence, so it
+// takes a place in the ranking and scores nothing.
+func (m *Memnode) WithType(t string) *Memnode {
+	c := *m
+	c.typ = t
+	return &c
 }
 
 // Search implements Engine.
 func (m *Memnode) Search(ctx context.Context, project, question string, k int) ([]string, error) {
-	res, err := m.s.Search(ctx, search.Query{Text: question, Project: project, Type: search.TypeObservations, Limit: k, Mode: m.mode})
+	res, err := m.s.Search(ctx, search.Query{Text: question, Project: project, Type: m.typ, Limit: k, Mode: m.mode})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		id := h.ID
-		if m.ids != nil {
-			id = m.ids[h.ID]
+		if doc, ok := m.ids[h.ID]; ok {
+			id = doc
 		}
 		out = append(out, id)
 	}

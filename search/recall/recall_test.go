@@ -1,7 +1,11 @@
 package recall_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -177,5 +181,60 @@ func TestCodingMemorySet(t *testing.T) {
 		if err != nil || len(got) != 1 {
 			t.Fatalf("%s: %v %v", q, got, err)
 		}
+	}
+}
+
+// writeHistory writes a gzipped export holding one observation and returns its path.
+func writeHistory(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	io.WriteString(gz, `{"kind": "header", "header": {"format": "memnode-export", "version": 1, "exported_at": 0}}
+{"kind": "session", "session": {"id": "S1", "project": "caddy", "platform": "claude-code", "started_at": 1, "status": "completed"}}
+{"kind": "observation", "observation": {"id": "O1", "session_id": "S1", "project": "caddy", "type": "bugfix", "title": "Fix OnLoad hook", "narrative": "n", "files_modified": ["caddy.go"], "created_at": 2}}
+`)
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "corpus.jsonl.gz")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadCodingHistory(t *testing.T) {
+	corpus := writeHistory(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"questions": [{"project": "caddy", "text": "module load hook", "expect": ["O1"]}]}`), 0o600)
+	set, err := recall.LoadCodingHistory(corpus, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Records) != 2 || len(set.Docs) != 1 || set.Docs[0].ID != "O1" || !strings.Contains(set.Docs[0].Text, "caddy.go") ||
+		len(set.Questions) != 1 || !slices.Equal(set.Questions[0].Evidence, []string{"O1"}) {
+		t.Fatalf("set: %d records, docs %+v, questions %+v", len(set.Records), set.Docs, set.Questions)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"questions": [{"project": "caddy", "text": "x", "expect": ["O2"]}]}`), 0o600)
+	if _, err := recall.LoadCodingHistory(corpus, bad); err == nil || !strings.Contains(err.Error(), "O2") {
+		t.Fatalf("a question naming no observation: %v", err)
+	}
+}
+
+// TestCodingHistoryQuestions checks the committed question set against the shared corpus
+// (skipped where ../shared is absent): every target is an observation of the corpus.
+func TestCodingHistoryQuestions(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "shared", "data", "coding-history", "corpus.jsonl.gz")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("no coding history at %s", path)
+	}
+	set, err := recall.LoadCodingHistory(path, filepath.Join("testdata", "coding-history.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Questions) < 150 {
+		t.Fatalf("%d questions, want at least 150", len(set.Questions))
 	}
 }

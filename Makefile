@@ -121,7 +121,7 @@ race: ## only the race-detector run
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
 
 bench: build ## print the performance figures: package benchmarks, then the end-to-end harness (docs/BENCH.md)
-	@echo "== hot paths (privacy, offline compressor, hook in-process, provider client)"
+	@echo "== hot paths (privacy: RedactPerKiB is µs per KiB of tool output, budget 3.2-4.1 clean; offline compressor, hook in-process, provider client)"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem -benchtime 1s ./privacy/ ./ai/ ./ai/llm/ ./hooks/
 	@echo "== the node's side of context p50, search p50 and ingest to records, and a commit (CPU per op)"
 	$(GO) test -tags $(TAGS) -run '^$$' -bench 'HTTP$$' -benchtime 2000x ./node/

@@ -85,8 +85,10 @@
 // SECRETS.md for examples.
 //
 // Redact first scans the text once for cheap hints (literal prefixes, separators with a
-// secret-looking key) and runs only the detectors that could match; text without hints is
-// returned unchanged without allocating. Token shapes are found with strings.Index on
+// secret-looking key, a flag given a password) and runs only the detectors that could
+// match; text without hints is returned unchanged without allocating. The same pass finds
+// the anchors of every token shape (a table of the byte pairs they hold at a few trigger
+// bytes): a new shape costs no new pass. Token shapes are found with strings.Index on
 // their literal prefix and then checked by an RE2 expression anchored there; PEM blocks,
 // JWTs, URL credentials and assignments are hand-written scanners. Every path is linear
 // in the input, including adversarial input (see the adversarial benchmarks).

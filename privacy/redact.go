@@ -30,7 +30,16 @@ const (
 	hintPEMBody
 	hintBase64
 	hintCommandLine
+	hintFlag   // a word starting with '-': redactCommandLine may find more once a marker shortened a command
+	hintNetrc  // "password" then a blank
+	hintPgpass // ":5432:" or ":*:"
 )
+
+// hints are what scanHints found: detector bits, and the anchors of moreShapes.
+type hints struct {
+	h    uint32
+	more patternSet
+}
 
 // A pattern detects one shape of secret. Every shape starts with a literal anchor:
 // strings.Index finds candidates and the regular expression, anchored there, only checks
@@ -82,12 +91,20 @@ var patterns = sync.OnceValue(func() []pattern {
 
 // Redact replaces detected secrets with a [REDACTED:kind] marker.
 func Redact(s string) string {
-	s = redactMore(s)
-	h := scanHints(s)
-	if h == 0 {
+	hs := scanHints(s)
+	if hs.h == 0 && hs.more.empty() {
 		return s
 	}
-	out := s
+	h := hs.h
+	in := s
+	out := redactMore(s, hs)
+	if out != s {
+		// A marker ends a word where the token went on: a key just after it ("…]_token=x")
+		// is a key now, too long before. Every other hint holds for the new text as it
+		// did for the old: it never needs a word start, and markers bring no new ones.
+		h |= hintAssign
+	}
+	s = out
 	if h&hintPEM != 0 {
 		out = redactPEM(out)
 	}
@@ -110,7 +127,7 @@ func Redact(s string) string {
 	if h&hintAssign != 0 || len(out) != len(s) || out != s {
 		out = redactAssignments(out)
 	}
-	if h&hintCommandLine != 0 {
+	if h&hintCommandLine != 0 || h&hintFlag != 0 && out != in {
 		out = redactCommandLine(out)
 	}
 	if h&hintURL != 0 {
@@ -344,14 +361,24 @@ func isWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// triggers are the bytes at which scanHints looks closer.
+// triggers are the bytes at which scanHints looks closer: trigBase64 marks those that
+// are also the trigger byte of a base64 anchor.
 var triggers = buildTriggers()
 
-func buildTriggers() [256]bool {
-	t := [256]bool{'-': true, '_': true, 'A': true, 'J': true, ':': true, '=': true, 'G': true, 'K': true, 'I': true, 'B': true}
+const (
+	trigHere uint8 = 1 << iota
+	trigBase64
+)
+
+func buildTriggers() [256]uint8 {
+	var t [256]uint8
+	// '.' and 'p' are in moreTriggers; 'w' is .netrc's "password".
+	for _, c := range []byte("-_AJ:=GKIB.pw" + moreTriggers) {
+		t[c] = trigHere
+	}
 	for c, as := range base64Index {
 		if len(as) > 0 {
-			t[c] = true
+			t[c] |= trigHere | trigBase64
 		}
 	}
 	return t
@@ -359,21 +386,30 @@ func buildTriggers() [256]bool {
 
 // scanHints returns the detectors that might match s. It may say yes wrongly, never no
 // wrongly.
-func scanHints(s string) uint32 {
+func scanHints(s string) hints {
+	var hs hints
 	var h uint32
 	var as assignScanner
+	more := moreIdx()
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !triggers[c] {
+		t := triggers[c]
+		if t == 0 {
 			continue
 		}
-		if h&hintBase64 == 0 && base64AnchorAt(s, i) {
+		if t&trigBase64 != 0 && h&hintBase64 == 0 && base64AnchorAt(s, i) {
 			h |= hintBase64
 		}
 		switch c {
 		case '-':
+			more.find(s, i, &hs.more)
 			if h&hintCommandLine == 0 && commandLineHint(s, i) {
-				h |= hintCommandLine
+				// A flag ("-rw-r--r--" and "--- PASS" are words that start so): a secret
+				// is given to it here, or may be once a marker shortened the command.
+				h |= hintFlag
+				if cmdLineSecret(s, i) {
+					h |= hintCommandLine
+				}
 			}
 			switch {
 			case h&hintPEM == 0 && strings.HasPrefix(s[i:], "-----") &&
@@ -389,6 +425,7 @@ func scanHints(s string) uint32 {
 				h |= hintSlack
 			}
 		case '_':
+			more.find(s, i, &hs.more)
 			switch {
 			case i >= 3 && s[i-3:i-1] == "gh", i >= 6 && s[i-6:i] == "github":
 				h |= hintGitHub
@@ -397,6 +434,12 @@ func scanHints(s string) uint32 {
 			case i >= 2 && s[i-2:i] == "hf", i >= 3 && (s[i-3:i] == "npm" || s[i-3:i] == "dop" || s[i-3:i] == "doo" || s[i-3:i] == "dor"),
 				i >= 5 && s[i-5:i] == "whsec":
 				h |= hintUnderscore
+			}
+		case '.', 'p':
+			more.find(s, i, &hs.more)
+		case 'w':
+			if i >= 4 && strings.HasPrefix(s[i-4:], "password") && i+4 < len(s) && (s[i+4] == ' ' || s[i+4] == '\t') {
+				h |= hintNetrc
 			}
 		case 'G':
 			if i >= 1 && s[i-1] == 'S' && i+1 < len(s) && s[i+1] == '.' {
@@ -420,13 +463,21 @@ func scanHints(s string) uint32 {
 					h |= hintGoogle
 				}
 			}
+			more.find(s, i, &hs.more)
 		case 'J':
 			if i >= 2 && s[i-2:i] == "ey" {
 				h |= hintJWT
 			}
+			more.find(s, i, &hs.more)
 		case ':', '=':
-			if c == ':' && strings.HasPrefix(s[i:], "://") {
-				h |= hintURL
+			more.find(s, i, &hs.more)
+			if c == ':' {
+				if strings.HasPrefix(s[i:], "://") {
+					h |= hintURL
+				}
+				if h&hintPgpass == 0 && pgpassPort(s, i) {
+					h |= hintPgpass
+				}
 			}
 			if h&hintAssign == 0 {
 				if _, ok := as.parse(s, i); ok {
@@ -435,7 +486,19 @@ func scanHints(s string) uint32 {
 			}
 		}
 	}
-	return h
+	hs.h = h
+	return hs
+}
+
+// pgpassPort reports whether the ':' at s[i] starts the port field of a .pgpass line:
+// ":5432:" or ":*:".
+func pgpassPort(s string, i int) bool {
+	p := i + 1
+	n := p
+	for n < len(s) && n-p < 5 && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n > p && n < len(s) && s[n] == ':' || p+1 < len(s) && s[p] == '*' && s[p+1] == ':'
 }
 
 // redactAssignments replaces the value of every "key=value", "key: value", "export key=value",
@@ -734,10 +797,18 @@ var secretWords = [...]struct {
 	{"cookie", true},
 }
 
+// secretWordsAt lists the secretWords by their first byte.
+var secretWordsAt = func() (t [256][]uint8) {
+	for i, w := range secretWords {
+		t[w.word[0]] = append(t[w.word[0]], uint8(i))
+	}
+	return t
+}()
+
 // classifyKey returns the kind of secret a key name announces, or "".
 func classifyKey(key string) string {
 	key = strings.TrimLeft(key, "-")
-	if key == "" || len(key) > maxKeyLen {
+	if len(key) < len("dsn") || len(key) > maxKeyLen {
 		return ""
 	}
 	var buf [maxKeyLen]byte
@@ -753,36 +824,38 @@ func classifyKey(key string) string {
 	if l == "authorization" || l == "proxy-authorization" {
 		return kindAuthorization
 	}
-	found := false
-	for _, w := range secretWords {
-		for off := 0; ; {
-			k := strings.Index(l[off:], w.word)
-			if k < 0 {
-				break
-			}
-			k += off
-			off = k + 1
-			e := k + len(w.word)
-			if e < len(key) && sameCaseLetters(key[e-1], key[e]) && !(w.word == "credential" && lower[e] == 's') {
-				continue
-			}
-			if w.wordStart && k > 0 && sameCaseLetters(key[k-1], key[k]) {
-				continue
-			}
-			found = true
-			break
-		}
-		if found {
-			break
-		}
-	}
-	if !found {
+	if !hasSecretWord(key, l) {
 		return ""
 	}
 	if strings.Contains(l, "secret") && (strings.Contains(l, "access") || strings.Contains(l, "aws")) {
 		return kindAWSSecret
 	}
 	return kindSecret
+}
+
+// hasSecretWord reports whether one of secretWords is in key (l is key in lower case) as a
+// word: one pass over the key, looking up the words that start with each byte.
+func hasSecretWord(key, l string) bool {
+	for k := 0; k < len(l); k++ {
+		for _, wi := range secretWordsAt[l[k]] {
+			if strings.HasPrefix(l[k:], secretWords[wi].word) && isWordAt(key, l, int(wi), k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isWordAt reports whether secretWords[wi], found at key[k:], stands as a word there: a
+// letter of the same case after it makes it part of a longer word (tokens, author), and
+// before it too for the short ones (bypass).
+func isWordAt(key, l string, wi, k int) bool {
+	w := secretWords[wi]
+	e := k + len(w.word)
+	if e < len(key) && sameCaseLetters(key[e-1], key[e]) && !(w.word == "credential" && l[e] == 's') {
+		return false
+	}
+	return !w.wordStart || k == 0 || !sameCaseLetters(key[k-1], key[k])
 }
 
 func sameCaseLetters(a, b byte) bool {

@@ -42,6 +42,15 @@ func commandLineHint(s string, i int) bool {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
+// cmdLineSecret reports whether the flag at s[i] (commandLineHint holds) is given a secret.
+func cmdLineSecret(s string, i int) bool {
+	if _, _, ok := flagSecret(s, i); ok {
+		return true
+	}
+	_, _, ok := htpasswdSecret(s, i)
+	return ok
+}
+
 // redactCommandLine replaces the passwords of the shapes above.
 func redactCommandLine(s string) string {
 	sp := splice{s: s}

@@ -3,6 +3,8 @@ package privacy
 import (
 	"strings"
 	"testing"
+
+	"pgregory.net/rapid"
 )
 
 // issue26Secrets are the secret shapes issue 26 found stored, and those of gitleaks' and
@@ -91,5 +93,102 @@ func TestRedactIssue26Lookalikes(t *testing.T) {
 		if out := Redact(s); out != s {
 			t.Errorf("%q → %q", s, out)
 		}
+	}
+}
+
+// moreAtEveryWordStart looks for moreShapes' anchors the slow way, at every word start:
+// the anchors found (candidates), and those whose token matches there (must be found).
+func moreAtEveryWordStart(s string) (candidates, matches patternSet) {
+	idx, ps := moreIdx(), morePatterns()
+	for j := 0; j < len(s); j++ {
+		if j > 0 && isWordByte(s[j-1]) {
+			continue
+		}
+		for k, a := range idx.anchors {
+			if strings.HasPrefix(s[j:], a) {
+				candidates.add(k)
+				if ps[k].re.MatchString(s[j:]) {
+					matches.add(k)
+				}
+			}
+		}
+	}
+	return candidates, matches
+}
+
+// checkScanFinds fails unless the one pass of scanHints finds every anchor whose token is
+// in s, and no anchor that is not there.
+func checkScanFinds(t interface{ Fatalf(string, ...any) }, s string) {
+	got := scanHints(s).more
+	candidates, matches := moreAtEveryWordStart(s)
+	for i := range got {
+		if matches[i]&^got[i] != 0 || got[i]&^candidates[i] != 0 {
+			t.Fatalf("%q: scan %x, candidates %x, tokens %x", s, got, candidates, matches)
+		}
+	}
+}
+
+// TestMoreAnchorsAllFound: scanHints stops at few bytes, yet finds every anchor of
+// moreShapes at a word start, each with a tail as its token would have it.
+func TestMoreAnchorsAllFound(t *testing.T) {
+	for i, a := range moreIdx().anchors {
+		tail := "0123456789abcd.:x"
+		if a == "bot" {
+			tail = "123456789:AA"
+		}
+		for _, s := range []string{a + tail, "x " + a + tail, "(" + a + tail} {
+			if !scanHints(s).more.has(i) {
+				t.Errorf("anchor %q not found in %q", a, s)
+			}
+		}
+		if scanHints("x" + a + "0123456789abcd.:x").more.has(i) {
+			t.Errorf("anchor %q found inside a word", a)
+		}
+	}
+	for _, c := range issue26Secrets() {
+		checkScanFinds(t, c.line)
+	}
+}
+
+// TestScanFindsWhatTheSlowWayFinds: on text made of anchors, word pieces and the trigger
+// bytes, the one pass finds every token a search at every word start finds.
+func TestScanFindsWhatTheSlowWayFinds(t *testing.T) {
+	pieces := append([]string{"0123456789abcd", "abcdef0123", "123456789", "x", "AA", "_", "-", ".", ":", "=", " ", "\n", "A", "E", "J", "p", "da", "L", "/"},
+		moreIdx().anchors...)
+	for _, c := range issue26Secrets() {
+		pieces = append(pieces, c.line, c.secret)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		checkScanFinds(t, strings.Join(rapid.SliceOf(rapid.SampledFrom(pieces)).Draw(t, "parts"), ""))
+	})
+}
+
+func FuzzScanFindsWhatTheSlowWayFinds(f *testing.F) {
+	for _, c := range issue26Secrets() {
+		f.Add(c.line)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkScanFinds(t, s) })
+}
+
+// TestKeyAfterAToken: a key right after a token of moreShapes is a key once the token is a
+// marker ("…]_token="), though too long to be one before; one Redact finds its value.
+func TestKeyAfterAToken(t *testing.T) {
+	tok := "xai-" + strings.Repeat("Fa4e0", 16)
+	in := "export " + tok + "_token=" + fake(12)
+	out := Redact(in)
+	if want := "export [REDACTED:xai-key]_token=[REDACTED:secret]"; out != want {
+		t.Errorf("%q\n→ %q, want %q", in, out, want)
+	}
+}
+
+// TestCommandLineAfterALongToken: a -p password whose command is more than
+// maxCommandLookback bytes before it, behind a long token, is found once the token is a
+// marker, in the same Redact.
+func TestCommandLineAfterALongToken(t *testing.T) {
+	jwt := "eyJ" + strings.Repeat("Fa4e0", 50) + ".eyJ" + strings.Repeat("fake0", 20) + ".sig"
+	in := "mysql --init-command=" + jwt + " -p" + fake(14) + " app"
+	out := Redact(in)
+	if want := "mysql --init-command=[REDACTED:jwt] -p[REDACTED:secret] app"; out != want {
+		t.Errorf("%q\n→ %q, want %q", in, out, want)
 	}
 }

@@ -93,7 +93,7 @@ func TestBase64Anchors(t *testing.T) {
 			if len(a.s) < 6 {
 				t.Errorf("anchor %q is too short", a.s)
 			}
-			if scanHints(" "+a.s+" ")&hintBase64 == 0 {
+			if scanHints(" "+a.s+" ").h&hintBase64 == 0 {
 				t.Errorf("anchor %q not hinted", a.s)
 			}
 		}

@@ -157,6 +157,14 @@ func (s *Server) teamSearch(c *gin.Context) {
 	for _, h := range hits {
 		rep.Hits = append(rep.Hits, apitype.TeamHit(h))
 	}
+	if errors.Is(err, team.ErrUnreachable) && s.cfg.Search != nil {
+		// Cut off, the answer is this device's own results and why the cluster's are missing,
+		// within the team's bound (Config.AnswerWithin), not an error.
+		local, lerr := s.cfg.Search.Search(c.Request.Context(), apitype.SearchQuery{Text: c.Query("q"), Project: c.Query("project"), Limit: limit})
+		if lerr == nil {
+			rep.Unreachable, rep.Local, err = err.Error(), local.Hits, nil
+		}
+	}
 	s.teamReply(c, rep, err)
 }
 

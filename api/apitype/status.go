@@ -131,6 +131,11 @@ type TeamHit struct {
 // TeamSearchReply is the answer of GET /api/team/search?q=…&project=…&limit=….
 type TeamSearchReply struct {
 	Hits []TeamHit `json:"hits"`
+	// Unreachable, when set, is why the cluster did not answer ("cluster unreachable (last
+	// contact …)"); Local then holds this device's own results for the query (its shared
+	// projects' records pulled so far included).
+	Unreachable string `json:"unreachable,omitempty"`
+	Local       []Hit  `json:"local,omitempty"`
 }
 
 // Storage states.

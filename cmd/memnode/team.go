@@ -307,6 +307,17 @@ func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit i
 	if asJSON {
 		return printJSON(env, rep)
 	}
+	if rep.Unreachable != "" {
+		fmt.Fprintf(env.Stderr, "memnode: %s; results on this device:\n", rep.Unreachable)
+		if len(rep.Local) == 0 {
+			fmt.Fprintln(env.Stderr, "no matching records")
+			return 0
+		}
+		if err := apitype.WriteIndex(env.Stdout, rep.Local); err != nil {
+			return fail(env, "write output: %v", err)
+		}
+		return 0
+	}
 	if len(rep.Hits) == 0 {
 		fmt.Fprintln(env.Stderr, "no matching records on the team cluster")
 		return 0

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memnode/memnode/internal/rqlitetest"
+)
+
+// clusterCount runs a COUNT query on the team cluster as its admin user.
+func clusterCount(t *testing.T, c *rqlitetest.Cluster, sql string, args ...any) int {
+	t.Helper()
+	body, err := json.Marshal([][]any{append([]any{sql}, args...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, c.URLs()[0]+"/db/query?level=weak", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(rqlitetest.Admin, c.AdminPassword)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Results []struct {
+			Values [][]int `json:"values"`
+			Error  string  `json:"error"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Results) != 1 || out.Results[0].Error != "" || len(out.Results[0].Values) != 1 {
+		t.Fatalf("cluster query %q: %v %+v", sql, err, out)
+	}
+	return out.Results[0].Values[0][0]
+}
+
+// TestForgetOnAPairedDeviceLeavesTheTeam: real memnode processes — alice's laptop in a team
+// on a real rqlited with bob's node, and her phone paired with the laptop by device sync
+// (the phone is in no team). A hook event on the laptop reaches bob and the cluster; the
+// phone forgets it with `memnode forget`; the record ends on no member (bob, the laptop)
+// and not in the cluster's tables: its op payloads are NULL and `search --team` finds
+// nothing.
+func TestForgetOnAPairedDeviceLeavesTheTeam(t *testing.T) {
+	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: []rqlitetest.User{
+		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+	}})
+	ports := syncPorts{}
+	laptop, phone := newSyncNode(t, "laptop", ports), newSyncNode(t, "phone", ports)
+	laptop.extra = append(laptop.extra, envTeamPassword+"="+e2eTeamPassword)
+	bob := newTeamMember(t, laptop.proj)
+	bob.extra = append(bob.extra, envTeamPassword+"="+e2eTeamPassword)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for name, dir := range map[string]string{"laptop": laptop.dataDir, "phone": phone.dataDir, "bob": bob.dataDir} {
+				logs, _ := os.ReadFile(dir + "/logs/memnode.log")
+				t.Logf("---- %s log:\n%s", name, tail(string(logs), 4000))
+			}
+		}
+	})
+	urls := strings.Join(c.URLs(), ",")
+	// bob founds the team: the laptop is no admin, it forgets for the team as the author.
+	bob.start()
+	bob.mustRun(nil, "team", "join", urls, "--user", "bob", "--name", "acme")
+	bob.mustRun(nil, "team", "share", "syncproj")
+	for _, n := range []*syncNode{laptop, phone} {
+		n.startSync(t)
+		n.origin = n.peers().Devices[0].PeerID
+	}
+	laptop.mustRun(nil, "team", "join", urls, "--user", "alice")
+	laptop.mustRun(nil, "team", "share", "syncproj")
+	if out := phone.mustRun(nil, "peers", "join", laptop.invite("2m")); !strings.Contains(out, "Joined") {
+		t.Fatalf("phone: join: %s", out)
+	}
+
+	const word = "numbatPairedForget"
+	laptop.write(word)
+	var id string
+	poll(t, "the laptop's record on the phone", 60*time.Second, func() bool {
+		hits := phone.find(true, word)
+		if len(hits) > 0 {
+			id = hits[0].ID
+		}
+		return id != ""
+	})
+	poll(t, "the laptop's record on bob", 60*time.Second, func() bool { return bob.finds(t, word) })
+	if n := clusterCount(t, c, `SELECT COUNT(*) FROM team_records WHERE id = ?`, id); n != 1 {
+		t.Fatalf("the record is %d times in team_records before the forget", n)
+	}
+
+	phone.forget(true, id)
+	poll(t, "the phone's forget on bob, the laptop and the cluster", 60*time.Second, func() bool {
+		return !bob.finds(t, word) && len(laptop.find(true, word)) == 0 &&
+			clusterCount(t, c, `SELECT COUNT(*) FROM team_records WHERE id = ?`, id) == 0 &&
+			clusterCount(t, c, `SELECT COUNT(*) FROM team_ops WHERE record_id = ? AND kind != 'forget' AND payload IS NOT NULL`, id) == 0
+	})
+	if out := bob.mustRun(nil, "search", word, "--team", "--json"); strings.Contains(out, id) {
+		t.Fatalf("search --team still finds the forgotten record: %s", out)
+	}
+	var st struct {
+		Rejected int `json:"rejected"`
+	}
+	if err := json.Unmarshal([]byte(bob.mustRun(nil, "team", "status", "--json")), &st); err != nil || st.Rejected != 0 {
+		t.Fatalf("bob refused %d ops (%v): the laptop's tombstone must be one the team takes", st.Rejected, err)
+	}
+
+	// Cut off from the cluster, search --team answers with bob's own results and why.
+	const kept = "quollKeptRecord"
+	laptop.write(kept)
+	poll(t, "the laptop's second record on bob", 60*time.Second, func() bool { return bob.finds(t, kept) })
+	c.Nodes[0].Kill(t)
+	start := time.Now()
+	r := bob.run(nil, "search", kept, "--team")
+	took := time.Since(start)
+	if r.code != 0 || !strings.Contains(r.stderr, "cluster unreachable (last contact ") || !strings.Contains(r.stdout, kept) {
+		t.Fatalf("search --team cut off: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("search --team with the cluster down: %s (the memnode process included)", took)
+}

@@ -27,6 +27,7 @@ type SearchBackend interface {
 	SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error)
 	Correct(ctx context.Context, c apitype.Correction) (apitype.SupersedeResult, error)
 	Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error)
+	Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error)
 	Export(ctx context.Context, w io.Writer, project string) (int, error)
 	Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error)
 }
@@ -47,6 +48,7 @@ func (s *Server) registerSearch(g *gin.RouterGroup) {
 	g.POST("/memories", s.saveNote)
 	g.POST("/correct", s.correct)
 	g.POST("/supersede", s.supersede)
+	g.POST("/pin", s.pin)
 	g.GET("/export", s.export)
 	g.POST("/import", s.importRecords)
 }
@@ -213,6 +215,10 @@ func (s *Server) correct(c *gin.Context) {
 
 func (s *Server) supersede(c *gin.Context) {
 	bindAndCall(s, c, `body must be {"old": "…", "new": "…"}`, s.cfg.Search.Supersede)
+}
+
+func (s *Server) pin(c *gin.Context) {
+	bindAndCall(s, c, `body must be {"id": "…", "pinned": true|false}`, s.cfg.Search.Pin)
 }
 
 // bindAndCall answers a route whose JSON body is a B and whose answer fn gives: usage is

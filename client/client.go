@@ -322,6 +322,12 @@ func (c *Client) Supersede(ctx context.Context, req apitype.Supersede) (apitype.
 	return res, c.postJSON(ctx, "/api/supersede", req, &res)
 }
 
+// Pin pins or unpins an observation (POST /api/pin).
+func (c *Client) Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error) {
+	var res apitype.PinResult
+	return res, c.postJSON(ctx, "/api/pin", req, &res)
+}
+
 // SaveNote stores a note.
 func (c *Client) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
 	var res apitype.SaveResult

@@ -41,6 +41,9 @@ type Settings struct {
 	ContextObservations int `json:"context_observations,omitempty"`
 	ContextFullCount    int `json:"context_full_count,omitempty"`
 	ContextSessions     int `json:"context_sessions,omitempty"`
+	// ContextPinnedTokens caps the pinned and global notes heading every context (estimated
+	// tokens; 0: inject.DefaultPinnedTokens).
+	ContextPinnedTokens int `json:"context_pinned_tokens,omitempty"`
 
 	// FsyncAcks makes the node fsync every acknowledged hook event before answering, so it
 	// survives power loss and not only a crash (slower: one disk sync per ack batch).
@@ -179,7 +182,7 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: hook_fail_loud_threshold must be >= 1")
 	case s.HookTimeout <= 0:
 		return fmt.Errorf("settings: hook_timeout must be positive")
-	case s.ContextObservations < 0 || s.ContextFullCount < 0 || s.ContextSessions < 0:
+	case s.ContextObservations < 0 || s.ContextFullCount < 0 || s.ContextSessions < 0 || s.ContextPinnedTokens < 0:
 		return fmt.Errorf("settings: context bounds must not be negative")
 	case s.Workers < 1:
 		return fmt.Errorf("settings: workers must be >= 1")

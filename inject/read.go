@@ -12,6 +12,9 @@ type Reader interface {
 	Origin() string
 	RecentObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error)
 	RecentSummaries(ctx context.Context, project string, limit int) ([]memory.Summary, error)
+	// PinnedObservations are the project's pinned observations and the global notes,
+	// newest first.
+	PinnedObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error)
 	// ProjectStats is the observation count and total discovery tokens of a project.
 	ProjectStats(ctx context.Context, project string) (observations, discoveryTokens int, err error)
 	// DeviceNames maps every known origin to its device name.
@@ -28,6 +31,23 @@ func Read(ctx context.Context, r Reader, project string, lim Limits) (Input, err
 	}
 	if in.Summaries, err = r.RecentSummaries(ctx, project, lim.Sessions); err != nil {
 		return Input{}, fmt.Errorf("read context: %w", err)
+	}
+	if in.Pinned, err = r.PinnedObservations(ctx, project, maxPinnedNotes); err != nil {
+		return Input{}, fmt.Errorf("read context: %w", err)
+	}
+	// A pinned observation heads the context; it is not repeated in the rows below.
+	if len(in.Pinned) > 0 {
+		pinned := map[string]bool{}
+		for _, o := range in.Pinned {
+			pinned[o.ID] = true
+		}
+		kept := in.Observations[:0]
+		for _, o := range in.Observations {
+			if !pinned[o.ID] {
+				kept = append(kept, o)
+			}
+		}
+		in.Observations = kept
 	}
 	if in.TotalObservations, in.TotalDiscoveryTokens, err = r.ProjectStats(ctx, project); err != nil {
 		return Input{}, fmt.Errorf("read context: %w", err)

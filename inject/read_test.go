@@ -3,7 +3,9 @@ package inject
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/memnode/memnode/memory"
 )
@@ -12,6 +14,7 @@ import (
 type fakeReader struct {
 	obs   []memory.Observation
 	sums  []memory.Summary
+	pins  []memory.Observation
 	names map[string]string
 	err   error
 	asked []int // limits asked for: observations, summaries
@@ -27,6 +30,9 @@ func (f *fakeReader) RecentObservations(_ context.Context, _ string, limit int) 
 func (f *fakeReader) RecentSummaries(_ context.Context, _ string, limit int) ([]memory.Summary, error) {
 	f.asked = append(f.asked, limit)
 	return f.sums, f.err
+}
+func (f *fakeReader) PinnedObservations(context.Context, string, int) ([]memory.Observation, error) {
+	return f.pins, nil
 }
 func (f *fakeReader) ProjectStats(context.Context, string) (int, int, error) { return 42, 9000, nil }
 func (f *fakeReader) DeviceNames(context.Context) (map[string]string, error) { return f.names, nil }
@@ -48,8 +54,46 @@ func TestReadGathersWhatRenderNeeds(t *testing.T) {
 	if len(r.asked) != 2 || r.asked[0] != 50 || r.asked[1] != 3 {
 		t.Fatalf("limits asked = %v, want observations 50 and sessions 3", r.asked)
 	}
+	// A pinned observation heads the context and is not repeated in the rows.
+	r.obs = append(r.obs, memory.Observation{ID: "o2", Title: "pinned one"})
+	r.pins = []memory.Observation{{ID: "o2", Title: "pinned one"}}
+	in, err = Read(context.Background(), r, "billing", Limits{Observations: 50, Full: 5, Sessions: 3})
+	if err != nil || len(in.Pinned) != 1 || len(in.Observations) != 1 || in.Observations[0].ID != "o1" {
+		t.Fatalf("with a pin: %+v, %v", in, err)
+	}
 	r.err = errors.New("disk on fire")
 	if _, err := Read(context.Background(), r, "billing", Limits{}); !errors.Is(err, r.err) {
 		t.Fatalf("error = %v, want it wrapped", err)
+	}
+}
+
+// TestPinnedNotesHeadTheContext: pinned and global notes come first, newest first, within
+// the token cap (the rest counted), and a project with nothing but a global note still gets
+// a context.
+func TestPinnedNotesHeadTheContext(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	in := Input{Project: "fresh", Now: now, Location: time.UTC, Pinned: []memory.Observation{
+		{ID: "g1", Project: memory.GlobalProject, Title: "Use pnpm", Narrative: "Use pnpm, never npm.", ToolName: "save_memory"},
+		{ID: "p1", Project: "fresh", Title: "Deploy on Fridays is banned", ToolName: "save_memory"},
+		{ID: "p2", Project: "fresh", Title: "old pinned", Narrative: strings.Repeat("long words ", 200), ToolName: "Bash"},
+	}}
+	out := Render(in, Limits{Observations: 10, Sessions: 3, PinnedTokens: 60})
+	head := strings.Index(out, "## Always keep in mind")
+	if head < 0 {
+		t.Fatalf("no pinned block:\n%s", out)
+	}
+	g, p := strings.Index(out, "g1 🌐 (global) Use pnpm, never npm."), strings.Index(out, "p1 📌 Deploy on Fridays is banned")
+	if g < head || p < g {
+		t.Errorf("global then pinned, in order, under the heading:\n%s", out)
+	}
+	if !strings.Contains(out, "(1 more pinned or global notes: memnode search)") || strings.Contains(out, "old pinned") {
+		t.Errorf("the token cap did not hold back the third note:\n%s", out)
+	}
+	if Render(Input{Project: "fresh", Now: now}, Limits{}) != "" {
+		t.Errorf("an empty project with no notes got a context")
+	}
+	in.Pinned = in.Pinned[2:]
+	if out := Render(in, Limits{PinnedTokens: 10}); !strings.Contains(out, "p2 📌 “old pinned: long words") || !strings.Contains(out, "(quoted command output)") {
+		t.Errorf("the first note shows even over the cap, a tool's words quoted with their source:\n%s", out)
 	}
 }

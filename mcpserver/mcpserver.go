@@ -435,20 +435,29 @@ type SaveArgs struct {
 	Title   string `json:"title,omitempty" jsonschema:"a short title (default: the start of the text)"`
 	Project string `json:"project,omitempty" jsonschema:"project it belongs to (default: the current project)"`
 	Type    string `json:"type,omitempty" jsonschema:"note (default), decision, discovery, bugfix, ..."`
+	Scope   string `json:"scope,omitempty" jsonschema:"project (default): for this project; global: a preference or rule for every project (e.g. 'use pnpm, never npm'), shown at the start of every session"`
+	Pin     bool   `json:"pin,omitempty" jsonschema:"true: show it at the start of every session of its project"`
 }
 
 func (s *Server) save(ctx context.Context, _ *mcp.CallToolRequest, a SaveArgs) (*mcp.CallToolResult, any, error) {
 	if a.Project == "" {
 		a.Project = s.cfg.DefaultProject
 	}
-	res, err := s.cfg.Memory.SaveNote(ctx, apitype.Note{Text: a.Text, Title: a.Title, Project: a.Project, Type: a.Type})
+	res, err := s.cfg.Memory.SaveNote(ctx, apitype.Note{Text: a.Text, Title: a.Title, Project: a.Project, Type: a.Type, Scope: a.Scope, Pin: a.Pin})
 	if err != nil {
 		return nil, nil, err
 	}
 	if res.Duplicate {
 		return text("Already in memory (an identical note exists)."), nil, nil
 	}
-	return text("Saved as " + res.ID + " in project " + a.Project + "."), nil, nil
+	where := "in project " + a.Project
+	switch {
+	case a.Scope == apitype.ScopeGlobal:
+		where = "as a global note (every project's sessions start with it)"
+	case a.Pin:
+		where += ", pinned (every session of it starts with it)"
+	}
+	return text("Saved as " + res.ID + " " + where + "."), nil, nil
 }
 
 // ForgetArgs are the forget tool's arguments.

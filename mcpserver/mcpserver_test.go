@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"github.com/memnode/memnode/memory"
 	"io"
 	"path/filepath"
 	"regexp"
@@ -134,6 +135,19 @@ func TestWorkflow(t *testing.T) {
 	}
 	if out, _ := call(t, cs, "get_observations", map[string]any{"ids": []string{id}}); !strings.Contains(out, "None of these IDs") {
 		t.Fatalf("forgotten note still there: %s", out)
+	}
+
+	// scope global: the note belongs to every project.
+	g, isErr := call(t, cs, "save_memory", map[string]any{"text": "Use pnpm, never npm", "scope": "global"})
+	if isErr || !strings.Contains(g, "as a global note") {
+		t.Fatalf("save_memory global: %s", g)
+	}
+	gid := regexp.MustCompile(`[0-9A-Z]{26}`).FindString(g)
+	if out, _ := call(t, cs, "get_observations", map[string]any{"ids": []string{gid}}); !strings.Contains(out, memory.GlobalProject) {
+		t.Errorf("the global note is not in project %s: %s", memory.GlobalProject, out)
+	}
+	if out, isErr := call(t, cs, "save_memory", map[string]any{"text": "x", "scope": "team"}); !isErr || !strings.Contains(out, "scope") {
+		t.Errorf("an unknown scope: %s", out)
 	}
 }
 

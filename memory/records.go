@@ -90,3 +90,11 @@ type Device struct {
 	Origin string `json:"origin"`
 	Name   string `json:"name"`
 }
+
+// GlobalProject is the project of global notes (save_memory with scope "global", `memnode
+// save --global`): they head the session-start context of every project. The parentheses
+// keep it apart from any directory name a project takes.
+const GlobalProject = "(global)"
+
+// ManualSession is the session that groups the notes of a project saved by hand.
+func ManualSession(project string) string { return "manual:" + project }

@@ -19,7 +19,7 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 		return "", errNotReady
 	}
 	s := n.cfg.Settings
-	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions}
+	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions, PinnedTokens: s.ContextPinnedTokens}
 	in, err := inject.Read(ctx, rep, project, lim)
 	if err != nil {
 		return "", n.checkCorrupt(err)
@@ -28,9 +28,12 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 	if s.ContextViewerLink {
 		in.ViewerURL = "http://" + n.Addr() + "/"
 	}
-	ids := make([]string, len(in.Observations))
-	for i, o := range in.Observations {
-		ids[i] = o.ID
+	ids := make([]string, 0, len(in.Observations)+len(in.Pinned))
+	for _, o := range in.Observations {
+		ids = append(ids, o.ID)
+	}
+	for _, o := range in.Pinned {
+		ids = append(ids, o.ID)
 	}
 	if in.ShortIDs, err = rep.ShortIDs(ctx, ids); err != nil {
 		return "", n.checkCorrupt(err)

@@ -176,6 +176,18 @@ func (w *world) correct(i int) {
 	w.records, w.texts[c.ID] = append(w.records, c.ID), text
 }
 
+// pin pins or unpins one of the records at origin i (a register: concurrent pins and unpins
+// on several devices must converge to one answer).
+func (w *world) pin(i int) {
+	if len(w.records) == 0 {
+		return
+	}
+	id := rapid.SampledFrom(w.records).Draw(w.t, "pin")
+	if _, err := w.origins[i].Pin(w.ctx, id, rapid.Bool().Draw(w.t, "pinned")); err != nil && !refused(err) {
+		w.t.Fatal(err)
+	}
+}
+
 // refused reports an error Supersede or Correct gives for a request it declines.
 func refused(err error) bool {
 	for _, e := range []error{store.ErrUnknownRecord, store.ErrForgotten, store.ErrSelfSupersede, store.ErrSupersededReplacement} {
@@ -311,7 +323,11 @@ func (w *world) run() {
 		case 6:
 			w.rename(i)
 		case 7:
-			w.correct(i)
+			if rapid.Bool().Draw(w.t, "pin instead") {
+				w.pin(i)
+			} else {
+				w.correct(i)
+			}
 		case 10, 11:
 			w.compact(i)
 		default: // a partial exchange: some of another origin's ops reach i

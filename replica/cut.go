@@ -106,6 +106,8 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 		key = strings.TrimPrefix(id, "device:")
 	case store.OpSupersede:
 		del = "DELETE FROM supersedes WHERE old_id = ?"
+	case store.OpPin:
+		del = "DELETE FROM pins WHERE id = ?"
 	default:
 		return nil
 	}

@@ -18,6 +18,7 @@ func (r *Replica) CanonicalDump(ctx context.Context) (string, error) {
 		{"device", "SELECT origin, name, hlc, writer FROM devices ORDER BY origin"},
 		{"tombstone", "SELECT id FROM tombstones ORDER BY id"},
 		{"supersede", "SELECT old_id, new_id, session_id FROM supersedes ORDER BY old_id, new_id"},
+		{"pin", "SELECT id, pinned, hlc, writer, session_id, project FROM pins ORDER BY id"},
 		{"fts", "SELECT COUNT(*) FROM observations_fts"},
 	}
 	for _, q := range queries {

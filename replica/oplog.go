@@ -434,6 +434,8 @@ func (r *Replica) applyPayload(ctx context.Context, tx *wtx, op store.Op, payloa
 		return forgetTx(ctx, tx, id, op.HLC, op.Origin)
 	case store.OpSupersede:
 		return applySupersede(ctx, tx, op, payload)
+	case store.OpPin:
+		return applyPin(ctx, tx, op, payload)
 	default:
 		// An op kind from a newer version: keep it (it relays) but do not interpret it.
 		return nil

@@ -301,6 +301,9 @@ func (r *Replica) finishSnapshot(ctx context.Context, tx *wtx, vv store.VersionV
 	if err := relinkSupersedes(ctx, tx); err != nil {
 		return fmt.Errorf("install snapshot: %w", err)
 	}
+	if err := repinFromOps(ctx, tx); err != nil {
+		return fmt.Errorf("install snapshot: %w", err)
+	}
 	rows, err := tx.QueryContext(ctx, "SELECT c.origin FROM origin_cuts c JOIN version_vector v ON v.origin = c.origin WHERE v.seq > c.seq")
 	if err != nil {
 		return fmt.Errorf("install snapshot: %w", err)

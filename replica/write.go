@@ -400,6 +400,7 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 		// but a link of a record not (yet) stored here is found only by its session.
 		`UPDATE ops SET payload = NULL WHERE kind = 'supersede' AND record_id IN (SELECT old_id FROM supersedes WHERE session_id = ?1)`,
 		`DELETE FROM supersedes WHERE old_id = ?1 OR session_id = ?1 OR old_id IN (SELECT id FROM observations WHERE session_id = ?1)`,
+		`DELETE FROM pins WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
 		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,

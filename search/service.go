@@ -31,6 +31,7 @@ type Store interface {
 	Supersede(ctx context.Context, old, by string) error
 	Correct(ctx context.Context, old string, c memory.Observation) (memory.Observation, error)
 	Supersessions(ctx context.Context, ids []string) ([]store.Supersession, error)
+	Pin(ctx context.Context, id string, pinned bool) (memory.Observation, error)
 	importer.ExportReader
 }
 
@@ -134,15 +135,19 @@ func (v *Service) Forget(ctx context.Context, ids []string) (apitype.ForgetResul
 	return apitype.ForgetResult{Requested: len(clean), Found: n, Missing: missing}, nil
 }
 
-// manualSession groups the notes of a project saved by hand.
-func manualSession(project string) string { return "manual:" + project }
-
 // SaveNote stores a note as an observation. Private parts and secrets are removed first.
 func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
 	// Every field, not only the text: project and type are stored and synced too.
 	text, title := strings.TrimSpace(privacy.Clean(n.Text)), strings.TrimSpace(privacy.Clean(n.Title))
 	n.Project = strings.TrimSpace(privacy.Clean(n.Project))
 	n.Type = privacy.Clean(n.Type)
+	switch n.Scope {
+	case "", apitype.ScopeProject:
+	case apitype.ScopeGlobal:
+		n.Project = memory.GlobalProject
+	default:
+		return apitype.SaveResult{}, fmt.Errorf("%w: scope is %q or %q, not %q", ErrInvalid, apitype.ScopeProject, apitype.ScopeGlobal, n.Scope)
+	}
 	if text == "" {
 		return apitype.SaveResult{}, fmt.Errorf("%w: the note is empty (after removing private parts)", ErrInvalid)
 	}
@@ -164,7 +169,7 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 		typ = "note"
 	}
 	res, err := v.store.Commit(ctx, &store.Batch{Observations: []memory.Observation{{
-		SessionID: manualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
+		SessionID: memory.ManualSession(n.Project), Project: n.Project, Type: typ, Title: title, Narrative: text,
 		ToolName: "save_memory", CreatedAt: v.now().UnixMilli(),
 	}}})
 	if err != nil {
@@ -173,7 +178,31 @@ func (v *Service) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveRes
 	if len(res.Observations) == 0 {
 		return apitype.SaveResult{Duplicate: true}, nil
 	}
-	return apitype.SaveResult{ID: res.Observations[0].ID}, nil
+	id := res.Observations[0].ID
+	if n.Pin {
+		if _, err := v.store.Pin(ctx, id, true); err != nil {
+			return apitype.SaveResult{ID: id}, fmt.Errorf("pin note %s: %w", id, err)
+		}
+	}
+	return apitype.SaveResult{ID: id}, nil
+}
+
+// Pin pins or unpins an observation on every device: a pinned one heads every
+// session-start context of its project.
+func (v *Service) Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error) {
+	ref, err := v.observationRef(ctx, req.ID)
+	if err != nil {
+		return apitype.PinResult{}, err
+	}
+	o, err := v.store.Pin(ctx, ref.ID, req.Pinned)
+	if err != nil {
+		return apitype.PinResult{}, supersedeError(err)
+	}
+	short, err := v.store.ShortIDs(ctx, []string{o.ID})
+	if err != nil {
+		return apitype.PinResult{}, fmt.Errorf("pin: %w", err)
+	}
+	return apitype.PinResult{ID: o.ID, Short: short[o.ID], Project: o.Project, Title: o.Title, Pinned: req.Pinned}, nil
 }
 
 // Export writes the replica (or one project) as memnode JSONL.
@@ -230,6 +259,11 @@ func (d *Deferred) Correct(ctx context.Context, c apitype.Correction) (apitype.S
 }
 
 // Supersede implements api.SearchBackend.
+func (d *Deferred) Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error) {
+	return call(d, func(s *Service) (apitype.PinResult, error) { return s.Pin(ctx, req) })
+}
+
+// Supersede calls the installed service.
 func (d *Deferred) Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error) {
 	return call(d, func(s *Service) (apitype.SupersedeResult, error) { return s.Supersede(ctx, req) })
 }

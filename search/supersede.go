@@ -28,7 +28,7 @@ func (v *Service) Correct(ctx context.Context, c apitype.Correction) (apitype.Su
 	if err != nil {
 		return apitype.SupersedeResult{}, err
 	}
-	n, err := v.store.Correct(ctx, old.ID, memory.Observation{SessionID: manualSession(old.Project), Project: old.Project,
+	n, err := v.store.Correct(ctx, old.ID, memory.Observation{SessionID: memory.ManualSession(old.Project), Project: old.Project,
 		Type: memory.TypeCorrection, Title: apitype.Clip(oneLine(text), 80), Narrative: text,
 		FilesRead: old.FilesRead, FilesModified: old.FilesModified, ToolName: "correct_memory", CreatedAt: v.now().UnixMilli()})
 	if err != nil {

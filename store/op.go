@@ -17,6 +17,10 @@ const (
 	// supersede.go): a grow-only set of links, dropped with the record or its session when
 	// forgotten.
 	OpSupersede = "supersede"
+	// OpPin sets whether its record (an observation) is pinned (replica's pin.go): a
+	// last-writer-wins register per observation, dropped with the record or its session when
+	// forgotten.
+	OpPin = "pin"
 	// OpCompacted is the placeholder OpsSince serves for a seq whose op Compact removed: it
 	// carries no record and no payload, applies nothing and is not stored (an older build
 	// stores it as an op of a kind it does not know, which also applies nothing).

@@ -162,6 +162,33 @@ type Note struct {
 	Title   string `json:"title,omitempty"`
 	Project string `json:"project"`
 	Type    string `json:"type,omitempty"` // default "note"
+	// Scope is ScopeProject (the default: the note belongs to Project) or ScopeGlobal (it
+	// heads the session-start context of every project; Project is ignored).
+	Scope string `json:"scope,omitempty"`
+	// Pin pins the note at once: it heads every session-start context of its project.
+	Pin bool `json:"pin,omitempty"`
+}
+
+// Note scopes.
+const (
+	ScopeProject = "project"
+	ScopeGlobal  = "global"
+)
+
+// Pin is the body of POST /api/pin: pin (or, with Pinned false, unpin) the observation ID
+// (or its short form).
+type Pin struct {
+	ID     string `json:"id"`
+	Pinned bool   `json:"pinned"`
+}
+
+// PinResult is the answer of POST /api/pin.
+type PinResult struct {
+	ID      string `json:"id"`
+	Short   string `json:"short,omitempty"`
+	Project string `json:"project"`
+	Title   string `json:"title"`
+	Pinned  bool   `json:"pinned"`
 }
 
 // Correction is the body of POST /api/correct: the observation ID (or its short form) is

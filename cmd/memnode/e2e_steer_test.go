@@ -138,3 +138,62 @@ func TestClaudeCodeOffSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestPinnedAndGlobalNotesSync: on two paired devices, a global note saved on A heads the
+// context of the first session of a brand-new project on B, and a note pinned on A heads
+// its project's context on B; B's unpin reaches A (the pin is a register that converges).
+func TestPinnedAndGlobalNotesSync(t *testing.T) {
+	ports := syncPorts{}
+	a, b := newSyncNode(t, "dev-a", ports), newSyncNode(t, "dev-b", ports)
+	for _, n := range []*syncNode{a, b} {
+		n.startSync(t)
+	}
+	if out := b.mustRun(nil, "peers", "join", a.invite("2m")); !strings.Contains(out, "Joined") {
+		t.Fatalf("join: %s", out)
+	}
+
+	// A project with memory on A, and a note in it that A pins.
+	a.write("parseManifest")
+	var saved apitype.SaveResult
+	if err := json.Unmarshal([]byte(a.mustRun(nil, "save", "Release builds run make dist, never go build by hand", "--project", "syncproj", "--json")), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if out := a.mustRun(nil, "pin", saved.ID); !strings.Contains(out, "pinned") {
+		t.Errorf("memnode pin said %q", out)
+	}
+	if out := a.mustRun(nil, "save", "--global", "I use pnpm, never npm"); !strings.Contains(out, "global note") {
+		t.Errorf("memnode save --global said %q", out)
+	}
+
+	// B: a new project, its first session.
+	fresh := filepath.Join(t.TempDir(), "brand-new")
+	if err := os.MkdirAll(filepath.Join(fresh, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ctxB string
+	poll(t, "the global note to reach B's context of a new project", 60*time.Second, func() bool {
+		ctxB = contextFor(t, b.instance, fresh)
+		return strings.Contains(ctxB, "I use pnpm, never npm")
+	})
+	head := strings.Index(ctxB, "## Always keep in mind")
+	if head < 0 || strings.Index(ctxB, "I use pnpm") < head || strings.Contains(ctxB, "Release builds") {
+		t.Errorf("B's new project context: the global note must head it, the other project's pin must not be there:\n%s", ctxB)
+	}
+	var proj string
+	poll(t, "A's pin to reach B", 60*time.Second, func() bool {
+		proj = contextFor(t, b.instance, b.proj)
+		return strings.Contains(proj, "📌 Release builds run make dist")
+	})
+	if p, g, rows := strings.Index(proj, "📌 Release builds"), strings.Index(proj, "🌐 (global)"), strings.Index(proj, "## Recent observations"); g < 0 || p < g || rows < p {
+		t.Errorf("B's context of syncproj: pinned and global notes must come first, newest first:\n%s", proj)
+	}
+
+	// B unpins; A's context no longer heads with it.
+	b.mustRun(nil, "unpin", saved.ID)
+	poll(t, "B's unpin to reach A", 60*time.Second, func() bool {
+		return !strings.Contains(contextFor(t, a.instance, a.proj), "📌 Release builds")
+	})
+	if ctxA := contextFor(t, a.instance, a.proj); !strings.Contains(ctxA, "🌐 (global) I use pnpm") {
+		t.Errorf("A lost the global note:\n%s", ctxA)
+	}
+}

@@ -93,6 +93,10 @@ func (n *nodeConn) Supersede(ctx context.Context, req apitype.Supersede) (apityp
 	return with(ctx, n, func(c *client.Client) (apitype.SupersedeResult, error) { return c.Supersede(ctx, req) })
 }
 
+func (n *nodeConn) Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.PinResult, error) { return c.Pin(ctx, req) })
+}
+
 // parseMixed parses flags that may come after positional arguments
 // (`memnode search webhook --project api`); "--" ends the flags.
 func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {

@@ -118,6 +118,7 @@ func searchQuery(c *gin.Context) (apitype.SearchQuery, bool) {
 	if t := c.Query("obs_type"); t != "" {
 		q.ObsTypes = strings.Split(t, ",")
 	}
+	q.Prefix = c.Query("prefix") == "1" || c.Query("prefix") == "true"
 	ok := intParam(c, "limit", &q.Limit) && intParam(c, "offset", &q.Offset) &&
 		timeParam(c, "since", &q.Since) && timeParam(c, "until", &q.Until)
 	return q, ok

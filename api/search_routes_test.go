@@ -85,6 +85,16 @@ func TestSearchRoutesEndToEnd(t *testing.T) {
 	if err != nil || len(hits.Hits) < 2 {
 		t.Fatalf("search: %v %+v", err, hits)
 	}
+	// prefix=1 (the viewer's as-you-type box) matches the last word's start; without it
+	// a query matches words.
+	typed, err := c.Search(ctx, apitype.SearchQuery{Text: "webho", Project: "billing-api", Prefix: true})
+	if err != nil || len(typed.Hits) < 2 {
+		t.Fatalf("prefix search: %v %+v", err, typed)
+	}
+	words, err := c.Search(ctx, apitype.SearchQuery{Text: "webho", Project: "billing-api"})
+	if err != nil || len(words.Hits) != 0 {
+		t.Fatalf("a word search matched a prefix: %v %+v", err, words)
+	}
 	tl, err := c.Timeline(ctx, apitype.TimelineQuery{Anchor: hits.Hits[0].ID, Before: 2, After: 2})
 	if err != nil || tl.AnchorID != hits.Hits[0].ID || len(tl.Items) == 0 {
 		t.Fatalf("timeline: %v %+v", err, tl)

@@ -263,6 +263,9 @@ func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Res
 	set("platform", q.Platform)
 	set("order", q.Order)
 	set("mode", q.Mode)
+	if q.Prefix {
+		v.Set("prefix", "1")
+	}
 	if q.Since != 0 {
 		v.Set("since", strconv.FormatInt(q.Since, 10))
 	}

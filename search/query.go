@@ -68,10 +68,16 @@ func (e Expr) Informative() []string {
 
 // Parse turns arbitrary user text into an Expr. Words are separated by spaces; "quoted
 // text" is a phrase; word* is a prefix; an upper-case OR between words is the OR operator
-// and an upper-case AND is ignored (AND is the default). The last plain word also matches
-// as a prefix, with exact matches ranked first. Everything else, including FTS5 syntax,
-// is searched for as text.
-func Parse(text string) Expr {
+// and an upper-case AND is ignored (AND is the default). Everything else, including FTS5
+// syntax, is searched for as text. Words match words: an agent's or a CLI query is
+// complete (ParseTyping is for a box someone is typing into).
+func Parse(text string) Expr { return parse(text, false) }
+
+// ParseTyping is Parse for text someone is still typing (the viewer's search box): the
+// last plain word also matches as a prefix, with exact matches ranked first.
+func ParseTyping(text string) Expr { return parse(text, true) }
+
+func parse(text string, typing bool) Expr {
 	if len(text) > maxQueryBytes {
 		text = text[:maxQueryBytes]
 	}
@@ -173,7 +179,7 @@ func Parse(text string) Expr {
 	}
 	// As-you-type: the final plain word also matches longer words. Both forms stay in the
 	// expression so bm25 scores an exact hit above a prefix-only one.
-	if lastBare >= 0 && rest == "" && !strings.HasSuffix(text, " ") && lastTokenRunes(lastWord) >= minPrefixRunes {
+	if typing && lastBare >= 0 && rest == "" && !strings.HasSuffix(text, " ") && lastTokenRunes(lastWord) >= minPrefixRunes {
 		plain := cur[lastBare]
 		both := "(" + plain + " OR " + quote(lastWord, true) + ")"
 		cur[lastBare] = both

@@ -23,12 +23,25 @@ func TestParse(t *testing.T) {
 		{`"unterminated phrase`, `"unterminated phrase"`, ``},
 	}
 	for _, c := range cases {
-		e := search.Parse(c.in)
+		e := search.ParseTyping(c.in)
 		if got := e.Match(); got != c.match {
-			t.Errorf("Parse(%q).Match() = %s, want %s", c.in, got, c.match)
+			t.Errorf("ParseTyping(%q).Match() = %s, want %s", c.in, got, c.match)
 		}
 		if c.any != "" && e.Any() != c.any {
-			t.Errorf("Parse(%q).Any() = %s, want %s", c.in, e.Any(), c.any)
+			t.Errorf("ParseTyping(%q).Any() = %s, want %s", c.in, e.Any(), c.any)
+		}
+	}
+	// An agent's or a CLI query is complete: its last word matches the word, never a prefix
+	// (bm25 would count it twice and let longer words in).
+	words := []struct{ in, match string }{
+		{"idempotency", `"idempotency"`},
+		{"stripe webhook", `("stripe" AND "webhook")`},
+		{"redis OR postgres", `"redis" OR "postgres"`},
+		{"idem*", `"idem"*`}, // a prefix asked for is a prefix
+	}
+	for _, c := range words {
+		if got := search.Parse(c.in).Match(); got != c.match {
+			t.Errorf("Parse(%q).Match() = %s, want %s", c.in, got, c.match)
 		}
 	}
 	if !search.Parse("🙂 -- !!").Empty() {

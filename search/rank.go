@@ -56,10 +56,48 @@ func (s *Searcher) collectRanked(ctx context.Context, q *Query, fq *ftsQuery, n 
 		all = append(all, hits...)
 	}
 	sortHits(all, OrderRelevance, true)
+	if len(q.kinds()) > 1 {
+		all = observationsFirst(all)
+	}
 	if len(all) > n {
 		all = all[:n]
 	}
 	return all, nil
+}
+
+// summaryEvery is how many ranked places one summary or prompt may take at most: one in
+// each block of five (see observationsFirst).
+const summaryEvery = 5
+
+// observationsFirst keeps summaries and prompts from crowding the observations out of an
+// all-kinds ranking (the default of `memnode search` and of MCP's search): a session's
+// summary repeats what its observations say in other words, so on a coding history bm25
+// put it above them in most top fives. A summary or prompt whose session has an
+// observation among the hits moves behind every observation (the observation is the
+// record to read; the summary is one timeline away), and the others take at most one
+// place in each block of summaryEvery; what is held back follows, in score order.
+func observationsFirst(hits []apitype.Hit) []apitype.Hit {
+	covered := map[string]bool{}
+	for _, h := range hits {
+		if h.Kind == apitype.KindObservation && h.SessionID != "" {
+			covered[h.SessionID] = true
+		}
+	}
+	out := make([]apitype.Hit, 0, len(hits))
+	var held []apitype.Hit
+	others := 0
+	for _, h := range hits {
+		switch {
+		case h.Kind == apitype.KindObservation:
+			out = append(out, h)
+		case !covered[h.SessionID] && others <= len(out)/summaryEvery:
+			out = append(out, h)
+			others++
+		default:
+			held = append(held, h)
+		}
+	}
+	return append(out, held...)
 }
 
 // rankKind returns the n most relevant records of one kind.

@@ -228,6 +228,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (apitype.Results, error)
 	}
 	res.Ranking = ModeFTS
 	e := Parse(q.Text)
+	if q.Prefix {
+		e = ParseTyping(q.Text)
+	}
 	if e.Empty() {
 		res.Mode = "none"
 		return res, nil

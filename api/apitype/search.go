@@ -38,6 +38,9 @@ type SearchQuery struct {
 	// Mode is the ranking: fts, vector or hybrid (default hybrid when the node has
 	// embedded observations, else fts).
 	Mode string `json:"mode,omitempty"`
+	// Prefix makes the last word match as a prefix too (with exact matches first): for a
+	// box someone is typing into, the viewer's. Agents' and CLI queries match words.
+	Prefix bool `json:"prefix,omitempty"`
 }
 
 // Hit is one row of the compact index: enough to decide whether to look closer.

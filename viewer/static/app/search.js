@@ -33,10 +33,11 @@ export function searchPage(main) {
   }
   const out = el('div', { id: 'results', class: 'results', 'aria-live': 'polite' });
   let offset = 0;
-  // params is the query as GET /api/search takes it (the CLI's flags, one for one).
+  // params is the query as GET /api/search takes it (the CLI's flags, one for one), with the
+  // last word also matched as a prefix: this box searches as the user types.
   const params = () => {
     const p = { query: q.value, project: project.value, device: device.value, platform: platform.value, file: file.value.trim(),
-      mode: mode.value, order: order.value, limit: PAGE, offset };
+      mode: mode.value, order: order.value, limit: PAGE, offset, prefix: 1 };
     if (type.value.startsWith('obs:')) { p.type = 'observations'; p.obs_type = type.value.slice(4); } else p.type = type.value;
     if (since.value) p.since = since.value;
     if (until.value) p.until = until.value;

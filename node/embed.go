@@ -72,5 +72,10 @@ func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (str
 	if err != nil || len(obs) == 0 {
 		return "", err
 	}
-	return inject.Semantic(obs, semanticTokenBudget), nil
+	names, err := rep.DeviceNames(ctx)
+	if err != nil {
+		return "", err
+	}
+	who := inject.Input{LocalOrigin: rep.Origin(), DeviceName: func(origin string) string { return names[origin] }}
+	return who.Semantic(obs, semanticTokenBudget), nil
 }

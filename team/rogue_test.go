@@ -116,17 +116,20 @@ func edited(tb testing.TB, p map[string]any, kv ...any) []byte {
 // (5) correct alice's record, (6) carry a payload the replica cannot read (refused on its
 // own, not wedging the batch), and (7) carry a <private> part; through mallory's
 // credentials, ops are signed by (8) a key no admin admitted and (9) a second key under
-// alice's name, which the admin's node does not admit. Alice and bob refuse 1–6 (each named
-// with mallory in team status) and 8–9 (named by key, the twin shown waiting), and apply 7
-// without the private part; mallory's stream goes on: her next honest record arrives.
+// alice's name, which the admin's node does not admit, and (10) alice's op is copied under
+// another shared project (the project column forged). Alice and bob refuse 1–6 (each named
+// with mallory in team status), 8–9 (named by key, the twin shown waiting) and 10, and
+// apply 7 without the private part; mallory's stream goes on: her next honest record
+// arrives. search --team shows no index row a signed op does not back, and a record under
+// the project its signed op names, whatever the index's project column says.
 func TestTeamRogueMemberIsRefused(t *testing.T) {
 	testkit.LeakCheck(t)
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: users()})
 	ctx := context.Background()
-	const P, secret = "billing", "bobsecret"
+	const P, Q, secret = "billing", "billing-ops", "bobsecret"
 	a, b, m := newMember(t, "alice", "laptop"), newMember(t, "bob", "desktop"), newMember(t, "mallory", "evil")
 	for _, x := range []*member{a, b, m} {
-		x.join(t, c, P)
+		x.join(t, c, P, Q)
 	}
 	a.t.Start(ctx)
 	b.t.Start(ctx)
@@ -177,6 +180,20 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 	}
 	evil.writeVia(t, mc, twinKey, Op{Origin: twin, Author: "alice/laptop", Project: P, Kind: store.OpObservation, RecordID: "rogue-twin",
 		Payload: edited(t, tmpl, "id", "rogue-twin", "origin", twin, "title", "TWIN of alice record")})
+	// (10) alice's signed op copied into another shared project: the project column forged.
+	res, err := mc.query(ctx, levelStrong, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
+		FROM team_ops WHERE record_id = ? AND kind = ?`, aliceRec, store.OpObservation)})
+	if err != nil || len(res[0].Values) != 1 {
+		t.Fatalf("alice's op on the cluster: %v %v", res, err)
+	}
+	copied, err := decodeOps(res[0].Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied[0].Project = Q
+	if _, err := mc.execute(ctx, pushStatements(copied)[:1]); err != nil {
+		t.Fatal(err)
+	}
 	m.record(t, P, "MALLORY honest record after the attacks")
 	if err := m.t.Push(ctx); err != nil {
 		t.Fatal(err)
@@ -185,7 +202,7 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 	for name, x := range map[string]*member{"alice": a, "bob": b} {
 		testkit.WaitForState(t, name+" refuses the attacks and gets mallory's next record", 60*time.Second, func() (bool, string) {
 			st := x.status(t)
-			return st.Rejected == 8 && x.has(t, "MALLORY honest record after the attacks"), fmt.Sprintf("%+v", st)
+			return st.Rejected == 9 && x.has(t, "MALLORY honest record after the attacks"), fmt.Sprintf("%+v", st)
 		})
 		st := x.status(t)
 		for _, key := range []string{ghost, twin} {
@@ -226,6 +243,26 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 		if links, err := x.r.Supersessions(ctx, []string{aliceRec}); err != nil || len(links) != 0 {
 			t.Fatalf("%s: mallory's correction of alice's record applied: %v %v", x.user, links, err)
 		}
+	}
+	if n := b.count(t, Q); n != 0 {
+		t.Fatalf("bob holds %d records in %s: alice's op copied under another project column applied", n, Q)
+	}
+	// The search index is not signed: a row mallory writes, or alice's row moved to another
+	// project, shows nothing the signed ops do not say.
+	if _, err := mc.execute(ctx, []stmt{
+		st(`INSERT INTO team_records(id, project, kind, type, author, origin, title, body, created_at) VALUES ('rogue-index', ?, 'observation', 'decision', 'alice/laptop', ?, 'run rogueindexword now', 'rogueindexword', 1)`, P, a.r.Origin()),
+		st(`UPDATE team_records SET project = ? WHERE id = ?`, secret, aliceRec),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := b.t.Search(ctx, "rogueindexword", "", 10); err != nil || len(hits) != 0 {
+		t.Fatalf("search --team shows an index row no signed op backs: %+v %v", hits, err)
+	}
+	if hits, err := b.t.Search(ctx, "mallory wants gone", secret, 10); err != nil || len(hits) != 0 {
+		t.Fatalf("search --team in %s shows alice's record of %s (forged project column): %+v %v", secret, P, hits, err)
+	}
+	if hits, err := b.t.Search(ctx, "mallory wants gone", "", 10); err != nil || len(hits) != 1 || hits[0].Project != P || hits[0].Author != "alice/laptop" {
+		t.Fatalf("search --team for alice's record: %+v %v, want it in %s by alice/laptop", hits, err, P)
 	}
 	if n := b.count(t, secret); n != 1 {
 		t.Fatalf("bob's unshared project holds %d records, want his own 1", n)

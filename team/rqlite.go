@@ -78,6 +78,25 @@ func newRQ(urls []string, user, pass string, timeout time.Duration) *rq {
 	}}
 }
 
+// preferLeader makes the node at apiAddr (the leader, as /nodes names it: "host:port" or a
+// URL) the first one asked: it serves weak reads and takes writes without forwarding them,
+// and a node cut off from the others (an isolated former leader) is no longer the first
+// a request waits for.
+func (c *rq) preferLeader(apiAddr string) {
+	host := apiAddr
+	if u, err := url.Parse(apiAddr); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	for i, u := range c.urls {
+		if hostOf(u) == host {
+			c.mu.Lock()
+			c.good = i
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
 // stmt is one parameterised statement: rqlite's ["SQL", args…] form.
 type stmt []any
 

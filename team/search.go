@@ -99,11 +99,17 @@ func (t *Team) Search(ctx context.Context, query, project string, limit int) ([]
 	if limit <= 0 || limit > 200 {
 		limit = 20
 	}
-	q := `SELECT r.id, r.project, r.kind, r.type, r.title, snippet(team_fts, 1, '', '', '…', 16), r.author, r.created_at, bm25(team_fts, 4.0, 1.0)
-		FROM team_fts JOIN team_records r ON r.rid = team_fts.rowid WHERE team_fts MATCH ?`
+	// The searchable rows are not signed (any member with write access could write one):
+	// each hit is shown as the signed op that created its record says, and one whose op
+	// does not verify, or whose author was no member at its position, is left out.
+	q := `SELECT r.id, snippet(team_fts, 1, '', '', '…', 16), bm25(team_fts, 4.0, 1.0),
+			o.pos, o.origin, o.tseq, o.project, o.kind, o.record_id, o.hlc, o.payload, o.payload_hash, o.author, o.sig
+		FROM team_fts JOIN team_records r ON r.rid = team_fts.rowid
+		JOIN team_ops o ON o.record_id = r.id AND o.kind = r.kind AND o.payload IS NOT NULL
+		WHERE team_fts MATCH ?`
 	args := []any{expr.Match()}
 	if project != "" {
-		q += ` AND r.project = ?`
+		q += ` AND o.project = ?`
 		args = append(args, project)
 	}
 	q += ` ORDER BY bm25(team_fts, 4.0, 1.0) LIMIT ?`
@@ -117,12 +123,30 @@ func (t *Team) Search(ctx context.Context, query, project string, limit int) ([]
 		}
 		return nil, fmt.Errorf("team search: %w", err)
 	}
+	log := t.roster(ctx)
 	var hits []Hit
+	seen := map[string]bool{}
 	for _, r := range res[0].Values {
-		created, _ := int64Of(r[7])
-		score := floatOf(r[8])
-		hits = append(hits, Hit{ID: strOf(r[0]), Project: strOf(r[1]), Kind: strOf(r[2]), Type: strOf(r[3]), Title: strOf(r[4]),
-			Snippet: strOf(r[5]), Author: strOf(r[6]), CreatedAt: created, Score: -score})
+		if len(r) != 14 || seen[strOf(r[0])] {
+			continue
+		}
+		ops, err := decodeOps([][]any{r[3:]})
+		if err != nil {
+			continue
+		}
+		op := ops[0]
+		d, ok := searchText(op.Kind, op.Payload)
+		name, refusal := log.member(op.Origin, op.Pos)
+		if !ok || refusal != "" || name != op.Author || verify(op) != nil || checkPayload(op) != "" {
+			continue
+		}
+		seen[op.RecordID] = true
+		snippet := strOf(r[1])
+		if !strings.Contains(d.Title+"\n"+d.Body, strings.Trim(strings.ReplaceAll(snippet, "…", ""), " ")) {
+			snippet = firstLine(d.Body) // the index's text is not the signed one
+		}
+		hits = append(hits, Hit{ID: op.RecordID, Project: op.Project, Kind: op.Kind, Type: d.Type, Title: d.Title,
+			Snippet: snippet, Author: op.Author, CreatedAt: d.CreatedAt, Score: -floatOf(r[2])})
 	}
 	return hits, nil
 }

@@ -244,6 +244,7 @@ func (t *Team) leader(ctx context.Context, c *rq) (string, []Node) {
 		out = append(out, Node{ID: id, URL: n.APIAddr, Leader: n.Leader, Reachable: n.Reachable})
 		if n.Leader {
 			leader = id
+			c.preferLeader(n.APIAddr)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

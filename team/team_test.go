@@ -79,6 +79,27 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("requests go to the known leader first", func(t *testing.T) {
+		leader := c.WaitLeader(t, 30*time.Second)
+		var urls []string // the leader last: a client that knows nothing asks it last
+		for _, n := range c.Nodes {
+			if n != leader {
+				urls = append(urls, n.URL())
+			}
+		}
+		urls = append(urls, leader.URL())
+		rq := newRQ(urls, "alice", testPassword, 3*time.Second)
+		if id, _ := a.t.leader(ctx, rq); id != leader.ID {
+			t.Fatalf("leader %q, want %s", id, leader.ID)
+		}
+		rq.mu.Lock()
+		first := rq.urls[rq.good]
+		rq.mu.Unlock()
+		if first != leader.URL() {
+			t.Fatalf("first URL asked after status: %s, want the leader's %s", first, leader.URL())
+		}
+	})
+
 	t.Run("search --team finds records with their author", func(t *testing.T) {
 		hits, err := b.t.Search(ctx, "invoice retries", "", 10)
 		if err != nil {

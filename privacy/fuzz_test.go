@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/memnode/memnode/internal/secretsample"
 )
 
 func FuzzStripTags(f *testing.F) {
@@ -47,6 +49,9 @@ func FuzzRedact(f *testing.F) {
 		"MIIEow" + fake(58) + "\n" + fake(64) + "\n" + fake(9) + "=", "x\n-----END RSA PRIVATE KEY-----\ny",
 	} {
 		f.Add(s)
+	}
+	for _, c := range secretsample.All("fz") {
+		f.Add(c.Line)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Redact(s)

@@ -33,6 +33,7 @@ const (
 	hintFlag   // a word starting with '-': redactCommandLine may find more once a marker shortened a command
 	hintNetrc  // "password" then a blank
 	hintPgpass // ":5432:" or ":*:"
+	hintAzureAD
 )
 
 // hints are what scanHints found: detector bits, and the anchors of moreShapes.
@@ -328,8 +329,8 @@ func redactURLCredentials(s string) string {
 		for colon < len(s) && !isUserinfoStop(s[colon]) && s[colon] != ':' {
 			colon++
 		}
-		if colon == start || colon >= len(s) || s[colon] != ':' {
-			continue
+		if colon >= len(s) || s[colon] != ':' {
+			continue // no password; an empty user is fine (redis://:PASSWORD@host)
 		}
 		at := colon + 1
 		for at < len(s) && !isUserinfoStop(s[at]) {
@@ -373,7 +374,7 @@ const (
 func buildTriggers() [256]uint8 {
 	var t [256]uint8
 	// '.' and 'p' are in moreTriggers; 'w' is .netrc's "password".
-	for _, c := range []byte("-_AJ:=GKIB.pw" + moreTriggers) {
+	for _, c := range []byte("-_AJ:=GKIB.pw~" + moreTriggers) {
 		t[c] = trigHere
 	}
 	for c, as := range base64Index {
@@ -448,6 +449,11 @@ func scanHints(s string) hints {
 		case 'K':
 			if i >= 1 && s[i-1] == 'S' {
 				h |= hintTwilio
+			}
+			more.find(s, i, &hs.more)
+		case '~':
+			if h&hintAzureAD == 0 && azureADSecretAt(s, i-5) {
+				h |= hintAzureAD
 			}
 		case 'I', 'B':
 			if pemBodyHint(s, i) {

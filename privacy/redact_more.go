@@ -53,6 +53,59 @@ func moreShapes() []shape {
 		{"mailgun-key", `key-[0-9a-f]{32}`, []string{"key-"}},
 		{"airtable-token", `pat[A-Za-z0-9]{14}\.[a-f0-9]{64}`, []string{"pat"}},
 		{"telegram-bot-token", `bot[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}`, []string{"bot"}},
+
+		// Shapes of gitleaks' and trufflehog's default rules that issue 26 left out.
+		// VCS and CI.
+		{"gitlab-token", `glffct-[A-Za-z0-9_\-]{20,}`, []string{"glffct-"}},
+		{"circleci-token", `CCIPAT_[A-Za-z0-9]{22}_[a-fA-F0-9]{40}`, []string{"CCIPAT_"}},
+		{"buildkite-token", `bkua_[a-z0-9]{40}`, []string{"bkua_"}},
+		{"sourcegraph-token", `sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}`, []string{"sgp_"}},
+		{"terraform-token", `atlasv1\.[A-Za-z0-9_\-=]{60,}`, []string{"atlasv1."}},
+		{"slack-token", `xoxe(?:\.xox[bp])?-[0-9]-[A-Za-z0-9]{100,}`, []string{"xoxe-", "xoxe."}},
+		// Package registries.
+		{"rubygems-token", `rubygems_[a-f0-9]{48}`, []string{"rubygems_"}},
+		{"clojars-token", `CLOJARS_[A-Za-z0-9]{60}`, []string{"CLOJARS_"}},
+		{"artifactory-key", `AKCp[A-Za-z0-9]{60,}`, []string{"AKCp"}},
+		{"dockerhub-token", `dckr_oat_[A-Za-z0-9_\-]{32,}`, []string{"dckr_oat_"}},
+		// Cloud.
+		{"alibaba-access-key-id", `LTAI[A-Za-z0-9]{20}`, []string{"LTAI"}},
+		{"aws-bedrock-key", `ABSK[A-Za-z0-9+/]{100,}={0,2}`, []string{"ABSK"}},
+		{"cloudflare-token", `cf[ua]t_[A-Za-z0-9]{40,}`, []string{"cfut_", "cfat_"}},
+		{"cloudflare-origin-ca-key", `v1\.0-[a-f0-9]{24}-[a-f0-9]{100,}`, []string{"v1.0-"}},
+		{"tailscale-key", `tskey-[a-z]+-[A-Za-z0-9_]{6,}-[A-Za-z0-9_]{10,}`, []string{"tskey-"}},
+		{"netlify-token", `nfp_[A-Za-z0-9_]{36,}`, []string{"nfp_"}},
+		{"supabase-token", `sb_secret_[A-Za-z0-9_\-]{20,}`, []string{"sb_secret_"}},
+		{"dynatrace-token", `dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}`, []string{"dt0c01."}},
+		// AI providers.
+		{"openrouter-key", `sk-or-v1-[a-f0-9]{64}`, []string{"sk-or-v1-"}},
+		{"nvidia-key", `nvapi-[A-Za-z0-9_\-]{60,}`, []string{"nvapi-"}},
+		{"langsmith-key", `lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`, []string{"lsv2_"}},
+		{"pinecone-key", `pcsk_[A-Za-z0-9]{5,6}_[A-Za-z0-9]{60,}`, []string{"pcsk_"}},
+		{"tavily-key", `tvly-(?:dev-|prod-)?[A-Za-z0-9]{30,}`, []string{"tvly-"}},
+		// Chat and webhooks.
+		{"discord-webhook", `discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]{40,}`, []string{"discord.com/api/webhooks/", "discordapp.com/api/webhooks/"}},
+		{"teams-webhook", `webhook\.office\.com/webhookb2/[A-Za-z0-9@/_\-]{40,}`, []string{"webhook.office.com/webhookb2/"}},
+		// Payments.
+		{"stripe-key", `[sr]k_prod_[A-Za-z0-9]{16,}`, []string{"sk_prod_", "rk_prod_"}},
+		{"braintree-token", `access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}`, []string{"access_token$"}},
+		{"shippo-token", `shippo_(?:live|test)_[a-fA-F0-9]{40}`, []string{"shippo_live_", "shippo_test_"}},
+		{"flutterwave-key", `FLWSECK(?:_TEST)?-[A-Za-z0-9]{12,32}(?:-X)?`, []string{"FLWSECK-", "FLWSECK_TEST"}},
+		{"duffel-token", `duffel_(?:live|test)_[A-Za-z0-9_\-=]{40,}`, []string{"duffel_live_", "duffel_test_"}},
+		{"easypost-key", `EZ[AT]K[A-Za-z0-9]{54}`, []string{"EZAK", "EZTK"}},
+		// Other SaaS a project's code and config carry.
+		{"posthog-key", `phx_[A-Za-z0-9_]{40,}`, []string{"phx_"}},
+		{"brevo-key", `xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}`, []string{"xkeysib-"}},
+		{"mapbox-token", `sk\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{20,}`, []string{"sk.eyJ"}},
+		{"grafana-token", `eyJrIjoi[A-Za-z0-9]{60,}={0,2}`, []string{"eyJrIjoi"}},
+		{"1password-token", `ops_eyJ[A-Za-z0-9+/]{200,}={0,3}`, []string{"ops_eyJ"}},
+		{"typeform-token", `tfp_[A-Za-z0-9_\-.=]{50,}`, []string{"tfp_"}},
+		{"prefect-key", `pnu_[A-Za-z0-9]{36}`, []string{"pnu_"}},
+		{"readme-key", `rdme_[a-z0-9]{60,}`, []string{"rdme_"}},
+		{"infracost-token", `ico-[A-Za-z0-9]{32}`, []string{"ico-"}},
+		{"octopus-key", `API-[A-Z0-9]{26}\b`, []string{"API-"}},
+		{"facebook-token", `EAA[MC][A-Za-z0-9]{100,}`, []string{"EAAM", "EAAC"}},
+		// A JWT in base64 ("eyJ" is "ZXlK"), as in a Kubernetes secret's data.
+		{"jwt", `ZXlK[A-Za-z0-9+/]{40,}={0,2}`, []string{"ZXlK"}},
 	}
 }
 
@@ -76,8 +129,9 @@ func (ps patternSet) empty() bool    { return ps[0]|ps[1]|ps[2]|ps[3] == 0 }
 
 // moreTriggers are the bytes at which scanHints looks for moreShapes' anchors. An anchor is
 // found at the first of them it holds after its first byte, by that byte and the one
-// before it ("ya29." at "9.", "shpat_" at "hp", "ATATT3" at "TA", "dapi" at "ap").
-const moreTriggers = "_-.=:AJp"
+// before it ("ya29." at "9.", "shpat_" at "hp", "ATATT3" at "TA", "dapi" at "ap", "ABSK"
+// at "SK").
+const moreTriggers = "_-.=:AJKp"
 
 // moreIndex finds the anchors of moreShapes in scanHints' one pass: at a byte of
 // moreTriggers, the pair it ends looks up the anchors that hold that pair at their
@@ -119,6 +173,9 @@ var moreIdx = sync.OnceValue(func() *moreIndex {
 		if idx.slot[pair] == 0 {
 			idx.lists = append(idx.lists, nil)
 			idx.slot[pair] = uint8(len(idx.lists))
+		}
+		if len(idx.lists) == 255 {
+			panic("privacy: more anchor pairs than a slot holds")
 		}
 		idx.lists[idx.slot[pair]-1] = append(idx.lists[idx.slot[pair]-1], pairAnchor{k, t})
 	}
@@ -183,7 +240,58 @@ func redactMore(s string, h hints) string {
 	if h.h&hintPgpass != 0 {
 		out = redactPgpass(out)
 	}
+	if h.h&hintAzureAD != 0 {
+		out = redactAzureADSecrets(out)
+	}
 	return out
+}
+
+const kindAzureAD = "azure-ad-client-secret"
+
+// azureADSecretAt reports whether an Entra ID (Azure AD) client secret starts at s[j]: three
+// of [A-Za-z0-9_.~], a digit, "Q~" and 31 or more of [A-Za-z0-9_.~-], at a word start. Its
+// only fixed part is the "Q~" at 4, so it has no anchor: scanHints looks at each '~'.
+func azureADSecretAt(s string, j int) bool {
+	if j < 0 || !wordStart(s, j) || j+6+31 > len(s) || s[j+4] != 'Q' || s[j+5] != '~' || s[j+3] < '0' || s[j+3] > '9' {
+		return false
+	}
+	for _, c := range []byte(s[j : j+3]) {
+		if !isAzureADByte(c) || c == '-' {
+			return false
+		}
+	}
+	for _, c := range []byte(s[j+6 : j+6+31]) {
+		if !isAzureADByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAzureADByte(c byte) bool { return wordByte[c] || c == '.' || c == '~' || c == '-' }
+
+// redactAzureADSecrets replaces every Entra ID client secret (azureADSecretAt), to the end
+// of its run of secret bytes.
+func redactAzureADSecrets(s string) string {
+	sp := splice{s: s}
+	for i := 0; ; {
+		k := strings.Index(s[i:], "Q~")
+		if k < 0 {
+			break
+		}
+		pos := i + k
+		i = pos + 2
+		if !azureADSecretAt(s, pos-4) || pos-4 < sp.last {
+			continue
+		}
+		end := pos + 2
+		for end < len(s) && isAzureADByte(s[end]) {
+			end++
+		}
+		sp.replace(pos-4, end, kindAzureAD)
+		i = end
+	}
+	return sp.String()
 }
 
 // redactNetrc replaces the password of a .netrc entry: "machine H login U password P"

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/memnode/memnode/internal/secretsample"
 )
 
 // issue26Secrets are the secret shapes issue 26 found stored, and those of gitleaks' and
@@ -158,6 +160,9 @@ func TestScanFindsWhatTheSlowWayFinds(t *testing.T) {
 	for _, c := range issue26Secrets() {
 		pieces = append(pieces, c.line, c.secret)
 	}
+	for _, c := range secretsample.All("rp") {
+		pieces = append(pieces, c.Line, c.Secret)
+	}
 	rapid.Check(t, func(t *rapid.T) {
 		checkScanFinds(t, strings.Join(rapid.SliceOf(rapid.SampledFrom(pieces)).Draw(t, "parts"), ""))
 	})
@@ -166,6 +171,9 @@ func TestScanFindsWhatTheSlowWayFinds(t *testing.T) {
 func FuzzScanFindsWhatTheSlowWayFinds(f *testing.F) {
 	for _, c := range issue26Secrets() {
 		f.Add(c.line)
+	}
+	for _, c := range secretsample.All("fz") {
+		f.Add(c.Line)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkScanFinds(t, s) })
 }
@@ -190,5 +198,45 @@ func TestCommandLineAfterALongToken(t *testing.T) {
 	out := Redact(in)
 	if want := "mysql --init-command=[REDACTED:jwt] -p[REDACTED:secret] app"; out != want {
 		t.Errorf("%q\n→ %q, want %q", in, out, want)
+	}
+}
+
+// TestRedactEverySampleKind: every kind and shape of internal/secretsample (one of each
+// row of SECRETS.md) is redacted as its kind, once and for all.
+func TestRedactEverySampleKind(t *testing.T) {
+	for _, c := range secretsample.All("zq") {
+		out := Redact(c.Line)
+		if strings.Contains(out, c.Secret) || !strings.Contains(out, "[REDACTED:"+c.Kind+"]") {
+			t.Errorf("%s: %q\n→ %q", c.Kind, c.Line, out)
+		}
+		if Redact(out) != out {
+			t.Errorf("%s: not idempotent: %q", c.Kind, out)
+		}
+	}
+	// All in one text, a line each, as the end-to-end tests plant them.
+	var lines []string
+	for _, c := range secretsample.All("zq") {
+		lines = append(lines, c.Line)
+	}
+	out := Redact(strings.Join(lines, "\n"))
+	for _, c := range secretsample.All("zq") {
+		if strings.Contains(out, c.Secret) {
+			t.Errorf("%s: kept in the joined text: %q", c.Kind, c.Secret)
+		}
+	}
+}
+
+// TestRedactRuleListLookalikes: words, paths and URLs the shapes of the gitleaks and
+// trufflehog rules resemble stay.
+func TestRedactRuleListLookalikes(t *testing.T) {
+	for _, s := range []string{
+		"API-GATEWAY-v2 and API-1234", "favicon ico-32x32.png", "release v1.0-beta.2", "see nvapi-docs",
+		"the tskey-auth prefix", "EAAC is short", "aQ~b and x8Q~short", "redis://:6379/0 and http://:8080/",
+		"ABSK is a prefix", "LTAI12", "sk.eyJ alone", "webhook.office.com/webhookb2/ and discord.com/api/webhooks/",
+		"access_token$production$", "pnu_short", "ZXlK", "xoxe-1-short", "atlasv1.short", "sb_secret_x",
+	} {
+		if out := Redact(s); out != s {
+			t.Errorf("%q → %q", s, out)
+		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/internal/rqlitetest"
 	"github.com/memnode/memnode/internal/testkit"
 )
 
@@ -325,23 +324,7 @@ func TestCorrectionReachesAPairedDevice(t *testing.T) {
 // share a project; alice corrects her own record with `memnode correct`; bob's next
 // session-start context shows the correction and not the record it replaces.
 func TestCorrectionReachesATeamMember(t *testing.T) {
-	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: []rqlitetest.User{
-		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
-		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
-	}})
-	proj := filepath.Join(t.TempDir(), "billing-api")
-	if err := os.MkdirAll(proj, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	a, b := newTeamMember(t, proj), newTeamMember(t, proj)
-	for _, m := range []struct {
-		*teamMember
-		user string
-	}{{a, "alice"}, {b, "bob"}} {
-		m.start()
-		m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", strings.Join(c.URLs(), ","), "--user", m.user, "--name", "acme")
-		m.mustRun(nil, "team", "share", "billing-api")
-	}
+	_, proj, a, b := teamOfTwo(t, "billing-api", nil)
 	const word = "platypusLedgerRounding"
 	a.write(t, word)
 	var id string

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/internal/secretsample"
 	"github.com/memnode/memnode/internal/testkit"
 )
 
@@ -103,73 +103,22 @@ func (pl *planted) vis(name string) string {
 	return v
 }
 
-// secrets returns text holding one of each of the new secret shapes, each made unique by
-// tag (two letters).
+// secrets returns text holding one of each secret kind and shape (internal/secretsample,
+// privacy/SECRETS.md), a line each, each made unique by tag (two letters).
 func (pl *planted) secrets(tag string) string {
-	hex := func(n int) string {
-		return strings.Repeat("fa4e"+fmt.Sprintf("%x", tag[0])+fmt.Sprintf("%x", tag[1]), n)[:n]
+	var lines []string
+	for _, c := range secretsample.All(tag) {
+		lines = append(lines, c.Line)
+		pl.sec(c.Secret)
+		if strings.Contains(c.Secret, "\n") {
+			// A key block: none of its lines may survive either.
+			for _, l := range strings.Split(c.Secret, "\n") {
+				if len(l) >= 40 {
+					pl.sec(l)
+				}
+			}
+		}
 	}
-	alnum := func(n int) string { return strings.Repeat("Mk"+tag+"Zq9", n)[:n] }
-	pem := "MIIEow" + alnum(58) + "\n" + alnum(64) + "\n" + alnum(20) + "=="
-	lines := []string{
-		"npm " + pl.sec("npm_"+alnum(36)),
-		"hf " + pl.sec("hf_"+alnum(34)),
-		"sg " + pl.sec("SG."+alnum(22)+"."+alnum(43)),
-		"twilio " + pl.sec("SK"+hex(32)),
-		"hook " + pl.sec("whsec_"+alnum(32)),
-		"do " + pl.sec("dop_v1_"+hex(64)),
-		"pypi " + pl.sec("pypi-AgEIcHlwaS5vcmc"+alnum(60)),
-		"psql --password " + pl.sec("pw1"+alnum(12)) + " db",
-		"mysql -u root -p" + pl.sec("pw2"+alnum(12)) + " app",
-		"curl -u admin:" + pl.sec("pw3"+alnum(12)) + " https://example.invalid",
-		"sshpass -p " + pl.sec("pw4"+alnum(12)) + " ssh host",
-		"htpasswd -b .htpasswd alice " + pl.sec("pw5"+alnum(12)),
-		"echo " + pl.sec(base64.StdEncoding.EncodeToString([]byte("password="+alnum(12)))) + " | base64 -d",
-		"key body:\n" + pem,
-		"DB_PASSWORD=" + pl.sec("pw6"+alnum(12)),
-		// Issue 26's shapes (privacy/SECRETS.md), one of each kind.
-		"DefaultEndpointsProtocol=https;AccountName=x;AccountKey=" + pl.sec(alnum(86)) + "==;EndpointSuffix=core.windows.net",
-		"https://x.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=" + pl.sec(alnum(44)) + "%3D",
-		"gcloud " + pl.sec("ya29."+alnum(60)),
-		"oauth " + pl.sec("GOCSPX-"+alnum(28)),
-		"vault " + pl.sec("hvs."+alnum(90)),
-		"jira " + pl.sec("ATATT3"+alnum(180)),
-		"shopify " + pl.sec("shpat_"+hex(32)),
-		"    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo" + pl.sec(alnum(80)),
-		"PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n" + pl.sec("AAAAI"+alnum(40)) + "\nPrivate-MAC: " + hex(64),
-		"age " + pl.sec("AGE-SECRET-KEY-1"+strings.ToUpper(alnum(58))),
-		"databricks " + pl.sec("dapi"+hex(32)),
-		"linear " + pl.sec("lin_api_"+alnum(40)),
-		"postman " + pl.sec("PMAK-"+hex(24)+"-"+hex(34)),
-		"grafana " + pl.sec("glc_"+alnum(40)),
-		"runner " + pl.sec("glrt-"+alnum(24)),
-		"docker " + pl.sec("dckr_pat_"+alnum(27)),
-		"groq " + pl.sec("gsk_"+alnum(52)),
-		"replicate " + pl.sec("r8_"+alnum(37)),
-		"xai " + pl.sec("xai-"+alnum(80)),
-		"pplx " + pl.sec("pplx-"+alnum(48)),
-		"supabase " + pl.sec("sbp_"+hex(40)),
-		"pulumi " + pl.sec("pul-"+hex(40)),
-		"pscale " + pl.sec("pscale_tkn_"+alnum(43)),
-		"newrelic " + pl.sec("NRAK-"+strings.ToUpper(alnum(27))),
-		"doppler " + pl.sec("dp.pt."+alnum(43)),
-		"heroku " + pl.sec("HRKU-"+alnum(36)),
-		"notion " + pl.sec("ntn_"+alnum(46)),
-		"sentry " + pl.sec("sntrys_"+alnum(60)),
-		"square " + pl.sec("sq0atp-"+alnum(22)),
-		"fly " + pl.sec("fo1_"+alnum(43)),
-		"mailgun " + pl.sec("key-"+hex(32)),
-		"airtable pat" + alnum(14) + "." + pl.sec(hex(64)),
-		"https://api.telegram.org/bot123456789:" + pl.sec("AA"+alnum(33)) + "/getMe",
-		"machine api.example.com login me password " + pl.sec("nr"+alnum(14)),
-		"db.example.com:5432:app:postgres:" + pl.sec("pg"+alnum(14)),
-		"ldapsearch -x -D cn=admin -w " + pl.sec("lw"+alnum(14)) + " -b dc=x",
-		"ssh-keygen -t ed25519 -N " + pl.sec("kn"+alnum(14)) + " -f key",
-		"unzip -P " + pl.sec("zp"+alnum(14)) + " backup.zip",
-		"redis-cli -a " + pl.sec("ra"+alnum(14)) + " ping",
-		"openssl rsa -in k.pem -passin pass:" + pl.sec("op"+alnum(14)),
-	}
-	pl.secret = append(pl.secret, alnum(64)) // the PEM body's second line
 	return strings.Join(lines, "\n")
 }
 

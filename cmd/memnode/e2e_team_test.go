@@ -48,6 +48,39 @@ func (m *teamMember) write(t *testing.T, word string) {
 	}
 }
 
+// teamUsers are the cluster's users of the team tests: alice and bob, the team password.
+func teamUsers() []rqlitetest.User {
+	return []rqlitetest.User{
+		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
+	}
+}
+
+// teamOfTwo starts a real one-node rqlite cluster and the nodes of alice and bob, which join
+// it as team acme and share project (a directory of its own, proj). prepare, when not nil,
+// runs on each member before its node starts.
+func teamOfTwo(t *testing.T, project string, prepare func(m *teamMember, user string)) (c *rqlitetest.Cluster, proj string, a, b *teamMember) {
+	t.Helper()
+	c = rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: teamUsers()})
+	proj = filepath.Join(t.TempDir(), project)
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a, b = newTeamMember(t, proj), newTeamMember(t, proj)
+	for _, m := range []struct {
+		*teamMember
+		user string
+	}{{a, "alice"}, {b, "bob"}} {
+		if prepare != nil {
+			prepare(m.teamMember, m.user)
+		}
+		m.start()
+		m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", strings.Join(c.URLs(), ","), "--user", m.user, "--name", "acme")
+		m.mustRun(nil, "team", "share", project)
+	}
+	return c, proj, a, b
+}
+
 func (m *teamMember) finds(t *testing.T, word string) bool {
 	t.Helper()
 	var res apitype.Results
@@ -63,10 +96,7 @@ func (m *teamMember) finds(t *testing.T, word string) bool {
 // searchable on the other within 3 s, also after a restart (the password comes back from the
 // key store); the password is in no file, log or process argument.
 func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
-	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: []rqlitetest.User{
-		{Username: "alice", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
-		{Username: "bob", Password: e2eTeamPassword, Perms: []string{"execute", "query", "status"}},
-	}})
+	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: teamUsers()})
 	proj := filepath.Join(t.TempDir(), "billing-api")
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,9 @@ func (readyBackend) Ready() bool { return true }
 func (readyBackend) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
 	return apitype.EventReply{}, nil
 }
-func (readyBackend) Context(context.Context, string, string) (string, error) { return "", nil }
+func (readyBackend) Context(context.Context, string, string) (apitype.Context, error) {
+	return apitype.Context{}, nil
+}
 func (readyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }

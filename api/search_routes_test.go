@@ -26,7 +26,9 @@ func (coreStub) Ready() bool { return true }
 func (coreStub) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
 	return apitype.EventReply{}, errors.New("not in this test")
 }
-func (coreStub) Context(context.Context, string, string) (string, error) { return "", nil }
+func (coreStub) Context(context.Context, string, string) (apitype.Context, error) {
+	return apitype.Context{}, nil
+}
 func (coreStub) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }

@@ -35,7 +35,7 @@ const CorruptMessage = "memnode's database is corrupt: nothing more is written t
 type Backend interface {
 	Ready() bool
 	Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply, error)
-	Context(ctx context.Context, project, sessionID string) (string, error)
+	Context(ctx context.Context, project, sessionID string) (apitype.Context, error)
 	ObservationsByFile(ctx context.Context, project string, paths []string, limit int) ([]apitype.FileObservation, error)
 	Status(ctx context.Context) (apitype.Status, error)
 }
@@ -375,12 +375,16 @@ func (s *Server) getContext(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "project is required"})
 		return
 	}
-	text, err := s.cfg.Backend.Context(c.Request.Context(), project, c.Query("session_id"))
+	res, err := s.cfg.Backend.Context(c.Request.Context(), project, c.Query("session_id"))
 	if err != nil {
 		s.reply(c, nil, err)
 		return
 	}
-	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(text))
+	if c.Query("format") == "json" {
+		c.JSON(http.StatusOK, res)
+		return
+	}
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(res.Text))
 }
 
 func (s *Server) byFile(c *gin.Context) {

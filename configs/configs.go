@@ -93,6 +93,10 @@ type Settings struct {
 	// ContextViewerLink makes the session-start context name the web viewer's address
 	// (http://127.0.0.1:PORT; `memnode viewer --open` logs a browser in). Off by default.
 	ContextViewerLink bool `json:"context_viewer_link,omitempty"`
+	// ContextSystemMessageOff stops the one line memnode shows the user at session start
+	// ("memnode: 42 memories from 7 sessions · viewer: memnode viewer"; Claude Code's
+	// systemMessage). The line is on by default.
+	ContextSystemMessageOff bool `json:"context_system_message_off,omitempty"`
 }
 
 // Transports (Settings.Transport).

@@ -2,11 +2,13 @@ package hooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/platform"
 
 	"github.com/memnode/memnode/memory"
@@ -52,7 +54,7 @@ func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.R
 	if h.nodeDown() {
 		return platform.Result{}, nil // already failed once; do not spend the budget again
 	}
-	q := url.Values{"project": {project}}
+	q := url.Values{"project": {project}, "format": {"json"}}
 	if in.SessionID != "" {
 		q.Set("session_id", in.SessionID)
 	}
@@ -60,11 +62,15 @@ func handleContext(ctx context.Context, h *hook, in *platform.Input) (platform.R
 	if err != nil {
 		return platform.Result{}, err
 	}
-	text := string(body)
+	var ans apitype.Context
+	if err := json.Unmarshal(body, &ans); err != nil {
+		ans = apitype.Context{Text: string(body)} // a node from before format=json answers text
+	}
+	text := ans.Text
 	if len(text) > maxContextBytes {
 		text = text[:maxContextBytes]
 	}
-	return platform.Result{AdditionalContext: withToolNames(strings.TrimSpace(text), h.ad)}, nil
+	return platform.Result{AdditionalContext: withToolNames(strings.TrimSpace(text), h.ad), SystemMessage: oneLine(ans.UserMessage)}, nil
 }
 
 // withToolNames names memnode's MCP tools as the agent shows them to the model (Claude Code

@@ -4,25 +4,63 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/inject"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/pipeline"
+	"github.com/memnode/memnode/replica"
 )
 
-// Context renders the memory a new session of project starts with.
-func (n *Node) Context(ctx context.Context, project, sessionID string) (string, error) {
+// Context renders the memory a new session of project starts with, for the agent (a welcome
+// block when the project has none yet, the health notice when something is degraded) and
+// one line for the user.
+func (n *Node) Context(ctx context.Context, project, sessionID string) (apitype.Context, error) {
+	rep := n.rep.Load()
+	if rep == nil {
+		return apitype.Context{}, errNotReady
+	}
+	in, lim, err := n.contextInput(ctx, rep, project)
+	if err != nil {
+		return apitype.Context{}, err
+	}
+	in.Welcome = true
+	in.Health = n.healthNotice(ctx, rep)
+	res := apitype.Context{Text: inject.Render(in, lim), Health: in.Health}
+	if !n.cfg.Settings.ContextSystemMessageOff {
+		sessions, err := rep.ProjectSessions(ctx, project)
+		if err != nil {
+			return apitype.Context{}, n.checkCorrupt(err)
+		}
+		res.UserMessage = userMessage(in.TotalObservations, sessions, in.Health)
+	}
+	return res, nil
+}
+
+// contextFile renders a project's context for its rules/context file: the memory only (no
+// welcome, no health notice, which would go stale in a file).
+func (n *Node) contextFile(ctx context.Context, project string) (string, error) {
 	rep := n.rep.Load()
 	if rep == nil {
 		return "", errNotReady
 	}
+	in, lim, err := n.contextInput(ctx, rep, project)
+	if err != nil {
+		return "", err
+	}
+	return inject.Render(in, lim), nil
+}
+
+// contextInput reads what a project's context is rendered from.
+func (n *Node) contextInput(ctx context.Context, rep *replica.Replica, project string) (inject.Input, inject.Limits, error) {
 	s := n.cfg.Settings
 	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions, PinnedTokens: s.ContextPinnedTokens}
 	in, err := inject.Read(ctx, rep, project, lim)
 	if err != nil {
-		return "", n.checkCorrupt(err)
+		return in, lim, n.checkCorrupt(err)
 	}
 	in.Now, in.Location = n.cfg.Now(), n.cfg.Location
 	if s.ContextViewerLink {
@@ -36,9 +74,69 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (string, 
 		ids = append(ids, o.ID)
 	}
 	if in.ShortIDs, err = rep.ShortIDs(ctx, ids); err != nil {
-		return "", n.checkCorrupt(err)
+		return in, lim, n.checkCorrupt(err)
 	}
-	return inject.Render(in, lim), nil
+	return in, lim, nil
+}
+
+// userMessage is the line shown to the user at session start.
+func userMessage(memories, sessions int, health string) string {
+	line := "memnode: no memory of this project yet, recording from now on"
+	if memories > 0 || sessions > 0 {
+		line = fmt.Sprintf("memnode: %s from %s", countOf(memories, "memory", "memories"), countOf(sessions, "session", "sessions"))
+	}
+	line += " · viewer: memnode viewer"
+	if health != "" {
+		line += " · ⚠ " + health
+	}
+	return line
+}
+
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// healthNotice says in one line what keeps memory from working fully, "" when all is well:
+// a provider disabled (after a 401, a quota answer…), events that could not be stored, a
+// full disk or corrupt database, sync in error.
+func (n *Node) healthNotice(ctx context.Context, rep *replica.Replica) string {
+	var parts []string
+	if err := n.corruption(); err != nil {
+		parts = append(parts, "the database is corrupt, nothing new is stored ('memnode stop', then 'memnode repair')")
+	}
+	if p := n.pipe.Load(); p != nil && p.Stats().StorageFull {
+		parts = append(parts, "the disk of "+n.cfg.DataDir+" is full: new events are refused")
+	}
+	if r, ok := n.cfg.Compressor.(aiReporter); ok {
+		now := n.cfg.Now()
+		for _, p := range r.Stats() {
+			if p.DisabledUntil.After(now) {
+				why := ""
+				if p.LastError != "" {
+					why = " after: " + inject.Truncate(p.LastError, 160)
+				}
+				parts = append(parts, fmt.Sprintf("AI provider %s is disabled until %s%s; memory is compressed offline meanwhile ('memnode keys set %s' if the key is wrong)",
+					p.Name, p.DisabledUntil.In(n.location()).Format("15:04"), why, p.Name))
+			}
+		}
+	}
+	if dead, err := rep.DeadLetters(ctx); err == nil && dead > 0 {
+		parts = append(parts, fmt.Sprintf("%s could not be stored and were set aside ('memnode status')", countOf(dead, "event", "events")))
+	}
+	if s := n.syncSummary(ctx); strings.HasPrefix(s, "error") || strings.HasPrefix(s, "removed") || strings.Contains(s, "; error with ") {
+		parts = append(parts, "sync: "+s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (n *Node) location() *time.Location {
+	if n.cfg.Location != nil {
+		return n.cfg.Location
+	}
+	return time.Local
 }
 
 // ObservationsByFile serves the file-context hook.

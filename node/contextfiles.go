@@ -28,7 +28,7 @@ func (n *Node) startContextFiles(rep *replica.Replica) {
 			}
 			return rec.Summary.Project, true, nil
 		},
-		Render: func(ctx context.Context, project string) (string, error) { return n.Context(ctx, project, "") },
+		Render: n.contextFile,
 		RootOf: func(cwd string) string { return hooks.ProjectRoot(cwd, home) },
 		Logger: n.log,
 	})

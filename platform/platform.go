@@ -82,6 +82,9 @@ type Failure struct {
 type Result struct {
 	// AdditionalContext is injected into the agent's context (context, file-context).
 	AdditionalContext string
+	// SystemMessage is one line shown to the user, where the agent shows one (Claude
+	// Code's systemMessage at session start); adapters of other agents drop it.
+	SystemMessage string
 }
 
 // Adapter translates between one agent's hook wire format and Input/Result.

@@ -415,3 +415,12 @@ func (r *Replica) SessionPlatforms(ctx context.Context, sessionIDs []string) (ma
 	}
 	return out, nil
 }
+
+// ProjectSessions counts the sessions of a project.
+func (r *Replica) ProjectSessions(ctx context.Context, project string) (int, error) {
+	var n int
+	if err := r.reads.queryRow(ctx, "SELECT COUNT(*) FROM sessions WHERE project = ?", project).Scan(&n); err != nil {
+		return 0, fmt.Errorf("project sessions: %w", err)
+	}
+	return n, nil
+}

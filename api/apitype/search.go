@@ -172,6 +172,19 @@ type Note struct {
 	Pin bool `json:"pin,omitempty"`
 }
 
+// Context is the answer of GET /api/context?format=json: the session-start context and
+// what to tell the user.
+type Context struct {
+	// Text is the context block for the agent ("" when there is nothing to say).
+	Text string `json:"text"`
+	// UserMessage is one line for the user where the agent shows one (Claude Code's
+	// systemMessage): "memnode: 42 memories from 7 sessions · viewer: memnode viewer".
+	// Empty with the setting context_system_message_off.
+	UserMessage string `json:"user_message,omitempty"`
+	// Health is the one-line notice of what is degraded (also in Text), "" when healthy.
+	Health string `json:"health,omitempty"`
+}
+
 // Note scopes.
 const (
 	ScopeProject = "project"

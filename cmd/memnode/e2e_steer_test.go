@@ -197,3 +197,108 @@ func TestPinnedAndGlobalNotesSync(t *testing.T) {
 		t.Errorf("A lost the global note:\n%s", ctxA)
 	}
 }
+
+// sessionStart runs the real context hook for a new session in proj and returns what the
+// model gets and what the user is shown.
+func sessionStart(t *testing.T, in *instance, proj string) (context, userLine string) {
+	t.Helper()
+	payload := `{"session_id":"s-` + filepath.Base(proj) + `","cwd":` + jsonString(proj) + `,"hook_event_name":"SessionStart","source":"startup"}`
+	r := in.runLean([]byte(payload), "hook", "claude-code", "context")
+	var out struct {
+		SystemMessage      string `json:"systemMessage"`
+		HookSpecificOutput struct {
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+		t.Fatalf("context hook: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	return out.HookSpecificOutput.AdditionalContext, out.SystemMessage
+}
+
+func gitDir(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestContextSpeaksUp: a project with no memory gets a welcome block and the user a line;
+// a healthy node (its provider answering) puts no health notice in the context; a node whose
+// provider answered 401 (and is disabled for it) puts one line saying so into the next
+// session-start context and the user's line; context_system_message_off drops the line.
+func TestContextSpeaksUp(t *testing.T) {
+	key := "sk-ant-test-" + strings.Repeat("k", 24)
+	fake := newFakeAnthropic(t, key, 0)
+	record := func(in *instance, proj, word string) {
+		t.Helper()
+		for _, ev := range []struct{ name, payload string }{
+			{"session-init", `{"session_id":"s-` + word + `","cwd":` + jsonString(proj) + `,"hook_event_name":"UserPromptSubmit","prompt":"run the ` + word + ` job"}`},
+			{"observation", `{"session_id":"s-` + word + `","cwd":` + jsonString(proj) + `,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t-` + word + `","tool_input":{"command":"make mk-` + word + `"},"tool_response":{"stdout":"done mk-` + word + `","exitCode":0}}`},
+		} {
+			if r := in.runLean([]byte(ev.payload), "hook", "claude-code", ev.name); r.code != 0 {
+				t.Fatalf("%s hook: exit %d %s", ev.name, r.code, r.stderr)
+			}
+		}
+	}
+
+	// Healthy: the provider answers.
+	healthy := newInstance(t)
+	useFakeAnthropic(t, healthy, key, fake.url)
+	healthy.start()
+	fresh := gitDir(t, "fresh-app")
+	text, line := sessionStart(t, healthy, fresh)
+	if !strings.Contains(text, `# memnode: no memory of project "fresh-app" yet`) || !strings.Contains(text, "save_memory") ||
+		strings.Contains(text, "# memnode: memory of project") {
+		t.Errorf("no welcome block for a project without memory:\n%s", text)
+	}
+	if line != "memnode: no memory of this project yet, recording from now on · viewer: memnode viewer" {
+		t.Errorf("user line for a new project: %q", line)
+	}
+	proj := gitDir(t, "billing")
+	record(healthy, proj, "0001")
+	testkit.WaitFor(t, "the provider's observation", 30*time.Second, func() bool {
+		return healthy.count(healthy.db(), "SELECT COUNT(*) FROM observations WHERE model = 'claude-fake-1'") == 1
+	})
+	text, line = sessionStart(t, healthy, proj)
+	if strings.Contains(text, "memnode health") || strings.Contains(line, "⚠") {
+		t.Errorf("a healthy node put a health notice:\n%s\nuser: %s", text, line)
+	}
+	if line != "memnode: 1 memory from 1 session · viewer: memnode viewer" {
+		t.Errorf("user line: %q", line)
+	}
+
+	// A wrong key: the provider answers 401 and is disabled.
+	broken := newInstance(t)
+	useFakeAnthropic(t, broken, "sk-ant-test-"+strings.Repeat("x", 24), fake.url)
+	broken.start()
+	if text, _ := sessionStart(t, broken, proj); strings.Contains(text, "memnode health") {
+		t.Errorf("a health notice before anything failed:\n%s", text)
+	}
+	record(broken, proj, "0002")
+	testkit.WaitForState(t, "the provider disabled after its 401", 30*time.Second, func() (bool, string) {
+		out := broken.mustRun(nil, "status")
+		return strings.Contains(out, "auth_invalid 1, skipped until") && broken.queued() == 0, out
+	})
+	text, line = sessionStart(t, broken, proj)
+	if !strings.Contains(text, "⚠ memnode health: AI provider anthropic is disabled until") || strings.Count(text, "memnode health") != 1 {
+		t.Errorf("no health line after the 401:\n%s", text)
+	}
+	if !strings.Contains(line, "· ⚠ AI provider anthropic is disabled until") {
+		t.Errorf("the user's line does not say it: %q", line)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "memnode health") && strings.Contains(l, key) {
+			t.Errorf("the health line holds a key: %s", l)
+		}
+	}
+
+	broken.mustRun(nil, "config", "set", "context_system_message_off", "true")
+	broken.mustRun(nil, "stop")
+	broken.start()
+	if _, line := sessionStart(t, broken, proj); line != "" {
+		t.Errorf("context_system_message_off: the user still gets %q", line)
+	}
+}

@@ -28,7 +28,9 @@ func (peersReadyBackend) Ready() bool { return true }
 func (peersReadyBackend) Ingest(context.Context, apitype.Event) (apitype.EventReply, error) {
 	return apitype.EventReply{}, nil
 }
-func (peersReadyBackend) Context(context.Context, string, string) (string, error) { return "", nil }
+func (peersReadyBackend) Context(context.Context, string, string) (apitype.Context, error) {
+	return apitype.Context{}, nil
+}
 func (peersReadyBackend) ObservationsByFile(context.Context, string, []string, int) ([]apitype.FileObservation, error) {
 	return nil, nil
 }

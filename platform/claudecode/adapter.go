@@ -153,10 +153,14 @@ func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
 	var v any
 	switch event {
 	case platform.EventContext:
-		v = map[string]any{"hookSpecificOutput": map[string]any{
+		out := map[string]any{"hookSpecificOutput": map[string]any{
 			"hookEventName":     "SessionStart",
 			"additionalContext": res.AdditionalContext,
 		}}
+		if res.SystemMessage != "" {
+			out["systemMessage"] = res.SystemMessage // shown to the user, not the model
+		}
+		v = out
 	case platform.EventSessionInit:
 		if res.AdditionalContext == "" {
 			v = map[string]any{"continue": true, "suppressOutput": true}

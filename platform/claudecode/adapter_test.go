@@ -81,6 +81,8 @@ func TestClaudeCodeFormat(t *testing.T) {
 	}{
 		{"context", platform.Result{AdditionalContext: "<memnode-context>a & b</memnode-context>"}, `{"hookSpecificOutput":{"additionalContext":"<memnode-context>a & b</memnode-context>","hookEventName":"SessionStart"}}`},
 		{"context", platform.Result{}, `{"hookSpecificOutput":{"additionalContext":"","hookEventName":"SessionStart"}}`},
+		{"context", platform.Result{AdditionalContext: "c", SystemMessage: "memnode: 2 memories from 1 session"}, `{"hookSpecificOutput":{"additionalContext":"c","hookEventName":"SessionStart"},"systemMessage":"memnode: 2 memories from 1 session"}`},
+		{"file-context", platform.Result{AdditionalContext: "x", SystemMessage: "not here"}, `{"hookSpecificOutput":{"additionalContext":"x","hookEventName":"PreToolUse"}}`},
 		{"file-context", platform.Result{AdditionalContext: "x"}, `{"hookSpecificOutput":{"additionalContext":"x","hookEventName":"PreToolUse"}}`},
 		{"file-context", platform.Result{}, `{"continue":true,"suppressOutput":true}`},
 		{"observation", platform.Result{}, `{"continue":true,"suppressOutput":true}`},

@@ -16,6 +16,7 @@ import (
 	"github.com/memnode/memnode/hooks"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/store"
 )
 
 // minFreeDisk is the free space below which doctor calls the data dir's disk full: a
@@ -174,6 +175,10 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 	}
 	if st.Storage.Message != "" && st.Storage.State != apitype.StorageCorrupt {
 		problem("storage", st.Storage.State+": "+st.Storage.Message, "see "+datadir.Dir(env.DataDir).NodeLog())
+	}
+	if st.Queue.Dead > 0 {
+		problem("queue", fmt.Sprintf("%s set aside after failing %d times, not retried (%s says why)", plural(st.Queue.Dead, "event"), store.MaxAttempts,
+			datadir.Dir(env.DataDir).NodeLog()), "memnode stop && memnode repair --purge-dead && memnode start")
 	}
 	for _, a := range agents {
 		good("last event", "%s: %s", a, lastRecord(ctx, env, a))

@@ -26,26 +26,50 @@ import (
 	"github.com/memnode/memnode/viewer"
 )
 
-// tcpRoutes is every route the node serves on its TCP port (api/*_routes.go), with a body
-// that would change state if it were read.
-var tcpRoutes = []struct{ method, path, body string }{
-	{"GET", "/", ""}, {"GET", "/app/main.js", ""}, {"GET", "/favicon.ico", ""}, {"GET", "/health", ""},
-	{"GET", "/login?code=x", ""}, {"GET", "/api/status", ""}, {"GET", "/api/context?project=p", ""},
-	{"GET", "/api/observations/by-file?project=p&path=a", ""}, {"GET", "/api/search?q=otheruser", ""},
-	{"GET", "/api/timeline?anchor=1", ""}, {"GET", "/api/export", ""}, {"GET", "/api/viewer/feed", ""},
-	{"GET", "/api/viewer/stream", ""}, {"GET", "/api/viewer/settings", ""}, {"GET", "/api/viewer/logs", ""},
-	{"GET", "/api/viewer/keys", ""}, {"GET", "/api/peers", ""}, {"GET", "/api/team", ""}, {"GET", "/api/team/search?q=x", ""},
-	{"POST", "/api/events", `{"session_id":"nobody","event":"prompt","prompt":"NOBODY-WAS-HERE"}`},
-	{"POST", "/api/events/batch", `[]`}, {"POST", "/api/context/semantic", `{}`},
-	{"POST", "/api/records/batch", `{"ids":[1]}`}, {"POST", "/api/forget", `{"ids":["S1"]}`},
-	{"POST", "/api/memories", `{"text":"NOBODY-WAS-HERE","project":"p"}`}, {"POST", "/api/import", `{}`},
-	{"POST", "/api/viewer/code", ``}, {"POST", "/api/viewer/logout", ``},
-	{"PUT", "/api/viewer/settings", `{"ai":{"provider":"openai","base_url":"http://127.0.0.1:1/NOBODY"}}`},
-	{"PUT", "/api/viewer/keys/openai", `{"key":"sk-NOBODY"}`},
-	{"POST", "/api/peers/invite", `{}`}, {"POST", "/api/peers/join", `{"invite":"x"}`},
-	{"POST", "/api/peers/remove", `{}`}, {"POST", "/api/peers/leave", `{}`},
-	{"POST", "/api/team/join", `{}`}, {"POST", "/api/team/share", `{}`}, {"POST", "/api/team/unshare", `{}`},
-	{"POST", "/api/team/leave", `{}`}, {"POST", "/api/team/admin", `{}`},
+// tcpRoutes is every route the node serves on its TCP port: the route rows of
+// docs/API.md, which api's TestEveryRouteIsDocumented holds to the router (a route added
+// later is tried too), a path parameter filled in, a query where the route wants one and a
+// body that would change state if it were read.
+func tcpRoutes(t *testing.T) []struct{ method, path, body string } {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/API.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := map[string]string{"/login": "?code=x", "/api/context": "?project=p", "/api/observations/by-file": "?project=p&path=a",
+		"/api/search": "?q=otheruser", "/api/timeline": "?anchor=1", "/api/team/search": "?q=x"}
+	bodies := map[string]string{
+		"POST /api/events":              `{"session_id":"nobody","event":"prompt","prompt":"NOBODY-WAS-HERE"}`,
+		"POST /api/events/batch":        `[]`,
+		"POST /api/records/batch":       `{"ids":[1]}`,
+		"POST /api/forget":              `{"ids":["S1"]}`,
+		"POST /api/memories":            `{"text":"NOBODY-WAS-HERE","project":"p"}`,
+		"PUT /api/viewer/settings":      `{"ai":{"provider":"openai","base_url":"http://127.0.0.1:1/NOBODY"}}`,
+		"PUT /api/viewer/keys/PROVIDER": `{"key":"sk-NOBODY"}`,
+		"POST /api/peers/join":          `{"invite":"x"}`,
+		"POST /api/viewer/code":         ``,
+		"POST /api/viewer/logout":       ``,
+	}
+	row := regexp.MustCompile("^\\| (GET|POST|PUT|DELETE|PATCH) \\| ([^|]+) \\|")
+	var routes []struct{ method, path, body string }
+	for _, line := range strings.Split(string(doc), "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		for _, p := range regexp.MustCompile("`(/[^`]*)`").FindAllStringSubmatch(m[2], -1) {
+			body, ok := bodies[m[1]+" "+p[1]]
+			if !ok && m[1] != "GET" {
+				body = `{}`
+			}
+			path := strings.ReplaceAll(strings.ReplaceAll(p[1], "/PROVIDER", "/openai"), "/*", "/main.js")
+			routes = append(routes, struct{ method, path, body string }{m[1], path + queries[p[1]], body})
+		}
+	}
+	if len(routes) < 40 {
+		t.Fatalf("only %d routes in docs/API.md: its tables were not read", len(routes))
+	}
+	return routes
 }
 
 // viewerSession logs in to in's viewer as the user (a Go client) and returns the session
@@ -128,7 +152,8 @@ func TestOtherUserGetsNothingOnTCPPort(t *testing.T) {
 	}
 
 	cookie := session.Name + "=" + session.Value + "; " + csrf.Name + "=" + csrf.Value
-	for _, r := range tcpRoutes {
+	routes := tcpRoutes(t)
+	for _, r := range routes {
 		u := fmt.Sprintf("http://127.0.0.1:%d%s", in.port, r.path)
 		args := []string{"-sS", "--max-time", "20", "-X", r.method, "-H", "Cookie: " + cookie,
 			"-H", viewer.CSRFHeader + ": " + csrf.Value, "-H", "Content-Type: application/json", "-o", "-", "-w", "HTTP %{http_code}"}
@@ -154,7 +179,7 @@ func TestOtherUserGetsNothingOnTCPPort(t *testing.T) {
 				return err
 			}))
 		}
-		for _, r := range tcpRoutes {
+		for _, r := range routes {
 			if r.method != "GET" || r.path == "/api/viewer/stream" {
 				continue
 			}

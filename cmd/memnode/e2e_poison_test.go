@@ -46,7 +46,8 @@ func checkLogs(t *testing.T, dataDir string) {
 // refused at ingest (the hook still exits 0, nothing is queued); an event already queued
 // that can never be processed (a 2 MiB session_id queued before the check existed) is
 // retried at most store.MaxAttempts times, then set aside: `memnode status` shows it,
-// the logs stay under their caps, and `memnode repair --purge-dead` deletes it.
+// the logs stay under their caps, `memnode doctor` names it with its fix, and
+// `memnode repair --purge-dead` deletes it.
 func TestPoisonEventEnds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short")
@@ -85,6 +86,9 @@ func TestPoisonEventEnds(t *testing.T) {
 		t.Fatalf("%d events still queued", n)
 	}
 	checkLogs(t, in.dataDir)
+	if r := in.run(nil, "doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL queue       1 event set aside after failing") || !strings.Contains(r.stdout, "repair --purge-dead") {
+		t.Fatalf("doctor with a dead event: exit %d\n%s", r.code, r.stdout)
+	}
 	in.mustRun(nil, "stop")
 	if out := in.mustRun(nil, "repair", "--purge-dead"); !strings.Contains(out, "deleted 1 dead event") {
 		t.Fatalf("repair --purge-dead: %s", out)

@@ -14,7 +14,7 @@ import (
 
 // TeamBackend is team memory as the team routes use it; *team.Team satisfies it.
 type TeamBackend interface {
-	Join(ctx context.Context, urls []string, user, password, name string) (team.JoinInfo, error)
+	Join(ctx context.Context, req team.JoinRequest) (team.JoinInfo, error)
 	Share(ctx context.Context, project string) error
 	Unshare(ctx context.Context, project string) error
 	Status(ctx context.Context) (team.Status, error)
@@ -33,6 +33,9 @@ type TeamJoinRequest struct {
 	User     string   `json:"user"`
 	Password string   `json:"password"`
 	Name     string   `json:"name,omitempty"`
+	// CACert is the PEM certificate of the CA that signed the cluster's HTTPS certificates
+	// (team join --ca-cert FILE); empty: the system's roots.
+	CACert string `json:"ca_cert,omitempty"`
 }
 
 // TeamProjectRequest is the body of POST /api/team/share and /api/team/unshare.
@@ -94,7 +97,7 @@ func (s *Server) teamJoin(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"urls\": [\"http://host:4001\"], \"user\": \"NAME\", \"password\": \"…\"}"})
 		return
 	}
-	info, err := s.cfg.Team.Join(c.Request.Context(), req.URLs, req.User, req.Password, req.Name)
+	info, err := s.cfg.Team.Join(c.Request.Context(), team.JoinRequest{URLs: req.URLs, User: req.User, Password: req.Password, Name: req.Name, CACert: []byte(req.CACert)})
 	s.teamReply(c, info, err)
 }
 
@@ -184,7 +187,7 @@ func (s *Server) teamReply(c *gin.Context, v any, err error) {
 		status = http.StatusConflict
 	case errors.Is(err, team.ErrNotJoined), errors.Is(err, team.ErrSchemaNewer):
 		status = http.StatusConflict
-	case errors.Is(err, team.ErrUnreachable):
+	case errors.Is(err, team.ErrUnreachable), errors.Is(err, team.ErrUntrusted):
 		status = http.StatusBadGateway
 	}
 	if status == 0 {

@@ -70,12 +70,12 @@ func (r teamRoutes) get() (*team.Team, error) {
 	return nil, errNotReady
 }
 
-func (r teamRoutes) Join(ctx context.Context, urls []string, user, password, name string) (team.JoinInfo, error) {
+func (r teamRoutes) Join(ctx context.Context, req team.JoinRequest) (team.JoinInfo, error) {
 	t, err := r.get()
 	if err != nil {
 		return team.JoinInfo{}, err
 	}
-	return t.Join(ctx, urls, user, password, name)
+	return t.Join(ctx, req)
 }
 
 func (r teamRoutes) Share(ctx context.Context, project string) error {

@@ -85,7 +85,7 @@ var founders sync.Map // *rqlitetest.Cluster → *member
 
 func (m *member) join(tb testing.TB, c *rqlitetest.Cluster, projects ...string) JoinInfo {
 	tb.Helper()
-	info, err := m.t.Join(context.Background(), c.URLs(), m.user, testPassword, "acme")
+	info, err := m.t.Join(context.Background(), JoinRequest{URLs: c.URLs(), User: m.user, Password: testPassword, Name: "acme", CACert: c.CACert})
 	if err != nil {
 		tb.Fatalf("join %s: %v", m.user, err)
 	}

@@ -3,6 +3,8 @@ package team
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +22,7 @@ var (
 	ErrUnauthorized = errors.New("the team cluster refused the user or password (401)")
 	ErrForbidden    = errors.New("the team cluster user lacks a permission (403)")
 	ErrUnreachable  = errors.New("the team cluster is unreachable")
+	ErrUntrusted    = errors.New("the team cluster's HTTPS certificate is not signed by a CA this device trusts: give the team's CA with `memnode team join … --ca-cert FILE`")
 	ErrSchemaNewer  = errors.New("the team cluster's schema is newer than this memnode: upgrade memnode")
 	ErrNotJoined    = errors.New("this device has not joined a team: run `memnode team join URL --user NAME`")
 	ErrLocalOnly    = errors.New("the project is in local_only_projects and can never be shared")
@@ -95,6 +98,25 @@ func (c *rq) preferLeader(apiAddr string) {
 			return
 		}
 	}
+}
+
+// trust makes the client accept HTTPS certificates signed by the CA in caPEM besides the
+// system's roots (nothing to do for an empty caPEM).
+func (c *rq) trust(caPEM []byte) error {
+	if len(bytes.TrimSpace(caPEM)) == 0 {
+		return nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return errors.New("the CA certificate is not PEM (-----BEGIN CERTIFICATE-----)")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	c.hc.Transport = tr
+	return nil
 }
 
 // stmt is one parameterised statement: rqlite's ["SQL", args…] form.
@@ -244,6 +266,11 @@ func (c *rq) once(ctx context.Context, base, method, path string, body []byte, r
 	}
 	req.SetBasicAuth(c.user, c.pass)
 	resp, err := c.hc.Do(req)
+	var unknownCA x509.UnknownAuthorityError
+	var badCert *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &badCert) {
+		return 0, fmt.Errorf("%w (%s: %s)", ErrUntrusted, hostOf(base), redactURL(err))
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s", ErrUnreachable, redactURL(err))
 	}

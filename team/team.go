@@ -133,6 +133,11 @@ func New(ctx context.Context, cfg Config) (*Team, error) {
 		if pw := cfg.Password(); pw != "" {
 			user, _ := st.get(ctx, "user")
 			t.rq = newRQ(splitList(urls), user, pw, cfg.Timeout)
+			ca, _ := st.get(ctx, "ca")
+			if err := t.rq.trust([]byte(ca)); err != nil {
+				st.close()
+				return nil, fmt.Errorf("team: the CA kept at join: %w", err)
+			}
 		}
 	}
 	return t, nil
@@ -216,6 +221,17 @@ func (t *Team) client() (*rq, error) {
 	return t.rq, nil
 }
 
+// JoinRequest is what `memnode team join` gives: the cluster's URLs, the cluster user and
+// password, the team's name (when this join founds it), and the PEM certificate of the CA
+// that signed the nodes' HTTPS certificates (nil: the system's roots).
+type JoinRequest struct {
+	URLs     []string
+	User     string
+	Password string
+	Name     string
+	CACert   []byte
+}
+
 // JoinInfo is what join prints.
 type JoinInfo struct {
 	Name    string `json:"name"`
@@ -227,11 +243,15 @@ type JoinInfo struct {
 // Join connects to the cluster (any of urls), creates or migrates the team schema, registers
 // this device as a member and pins the team's admins. The password is kept in memory only:
 // the caller stores it in the key store.
-func (t *Team) Join(ctx context.Context, urls []string, user, password, name string) (JoinInfo, error) {
+func (t *Team) Join(ctx context.Context, req JoinRequest) (JoinInfo, error) {
+	urls, user, password, name := req.URLs, req.User, req.Password, req.Name
 	if len(urls) == 0 || user == "" {
 		return JoinInfo{}, errors.New("team join: a URL and --user are required")
 	}
 	c := newRQ(urls, user, password, t.cfg.Timeout)
+	if err := c.trust(req.CACert); err != nil {
+		return JoinInfo{}, fmt.Errorf("team join: %w", err)
+	}
 	if _, err := migrate(ctx, c, time.Now()); err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: %w", err)
 	}
@@ -281,7 +301,7 @@ func (t *Team) Join(ctx context.Context, urls []string, user, password, name str
 		return JoinInfo{}, fmt.Errorf("team join: %w", err)
 	}
 	if err := t.st.set(ctx, map[string]string{"urls": strings.Join(urls, ","), "user": user, "name": meta["name"],
-		"admins": meta["admins"], "author": author}); err != nil {
+		"admins": meta["admins"], "author": author, "ca": string(req.CACert)}); err != nil {
 		return JoinInfo{}, fmt.Errorf("team join: save: %w", err)
 	}
 	t.mu.Lock()

@@ -37,7 +37,7 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 
 	t.Run("wrong password and missing permission are clear errors", func(t *testing.T) {
 		m := newMember(t, "alice", "x")
-		_, err := m.t.Join(ctx, c.URLs(), "alice", "wrong-password", "acme")
+		_, err := m.t.Join(ctx, JoinRequest{URLs: c.URLs(), User: "alice", Password: "wrong-password", Name: "acme"})
 		if !errors.Is(err, ErrUnauthorized) {
 			t.Fatalf("wrong password: %v, want ErrUnauthorized", err)
 		}
@@ -45,11 +45,11 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 			t.Fatalf("error shows the password: %v", err)
 		}
 		r := newMember(t, "reader", "x")
-		_, err = r.t.Join(ctx, c.URLs(), "reader", testPassword, "acme")
+		_, err = r.t.Join(ctx, JoinRequest{URLs: c.URLs(), User: "reader", Password: testPassword, Name: "acme"})
 		if !errors.Is(err, ErrForbidden) {
 			t.Fatalf("query-only user: %v, want ErrForbidden", err)
 		}
-		_, err = m.t.Join(ctx, []string{"http://127.0.0.1:1"}, "alice", testPassword, "acme")
+		_, err = m.t.Join(ctx, JoinRequest{URLs: []string{"http://127.0.0.1:1"}, User: "alice", Password: testPassword, Name: "acme"})
 		if !errors.Is(err, ErrUnreachable) {
 			t.Fatalf("no cluster: %v, want ErrUnreachable", err)
 		}
@@ -292,7 +292,7 @@ func TestTeamOnThreeNodeCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newMember(t, "bob", "new")
-		_, err := m.t.Join(ctx, c.URLs(), "bob", testPassword, "acme")
+		_, err := m.t.Join(ctx, JoinRequest{URLs: c.URLs(), User: "bob", Password: testPassword, Name: "acme"})
 		if !errors.Is(err, ErrSchemaNewer) {
 			t.Fatalf("join: %v, want ErrSchemaNewer", err)
 		}

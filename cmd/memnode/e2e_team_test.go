@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -92,11 +94,19 @@ func (m *teamMember) finds(t *testing.T, word string) bool {
 }
 
 // TestTeamMembersShareAProjectThroughRqlite: two memnode nodes, not paired as devices, join
-// a real 3-node rqlite cluster with the CLI and share a project; a hook event on either is
+// a real 3-node rqlite cluster serving HTTPS (a test CA, given with --ca-cert; without it
+// the join is one line naming --ca-cert) with the CLI and share a project; a hook event on either is
 // searchable on the other within 3 s, also after a restart (the password comes back from the
 // key store); the password is in no file, log or process argument.
 func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
-	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: teamUsers()})
+	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: teamUsers(), TLS: true})
+	caFile := filepath.Join(t.TempDir(), "team-ca.pem")
+	if err := os.WriteFile(caFile, c.CACert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.CACert)
+	clusterClient := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	proj := filepath.Join(t.TempDir(), "billing-api")
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)
@@ -108,7 +118,7 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 		user string
 	}{{a, "alice"}, {b, "bob"}} {
 		m.start()
-		out := m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", urls, "--user", m.user, "--name", "acme")
+		out := m.mustRun([]byte(e2eTeamPassword+"\n"), "team", "join", urls, "--user", m.user, "--name", "acme", "--ca-cert", caFile)
 		if !strings.Contains(out, "Joined team acme: leader n") {
 			t.Fatalf("join prints %q", out)
 		}
@@ -225,7 +235,7 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPost, c.URLs()[0]+path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.SetBasicAuth(rqlitetest.Admin, c.AdminPassword)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := clusterClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,9 +275,14 @@ func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
 
 	// A wrong password: one clear line, exit 1, nothing stored.
 	w := newTeamMember(t, proj)
-	r = w.run([]byte("not-the-password\n"), "team", "join", urls, "--user", "alice")
+	r = w.run([]byte("not-the-password\n"), "team", "join", urls, "--user", "alice", "--ca-cert", caFile)
 	if r.code != 1 || !strings.Contains(r.stderr, "(401)") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || strings.Contains(r.stderr, "not-the-password") {
 		t.Fatalf("wrong password: exit %d, stderr %q", r.code, r.stderr)
+	}
+	// Without the team's CA: one line saying what to do.
+	r = w.run([]byte(e2eTeamPassword+"\n"), "team", "join", urls, "--user", "alice")
+	if r.code != 1 || !strings.Contains(r.stderr, "--ca-cert") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("join over https without the CA: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// Plain http beyond this machine: refused before any password is asked, one line.
 	r = w.run(nil, "team", "join", "http://192.0.2.7:4001", "--user", "alice")

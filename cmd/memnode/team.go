@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -22,7 +24,7 @@ import (
 const envTeamPassword = "MEMNODE_TEAM_PASSWORD"
 
 const teamUsage = `usage:
-  memnode team join URL[,URL...] --user NAME [--name TEAM] [--insecure]
+  memnode team join URL[,URL...] --user NAME [--name TEAM] [--ca-cert FILE] [--insecure]
                                    join the team's rqlite cluster (password on stdin, hidden
                                    on a terminal, or MEMNODE_TEAM_PASSWORD; kept in the key store);
                                    https:// beyond this machine, plain http:// only with --insecure
@@ -157,10 +159,11 @@ func cmdTeam(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "team join", "team join URL[,URL...] --user NAME [--name TEAM] [--insecure] (password on stdin or "+envTeamPassword+")")
+	fs := newFlags(env, "team join", "team join URL[,URL...] --user NAME [--name TEAM] [--ca-cert FILE] [--insecure] (password on stdin or "+envTeamPassword+")")
 	user := fs.String("user", "", "the team cluster user (from its auth file)")
 	name := fs.String("name", "", "the team's name, when this join founds it")
 	insecure := fs.Bool("insecure", false, "allow plain http:// to a cluster beyond this machine")
+	caFile := fs.String("ca-cert", "", "PEM file of the CA that signed the cluster's HTTPS certificates (kept by the node)")
 	rest, code, ok := fs.parse(args, 1, 1)
 	if !ok {
 		return code
@@ -182,6 +185,17 @@ func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
 	if err := team.CheckTransport(urls, *insecure); err != nil {
 		return fail(env, "team join: %v", err)
 	}
+	var ca []byte
+	if *caFile != "" {
+		b, err := os.ReadFile(*caFile)
+		if err != nil {
+			return fail(env, "team join: --ca-cert: %v", err)
+		}
+		if !bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+			return fail(env, "team join: --ca-cert %s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", *caFile)
+		}
+		ca = b
+	}
 	password := env.Getenv(envTeamPassword)
 	if password == "" {
 		p, err := readSecret(env, "team password for "+*user+" (input is hidden): ",
@@ -192,7 +206,7 @@ func teamJoin(ctx context.Context, env *cliEnv, args []string) int {
 		password = p
 	}
 	var info team.JoinInfo
-	if err := teamCall(ctx, env, http.MethodPost, "/api/team/join", api.TeamJoinRequest{URLs: urls, User: *user, Password: password, Name: *name}, &info); err != nil {
+	if err := teamCall(ctx, env, http.MethodPost, "/api/team/join", api.TeamJoinRequest{URLs: urls, User: *user, Password: password, Name: *name, CACert: string(ca)}, &info); err != nil {
 		return fail(env, "team join: %v", err)
 	}
 	// Kept for the node's next start; the env variable, when set, wins over it.

@@ -4,8 +4,16 @@ package rqlitetest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -33,6 +41,9 @@ const Admin = "rqadmin"
 type Options struct {
 	Nodes int    // voters; default 1
 	Users []User // written to the auth file beside Admin
+	// TLS serves the HTTP API over HTTPS with a certificate for 127.0.0.1 from a CA made for
+	// the cluster (Cluster.CACert holds it, PEM).
+	TLS bool
 }
 
 // Cluster is a running rqlite cluster whose processes are killed when the test ends.
@@ -42,6 +53,11 @@ type Cluster struct {
 	auth          string
 	AdminPassword string
 	Nodes         []*Node
+	// CACert is the PEM certificate of the CA that signed the nodes' HTTPS certificates
+	// (Options.TLS; nil without).
+	CACert         []byte
+	certFile, keyF string
+	pool           *x509.CertPool
 }
 
 // Node is one rqlited process.
@@ -117,6 +133,9 @@ func Start(tb testing.TB, opts Options) *Cluster {
 	c := &Cluster{tb: tb, bin: Binary(tb), AdminPassword: "admin-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	c.auth = filepath.Join(tb.TempDir(), "auth.json")
 	c.SetUsers(opts.Users)
+	if opts.TLS {
+		c.makeCerts(tb)
+	}
 	for i := 0; i < opts.Nodes; i++ {
 		n := &Node{c: c, ID: "n" + strconv.Itoa(i+1), HTTPAddr: freeAddr(tb), RaftAddr: freeAddr(tb), Dir: filepath.Join(tb.TempDir(), "data")}
 		if i > 0 {
@@ -157,13 +176,68 @@ func (c *Cluster) URLs() []string {
 	return out
 }
 
-// URL is the node's HTTP API base URL.
-func (n *Node) URL() string { return "http://" + n.HTTPAddr }
+// URL is the node's HTTP API base URL (https:// with Options.TLS).
+func (n *Node) URL() string {
+	if n.c.CACert != nil {
+		return "https://" + n.HTTPAddr
+	}
+	return "http://" + n.HTTPAddr
+}
+
+// makeCerts makes a CA and, signed by it, one certificate for 127.0.0.1 that every node
+// serves, written to the test's temp dir.
+func (c *Cluster) makeCerts(tb testing.TB) {
+	tb.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	now := time.Now()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "memnode test team CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := tb.TempDir()
+	c.certFile, c.keyF = filepath.Join(dir, "node.crt"), filepath.Join(dir, "node.key")
+	for path, block := range map[string]*pem.Block{c.certFile: {Type: "CERTIFICATE", Bytes: der}, c.keyF: {Type: "EC PRIVATE KEY", Bytes: keyDER}} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	c.CACert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	c.pool = x509.NewCertPool()
+	c.pool.AddCert(caCert)
+}
 
 func (n *Node) start(tb testing.TB) {
 	tb.Helper()
 	args := []string{"-node-id", n.ID, "-http-addr", n.HTTPAddr, "-raft-addr", n.RaftAddr, "-auth", n.c.auth,
 		"-raft-election-timeout", "500ms", "-raft-timeout", "500ms"}
+	if n.c.certFile != "" {
+		args = append(args, "-http-cert", n.c.certFile, "-http-key", n.c.keyF)
+	}
 	if n.join != "" {
 		args = append(args, "-join", n.join, "-join-as", Admin, "-join-interval", "200ms", "-join-attempts", "50")
 	}
@@ -216,6 +290,9 @@ func (n *Node) getBody(path string) (int, []byte) {
 	}
 	req.SetBasicAuth(Admin, n.c.AdminPassword)
 	cl := http.Client{Timeout: 2 * time.Second}
+	if n.c.pool != nil {
+		cl.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: n.c.pool, MinVersion: tls.VersionTLS12}}
+	}
 	resp, err := cl.Do(req)
 	if err != nil {
 		return 0, nil

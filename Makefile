@@ -19,10 +19,15 @@ MEMNODE_LOCOMO ?= $(abspath ../shared/data/locomo/locomo10.zip)
 MEMNODE_CODING_HISTORY ?= $(abspath ../shared/data/coding-history/corpus.jsonl.gz)
 # The release workflow's linter (make lint).
 ACTIONLINT := v1.7.12
+# staticcheck (make lint): 0.8.2 = 2026.2.2, the release that knows go1.26. Installed once from
+# the module proxy into a cache dir of its own (kept between runs, like the Go build cache).
+STATICCHECK     := v0.8.2
+TOOLS_CACHE     ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/memnode-tools
+STATICCHECK_BIN := $(TOOLS_CACHE)/staticcheck-$(STATICCHECK)/staticcheck
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hooks/... ./ai/... ./sync/... ./team/... ./search/... ./embed/... ./viewer/... ./contextfile/... ./mcpserver/...
 
-.PHONY: help build run test race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited dist dist-platform arm64 npm release-builds
+.PHONY: help build run test test-short race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited dist dist-platform arm64 npm release-builds
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -117,6 +122,9 @@ npm: ## npm package tarballs in dist/npm/ from the archives in dist/ (memnode + 
 	@ls dist/memnode_$(DIST_VERSION)_*.tar.gz >/dev/null 2>&1 || $(MAKE) --no-print-directory dist
 	node packaging/npm/build.js $(DIST_VERSION) dist
 
+test-short: ## the inner loop (under 2 min warm): go test -short: no real memnode or rqlited processes
+	$(GO) test -tags $(TAGS) -short -count=1 -timeout 10m ./...
+
 race: ## only the race-detector run
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 20m $(RACE_PKGS)
 
@@ -158,10 +166,15 @@ bench-ab: build ## A/B of the end-to-end figures against an older binary: make b
 bench-anchor: build ## the end-to-end harness side by side with the real claude-mem (installs it from npm)
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -anchor ../shared/bench/claude-mem-anchor.sh
 
-lint: ## gofmt, go vet, a darwin compile check of every package, the release workflow's actionlint
+$(STATICCHECK_BIN):
+	mkdir -p $(@D)
+	GOBIN=$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK)
+
+lint: $(STATICCHECK_BIN) ## gofmt, go vet, staticcheck, a darwin compile check of every package, the release workflow's actionlint
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files -o --exclude-standard '*.go' 2>/dev/null)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
+	$(STATICCHECK_BIN) -tags $(TAGS) ./...
 	@# macOS: no darwin C toolchain here, so cgo is off (go-sqlite3's stub; replica/sqliteerr_nocgo.go);
 	@# the darwin-only files (keys' Keychain, localnet's LOCAL_PEERCRED) are type-checked and vetted.
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet -tags $(TAGS) ./...

@@ -11,7 +11,7 @@ import (
 )
 
 // docRowRE is a route row of docs/API.md's tables: | METHOD | `path`, `path` | …
-var docRowRE = regexp.MustCompile("^\\| (GET|POST|PUT|DELETE|PATCH) \\| ([^|]+) \\|")
+var docRowRE = regexp.MustCompile(`^\| (GET|POST|PUT|DELETE|PATCH) \| ([^|]+) \|`)
 
 // routeKey writes a route as the docs do: a path parameter (gin's :name, the docs' NAME) as
 // ":", a catch-all (gin's *name, the docs' *) as "*".

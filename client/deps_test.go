@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/memnode/memnode/internal/testbin"
 )
 
 // goTool runs the go command in the module root and returns its stdout.
@@ -69,8 +71,16 @@ func TestHookBinaryBuildsWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
-	out := filepath.Join(t.TempDir(), "memnode-hook")
-	goTool(t, []string{"CGO_ENABLED=0"}, "build", "-o", out, "./cmd/memnode-hook")
+	root, err := testbin.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Built once for every test process (internal/testbin: cached, under a lock), with cgo off.
+	dir, err := testbin.Build(testbin.Set{Dir: root, Bins: []testbin.Spec{{Name: "memnode-hook", Pkg: "./cmd/memnode-hook", Env: []string{"CGO_ENABLED=0"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "memnode-hook")
 	if fi, err := os.Stat(out); err != nil || fi.Size() == 0 {
 		t.Fatalf("no hook binary: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,10 +30,15 @@ type ClaudeMem struct {
 	db *sql.DB
 }
 
-// OpenClaudeMem opens a claude-mem database read-only.
+// OpenClaudeMem opens a claude-mem database read-only. It uses the "sqlite3" database/sql
+// driver the program links (the replica's, github.com/mattn/go-sqlite3): this package does
+// not import it, so that search, which reads the export format here, links no SQLite.
 func OpenClaudeMem(ctx context.Context, path string) (*ClaudeMem, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open claude-mem database: %w", err)
+	}
+	if !slices.Contains(sql.Drivers(), "sqlite3") {
+		return nil, errors.New("open claude-mem database: this program links no SQLite driver (import github.com/mattn/go-sqlite3)")
 	}
 	q := url.Values{}
 	q.Set("mode", "ro")

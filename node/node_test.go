@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -64,20 +63,6 @@ func readyNode(tb testing.TB, cfg Config) *Node {
 		tb.Fatal(err)
 	}
 	return n
-}
-
-func get(tb testing.TB, n *Node, path, token string) *http.Response {
-	tb.Helper()
-	req, _ := http.NewRequest(http.MethodGet, "http://"+n.Addr()+path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { resp.Body.Close() })
-	return resp
 }
 
 // startingNode runs Start in the background; the channel yields what it returned.
@@ -173,9 +158,11 @@ func TestCloseDuringStart(t *testing.T) {
 			s.SyncDisabled = false
 			s.SyncPort, s.GossipPort = -1, -1 // any free port
 			n, started := startingNode(t, Config{DataDir: dir, Settings: s})
-			// The moment is the test's input, not a wait for something: from at once to a
-			// little after a start usually completes.
-			time.Sleep(time.Duration(rand.IntN(400)) * time.Millisecond)
+			// The moment is the test's input, not a wait for something: spread evenly from at
+			// once (run 0: before any start completes) to a little after a start usually
+			// completes, so both sides are hit on every run count (-short's 10 too; random
+			// moments missed "before ready" in ~half of the -short runs).
+			time.Sleep(time.Duration(i) * 400 * time.Millisecond / time.Duration(runs))
 			wasReady := n.Ready()
 			if err := n.Close(context.Background()); err != nil {
 				t.Fatalf("close: %v", err)

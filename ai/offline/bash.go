@@ -167,12 +167,6 @@ func countBefore(l, word string) int {
 	return n
 }
 
-func passLine(l string) bool {
-	return strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "ok\t") || strings.HasPrefix(l, "PASS") ||
-		strings.Contains(l, "test result: ok") || countBefore(l, " passed") > 0 ||
-		countBefore(l, " passing") > 0 || strings.HasPrefix(l, "Tests:") || strings.HasPrefix(l, "OK")
-}
-
 // fileLine matches compiler and test assertion lines like "x_test.go:42: want 401".
 func fileLine(l string) bool {
 	i := strings.Index(l, ":")

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/mattn/go-sqlite3" // the claude-mem sample is read through importer.OpenClaudeMem
+
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/importer"

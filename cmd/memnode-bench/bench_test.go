@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/testbin"
 	"github.com/memnode/memnode/platform/registry"
 )
 
@@ -152,11 +153,11 @@ func TestBenchTiny(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds memnode and starts a real node")
 	}
-	bin := filepath.Join(t.TempDir(), "memnode")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5", "-o", bin, "../memnode")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memnode: %v\n%s", err, out)
+	dir, err := testbin.Memnode() // the e2e tests' build: cached, built once under a lock
+	if err != nil {
+		t.Fatal(err)
 	}
+	bin := filepath.Join(dir, "memnode")
 	cfg := defaultConfig()
 	cfg.Bin, cfg.Fixture = bin, "../../testdata/fixtures/claude-code/session.jsonl"
 	cfg.HookRuns, cfg.Warmup, cfg.Events, cfg.Conc, cfg.ContextObs, cfg.ContextRuns = 4, 1, 60, 3, 40, 5

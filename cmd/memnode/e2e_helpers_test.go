@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -15,37 +16,31 @@ import (
 	"time"
 
 	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/memnode/memnode/internal/testbin"
 )
 
-// memnodeBin is the real binary under test, built once by TestMain.
+// memnodeBin is the real binary under test (memnode-hook beside it), built once by
+// TestMain through internal/testbin.
 var memnodeBin string
 
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(squatterEnv); addr != "" {
 		os.Exit(runSquatter(addr))
 	}
-	dir, err := os.MkdirTemp("", "memnode-e2e")
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // no real processes under -short (make test-short): nothing to build
+	}
+	// Built once for every test process and checkout, under a lock (internal/testbin): a
+	// warm run and a second package's tests build nothing.
+	dir, err := testbin.Memnode()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	memnodeBin = filepath.Join(dir, "memnode")
-	build := exec.Command("go", "build", "-tags", "sqlite_fts5,nomsgpack", "-o", memnodeBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build memnode:", err)
-		os.Exit(1)
-	}
-	lean := exec.Command("go", "build", "-o", filepath.Join(dir, "memnode-hook"), "../memnode-hook")
-	lean.Env = append(os.Environ(), "CGO_ENABLED=0")
-	lean.Stdout, lean.Stderr = os.Stderr, os.Stderr
-	if err := lean.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build memnode-hook:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // instance is one data dir + port; processes started from it share them.
@@ -60,8 +55,18 @@ type instance struct {
 	bin, hookBin string
 }
 
+// needBinaries skips a test that runs real memnode processes under -short (make
+// test-short, the inner loop); make test runs it.
+func needBinaries(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: starts real memnode processes")
+	}
+}
+
 func newInstance(tb testing.TB) *instance {
 	tb.Helper()
+	needBinaries(tb)
 	in := &instance{tb: tb, dataDir: tb.TempDir(), port: freePort(tb)}
 	tb.Cleanup(func() { in.kill() })
 	return in

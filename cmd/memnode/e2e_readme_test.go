@@ -18,6 +18,7 @@ var docTestBlock = regexp.MustCompile("(?s)```sh doc-test\n(.*?)```")
 // real binaries in PATH and a fresh HOME, as a new user following the README would, so the
 // README cannot drift from what memnode does. It also keeps the Quick start near the top.
 func TestReadmeDocTest(t *testing.T) {
+	needBinaries(t)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

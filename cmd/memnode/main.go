@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -156,9 +155,6 @@ func fail(env *cliEnv, format string, a ...any) int {
 	fmt.Fprintf(env.Stderr, "memnode: "+format+"\n", a...)
 	return 1
 }
-
-// errUsage marks a usage error (exit 2).
-var errUsage = errors.New("usage")
 
 func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := newFlags(env, "version", "version").parse(args, 0, 0); !ok {

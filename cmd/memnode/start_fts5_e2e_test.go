@@ -1,15 +1,10 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/memnode/memnode/internal/testbin"
 	"github.com/memnode/memnode/node"
 )
 
@@ -34,50 +29,18 @@ func TestStartNamesMissingFTS5(t *testing.T) {
 	}
 }
 
-// noFTS5Binary is memnode built from this source without the sqlite_fts5 tag, cached in
-// $XDG_CACHE_HOME/memnode-test/nofts5/<sha256 of memnodeBin> (the FTS5 build of the same
-// source and toolchain): a changed source builds it again, and older builds are removed.
+// noFTS5Binary is memnode built from this source without the sqlite_fts5 tag, once for
+// every test process and checkout (internal/testbin: cached by the sources, built under a
+// lock).
 func noFTS5Binary(t *testing.T) string {
 	t.Helper()
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("find the cache dir for the no-FTS5 build (set XDG_CACHE_HOME): %v", err)
-	}
-	root := filepath.Join(cache, "memnode-test", "nofts5")
-	f, err := os.Open(memnodeBin)
+	root, err := testbin.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	f.Close()
+	dir, err := testbin.Build(testbin.Set{Dir: root, Bins: []testbin.Spec{{Name: "memnode", Pkg: "./cmd/memnode", Tags: "nomsgpack"}}})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("build memnode without sqlite_fts5: %v", err)
 	}
-	key := hex.EncodeToString(h.Sum(nil))[:16]
-	bin := filepath.Join(root, key, "memnode")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if old, err := os.ReadDir(root); err == nil {
-		for _, e := range old {
-			_ = os.RemoveAll(filepath.Join(root, e.Name())) // builds of other sources
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Built beside the final name, then renamed: a parallel test process building the same
-	// binary, or an interrupted build, never leaves a half-written one under that name.
-	tmp := bin + ".tmp-" + filepath.Base(t.TempDir())
-	started := time.Now()
-	build := exec.Command("go", "build", "-tags", "nomsgpack", "-o", tmp, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memnode without sqlite_fts5: %v\n%s", err, out)
-	}
-	t.Logf("built memnode without sqlite_fts5 in %s", time.Since(started).Round(100*time.Millisecond))
-	if err := os.Rename(tmp, bin); err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return filepath.Join(dir, "memnode")
 }

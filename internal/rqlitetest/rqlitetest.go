@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/internal/testbin"
 )
 
 // User is one entry of rqlite's auth file.
@@ -74,12 +76,15 @@ type Node struct {
 	log      *os.File
 }
 
-// Binary returns the path of bin/rqlited, building it (as `make rqlited` does) when it is
-// missing. Without the Go toolchain's module access it skips the test, except under
-// MEMNODE_CI=1 where a missing rqlited is a failure.
+// Binary returns the path of bin/rqlited (`make rqlited`), or, when it is missing, of an
+// rqlited internal/testbin builds from tools/rqlited once for every test process and
+// checkout (cached by tools/rqlited's go.mod and go.sum, built under a lock: two packages'
+// tests starting together used to build it twice at once, ~230 s of a cold run). Without
+// the Go toolchain's module access it skips the test, except under MEMNODE_CI=1 where a
+// missing rqlited is a failure.
 func Binary(tb testing.TB) string {
 	tb.Helper()
-	root, err := repoRoot()
+	root, err := testbin.ModuleRoot()
 	if err != nil {
 		tb.Fatalf("rqlited: %v", err)
 	}
@@ -87,46 +92,24 @@ func Binary(tb testing.TB) string {
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
-	// Built beside the target and renamed: test binaries of several packages may build it at
-	// once, and none may ever run a half-written file.
-	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-trimpath", "-o", tmp, "github.com/rqlite/rqlite/v8/cmd/rqlited")
-	cmd.Dir = filepath.Join(root, "tools", "rqlited")
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		err = os.Rename(tmp, bin)
-	}
+	dir, err := testbin.Build(testbin.Set{Dir: filepath.Join(root, "tools", "rqlited"),
+		Bins: []testbin.Spec{{Name: "rqlited", Pkg: "github.com/rqlite/rqlite/v8/cmd/rqlited"}}})
 	if err != nil {
-		_ = os.Remove(tmp)
 		if os.Getenv("MEMNODE_CI") == "1" {
-			tb.Fatalf("build rqlited: %v\n%s", err, out)
+			tb.Fatalf("build rqlited: %v", err)
 		}
-		tb.Skipf("rqlited is missing and could not be built (run `make rqlited`): %v\n%s", err, out)
+		tb.Skipf("rqlited is missing and could not be built (run `make rqlited`): %v", err)
 	}
-	return bin
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module github.com/memnode/memnode\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no memnode go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return filepath.Join(dir, "rqlited")
 }
 
 // Start starts a cluster of opts.Nodes voters with an auth file and waits until it has a
 // leader every node knows.
 func Start(tb testing.TB, opts Options) *Cluster {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: starts real rqlited processes")
+	}
 	if opts.Nodes <= 0 {
 		opts.Nodes = 1
 	}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // binaryPath matches an absolute path to a memnode executable in a config file's text: a hook
@@ -33,14 +34,18 @@ func Binaries(text []byte) []string {
 // of JSON, TOML or YAML punctuation, the argument mcp — `"command": "/p/memnode", "args":
 // ["mcp"]`, Codex's `args = ["mcp"]`, OpenCode's `["/p/memnode", "mcp"]`, goose's
 // `args:\n - mcp`, or one command string `/p/memnode mcp`.
-var mcpServer = regexp.MustCompile(`/memnode(?:\.exe)?['"]?[\s,\]]*(?:["']?args["']?\s*[:=]\s*\[?\s*-?\s*)?["']?mcp(?:["'\s\],]|$)`)
+var mcpServer = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`/memnode(?:\.exe)?['"]?[\s,\]]*(?:["']?args["']?\s*[:=]\s*\[?\s*-?\s*)?["']?mcp(?:["'\s\],]|$)`)
+})
 
 // hookRun matches memnode's hooks: the hook binary's path (it runs nothing else; OpenCode's
 // plugin names it in a constant) or `<memnode> hook <platform> …`.
-var hookRun = regexp.MustCompile(`/memnode-hook(?:\.exe)?(?:['"\s]|$)|/memnode(?:\.exe)?'?\s+hook\s`)
+var hookRun = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`/memnode-hook(?:\.exe)?(?:['"\s]|$)|/memnode(?:\.exe)?'?\s+hook\s`)
+})
 
 // RunsMCPServer reports whether text (an agent's config file) starts memnode's MCP server.
-func RunsMCPServer(text []byte) bool { return mcpServer.Match(text) }
+func RunsMCPServer(text []byte) bool { return mcpServer().Match(text) }
 
 // RunsHooks reports whether text (an agent's config file) runs memnode's hooks.
-func RunsHooks(text []byte) bool { return hookRun.Match(text) }
+func RunsHooks(text []byte) bool { return hookRun().Match(text) }

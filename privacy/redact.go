@@ -34,6 +34,7 @@ const (
 	hintNetrc  // "password" then a blank
 	hintPgpass // ":5432:" or ":*:"
 	hintAzureAD
+	hintK8sSecret // kind: Secret
 )
 
 // hints are what scanHints found: detector bits, and the anchors of moreShapes.
@@ -483,6 +484,9 @@ func scanHints(s string) hints {
 				}
 				if h&hintPgpass == 0 && pgpassPort(s, i) {
 					h |= hintPgpass
+				}
+				if h&hintK8sSecret == 0 && k8sSecretKindAt(s, i) {
+					h |= hintK8sSecret
 				}
 			}
 			if h&hintAssign == 0 {

@@ -222,10 +222,13 @@ var wordByte = func() (t [256]bool) {
 	return t
 }()
 
-// redactMore replaces the shapes of moreShapes that scanHints found, .netrc password fields
-// and .pgpass passwords.
+// redactMore replaces a Kubernetes Secret's data values, the shapes of moreShapes that
+// scanHints found, .netrc password fields and .pgpass passwords.
 func redactMore(s string, h hints) string {
 	out := s
+	if h.h&hintK8sSecret != 0 {
+		out = redactK8sSecrets(out)
+	}
 	if !h.more.empty() {
 		ps := morePatterns()
 		for i := range ps {

@@ -151,6 +151,7 @@ func All(tag string) []Sample {
 	add("octopus-key", "octopus %s", "API-"+g.upper(26))
 	add("facebook-token", "graph %s", "EAAC"+g.alnum(120))
 	add("jwt", "  session: %s", "ZXlK"+g.alnum(60))
+	add("kubernetes-secret", "kind: Secret\ntype: Opaque\ndata:\n  db-url: %s", base64.StdEncoding.EncodeToString([]byte("postgres-"+g.pw())))
 	return ss
 }
 

@@ -13,25 +13,7 @@ import (
 func TestMigrationIndexesFilesOfExistingRecords(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v4.db")
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for i, name := range []string{"0001_init.sql", "0002_vectors.sql", "0003_origin_cuts.sql", "0004_claude_mem_ids.sql"} {
-		body, err := migrationFiles.ReadFile("migrations/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, i+1); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := databaseAt(t, path, 4)
 	if _, err := db.Exec(`INSERT INTO observations(rowid, id, session_id, project, type, title, narrative, files_read, files_modified, content_hash, created_at, origin, hlc)
 		VALUES (7, 'OBS7', 's', 'p', 'change', 'Added leeway', 'JWT checks', '["internal/auth/jwt.go"]', '["internal/auth/middleware.go"]', 'h', 1, 'o', 1)`); err != nil {
 		t.Fatal(err)
@@ -59,4 +41,35 @@ func TestMigrationIndexesFilesOfExistingRecords(t *testing.T) {
 	if got := FileName("/a/b/c.go"); got != "c.go" || FileName("c.go") != "c.go" {
 		t.Errorf("FileName: %q", got)
 	}
+}
+
+// databaseAt creates a database at path as a memnode of schema version v left it (the
+// first v migrations applied, through a plain connection) and returns it open.
+func databaseAt(t *testing.T, path string, v int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries[:v] {
+		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(body)); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		if _, err := db.Exec(`INSERT INTO schema_version VALUES (?, 0)`, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
 }

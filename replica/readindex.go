@@ -30,7 +30,7 @@ func indexKindOf(kind string) (indexKind, error) {
 	case store.OpObservation:
 		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
 		// does not decide (at 10 a title word outweighed a rare word of the narrative)
-		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"}, nil
+		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"}, nil
 	case store.OpSummary:
 		// request, investigated, learned, completed, next_steps, notes
 		return indexKind{"summaries", "summaries_fts", "5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",

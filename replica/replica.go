@@ -156,10 +156,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 			}
 		}
 	}
-	w, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open replica: %w", err)
-	}
+	w := openDB("file:" + cfg.Path + "?" + q.Encode())
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetMaxIdleConns(1)
@@ -171,11 +168,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	// 32 MiB page cache per reader (default 2 MiB): search touches the FTS segments of the
 	// whole index, and re-reading them through pread dominates a query otherwise.
 	rq.Set("_cache_size", "-32000")
-	r, err := sql.Open("sqlite3", "file:"+cfg.Path+"?"+rq.Encode())
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open replica: %w", err)
-	}
+	r := openDB("file:" + cfg.Path + "?" + rq.Encode())
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
 	// An idle reader gives its page cache back: a node between sessions stays small.
@@ -190,6 +183,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 		r.Close()
 		return nil, err
 	}
+	var err error
 	if rep.q, err = openQueue(ctx, QueuePath(cfg.Path), cfg.FsyncAcks); err != nil {
 		w.Close()
 		r.Close()

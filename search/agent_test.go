@@ -90,3 +90,48 @@ func TestSummariesDoNotCrowdObservations(t *testing.T) {
 		t.Fatalf("observations: %v %+v", err, res.Hits)
 	}
 }
+
+// The developer vocabulary: a query word also finds the record in its equivalent (at a
+// lower weight), and a record in the asker's own words still ranks first.
+func TestDeveloperVocabulary(t *testing.T) {
+	r := testkit.OpenReplica(t, "a")
+	ids := commitTexts(t, r,
+		"retry the upstream when it refuses connections", // 0: the other word
+		"unrelated note about dark mode",
+		"health checks for every backend of the pool",     // 2: the asker's word
+		"compile the regular expression once per matcher", // 3
+		"kubernetes manifests moved under deploy/",        // 4
+	)
+	s := search.New(r, search.Config{})
+	ctx := context.Background()
+	ranked := func(q string) []string {
+		t.Helper()
+		res, err := s.Search(ctx, search.Query{Text: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range res.Hits {
+			out = append(out, h.ID)
+		}
+		return out
+	}
+	if got := ranked("backend refuses"); len(got) < 2 || got[0] != ids[0] {
+		t.Errorf("'backend refuses': want the upstream record first (two words match), got %v", got)
+	}
+	if got := ranked("backend"); len(got) != 2 || got[0] != ids[2] || got[1] != ids[0] {
+		t.Errorf("'backend': want the backend record, then the upstream one, got %v (ids %v)", got, ids)
+	}
+	if got := ranked("regexp per matcher"); len(got) == 0 || got[0] != ids[3] {
+		t.Errorf("'regexp': want the regular expression record, got %v", got)
+	}
+	if got := ranked("k8s manifests"); len(got) == 0 || got[0] != ids[4] {
+		t.Errorf("'k8s': want the kubernetes record, got %v", got)
+	}
+	// An order by time lists the records with every word first; equivalents only join the
+	// any-term records that follow when too few have them.
+	res, err := s.Search(ctx, search.Query{Text: "backend", Order: search.OrderNewest})
+	if err != nil || len(res.Hits) != 2 || res.Hits[0].ID != ids[2] || res.Mode != "all+any" {
+		t.Errorf("newest 'backend': want the backend record, then the upstream one, got %v %s %+v", err, res.Mode, res.Hits)
+	}
+}

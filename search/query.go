@@ -3,6 +3,8 @@ package search
 import (
 	"strings"
 	"unicode"
+
+	"github.com/memnode/memnode/internal/codewords"
 )
 
 // Limits on what one query may ask of FTS5, so a pasted essay stays cheap.
@@ -23,6 +25,9 @@ type Expr struct {
 	stop map[string]bool
 	// ident holds the terms that look like identifiers (see identifier).
 	ident map[string]bool
+	// syn holds the terms added from the developer vocabulary (vocabulary.go): they rank at
+	// synonymWeight and are never required.
+	syn map[string]bool
 	// lastBoth is the as-you-type form of the last word, lastPlain the word alone: a
 	// frequent word is complete, and its prefix expansion only costs time.
 	lastBoth, lastPlain string
@@ -171,6 +176,29 @@ func parse(text string, typing bool) Expr {
 			}
 			e.ident[quote(word, prefix)] = true
 		}
+		// A name also ranks by what the index keeps beside each record (codewords.Parts):
+		// a snake_case or kebab-case name by its joined form, at identWeight, so the exact
+		// parse_timeout ranks above prose saying "parse timeout"; a camelCase one by the
+		// phrase of its words (parseJSONBody → "parse JSON Body") at a plain word's weight,
+		// which finds the records that spell it out while the whole name keeps identWeight.
+		if !prefix {
+			if j := codewords.Joined(word); j != "" {
+				if t := quote(j, false); !seen[t] && len(seen) < maxTerms {
+					seen[t] = true
+					e.terms = append(e.terms, t)
+					if e.ident == nil {
+						e.ident = map[string]bool{}
+					}
+					e.ident[t] = true
+				}
+			}
+			if parts := codewords.SplitWord(word); parts != "" {
+				if t := quote(parts, false); !seen[t] && len(seen) < maxTerms {
+					seen[t] = true
+					e.terms = append(e.terms, t)
+				}
+			}
+		}
 		if prefix {
 			lastBare = -1
 		} else {
@@ -199,7 +227,38 @@ func parse(text string, typing bool) Expr {
 		}
 	}
 	endClause()
+	e.addEquivalents(seen)
 	return e
+}
+
+// addEquivalents adds the developer-vocabulary forms of the query's words (and of each
+// pair of consecutive words) to the terms, marked as synonyms.
+func (e *Expr) addEquivalents(seen map[string]bool) {
+	var vocab [][]string
+	for i, w := range e.words {
+		if stopWord(w) {
+			continue
+		}
+		if vocab == nil {
+			vocab = vocabulary()
+		}
+		forms := equivalents(vocab, w)
+		if i+1 < len(e.words) {
+			forms = append(forms, equivalents(vocab, w+" "+e.words[i+1])...)
+		}
+		for _, f := range forms {
+			t := quote(f, false)
+			if seen[t] || len(seen) >= maxTerms {
+				continue
+			}
+			seen[t] = true
+			e.terms = append(e.terms, t)
+			if e.syn == nil {
+				e.syn = map[string]bool{}
+			}
+			e.syn[t] = true
+		}
+	}
 }
 
 // quote makes s one FTS5 string: inside quotes only '"' is special (doubled), and the
@@ -260,21 +319,21 @@ func identifier(w string) bool {
 	return false
 }
 
-// stopWord reports whether w (lower case) is an English function word or a question word:
-// "What kind of car does Evan drive?" is about "car", "Evan" and "drive".
+// stopWord reports whether w (lower case) is a word that says nothing about what a record
+// is about: an article, an auxiliary verb, a pronoun or a question word. "What kind of car
+// does Evan drive?" is about "kind", "car", "Evan" and "drive". Prepositions, conjunctions and
+// quantifiers stay: in code they carry meaning (`after` a hook, `at` a time, `all`/`only`
+// matchers, `or`/`not` operators, `on` events), and bm25 already weighs a word found in
+// most records near zero.
 func stopWord(w string) bool {
 	switch w {
-	case "a", "an", "the", "of", "to", "in", "on", "at", "for", "from", "by", "with", "about", "as", "into",
-		"like", "through", "after", "over", "between", "out", "during", "without", "before", "under",
-		"around", "among", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did",
-		"doing", "have", "has", "had", "having", "can", "could", "will", "would", "shall", "should", "may",
-		"might", "must", "i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "he", "him",
-		"his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "we", "us", "our", "ours",
-		"they", "them", "their", "theirs", "what", "which", "who", "whom", "whose", "when", "where", "why",
-		"how", "that", "this", "these", "those", "there", "here", "and", "or", "but", "if", "then", "else",
-		"so", "than", "too", "very", "just", "also", "not", "no", "nor", "only", "own", "same", "such",
-		"both", "each", "few", "more", "most", "other", "some", "any", "all", "up", "down", "off", "again",
-		"further", "once", "ever", "kind", "thing", "things":
+	case "a", "an", "the",
+		"is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has",
+		"had", "having", "can", "could", "will", "would", "shall", "should", "may", "might", "must",
+		"i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "he", "him", "his", "himself",
+		"she", "her", "hers", "herself", "it", "its", "itself", "we", "us", "our", "ours", "they", "them",
+		"their", "theirs", "this", "that", "these", "those",
+		"what", "which", "who", "whom", "whose", "when", "where", "why", "how":
 		return true
 	}
 	return false

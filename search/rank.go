@@ -19,6 +19,10 @@ const (
 	// identWeight is how many times an identifier term counts in bm25 (a query-term
 	// frequency): an error code, a function name or a path outweighs the prose around it.
 	identWeight = 3
+	// synonymWeight is the weight of a developer-vocabulary equivalent (vocabulary.go)
+	// against the query's own words, which then count twice: "upstream" asked, "backend"
+	// found at half the weight.
+	synonymWeight = 0.5
 	// contextWeight is the share of the best neighbour's relevance a record gains: the
 	// record before or after it in its session often holds the question while it holds
 	// the answer ("What did you research?" / "Adoption agencies."). Only observations
@@ -30,7 +34,7 @@ const (
 func ranked(e Expr, counts map[string]int) *ftsQuery {
 	terms := e.Informative()
 	fq := &ftsQuery{match: strings.Join(terms, " OR "), terms: terms, words: e.words, any: true,
-		lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts}
+		lastBoth: e.lastBoth, lastPlain: e.lastPlain, counts: counts, syn: e.syn}
 	for _, t := range terms {
 		if e.Identifier(t) {
 			if fq.ident == nil {
@@ -43,6 +47,23 @@ func ranked(e Expr, counts map[string]int) *ftsQuery {
 		}
 	}
 	return fq
+}
+
+// weight is how many times t counts in the bm25 OR: identWeight for an identifier, and
+// when the query has vocabulary equivalents, its own words count 1/synonymWeight times as
+// much as an equivalent.
+func (fq *ftsQuery) weight(t string) int {
+	w := 1
+	if fq.ident[t] {
+		w = identWeight
+	}
+	if len(fq.syn) > 0 {
+		if fq.syn[t] {
+			return 1
+		}
+		w *= int(1 / synonymWeight)
+	}
+	return w
 }
 
 // collectRanked ranks every kind q asks for and merges the hits by score.
@@ -120,8 +141,7 @@ func (s *Searcher) rankKind(ctx context.Context, kind string, q *Query, fq *ftsQ
 		}
 		found = append(found, t)
 		if c <= s.rareLimit {
-			rare = append(rare, t)
-			for i := 1; i < identWeight && fq.ident[t]; i++ {
+			for range fq.weight(t) {
 				rare = append(rare, t)
 			}
 		}

@@ -18,7 +18,11 @@ func TestInformativeTerms(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"What kind of car does Evan drive?", []string{`"car"`, `"Evan"`, `"drive?"`}},
+		{"What kind of car does Evan drive?", []string{`"kind"`, `"of"`, `"car"`, `"Evan"`, `"drive?"`}},
+		// A developer's stop list: articles, auxiliaries, pronouns and question words go;
+		// words that mean something in code (after, at, all, only, not, or) stay.
+		{"how do I read c.res after awaiting next", []string{`"read"`, `"c.res"`, `"after"`, `"awaiting"`, `"next"`}},
+		{"are all matchers only at the top", []string{`"all"`, `"matchers"`, `"only"`, `"at"`, `"top"`}},
 		{"What is Caroline's identity?", []string{`"Caroline"`, `"identity?"`}},
 		{"what is it", []string{`"what"`, `"is"`, `"it"`}}, // nothing else: every word stays
 		{`"what is" it`, []string{`"what is"`}},            // a phrase is never a stop word

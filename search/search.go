@@ -335,6 +335,8 @@ type ftsQuery struct {
 	any bool
 	// ident: the identifier terms, weighed identWeight times when ranked.
 	ident map[string]bool
+	// syn: the developer-vocabulary terms, weighed synonymWeight against the others.
+	syn map[string]bool
 }
 
 func allTerms(e Expr, counts map[string]int) *ftsQuery {

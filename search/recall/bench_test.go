@@ -2,6 +2,7 @@ package recall_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -184,11 +185,13 @@ func BenchmarkCodingHistory(b *testing.B) {
 func runHistory(tb testing.TB, set *recall.Set) []recall.Report {
 	tb.Helper()
 	ctx := context.Background()
-	rep := testkit.OpenReplica(tb, "recall")
+	dbPath := filepath.Join(tb.TempDir(), "memnode.db")
+	rep := testkit.OpenReplicaAt(tb, dbPath, "recall")
 	ids, err := recall.ImportDocs(ctx, rep, set)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	printIndexSize(tb, dbPath)
 	s := search.New(rep, search.Config{})
 	defer s.Close()
 	fts5, err := recall.NewFTS5(ctx, filepath.Join(tb.TempDir(), "fts5.db"), set)
@@ -215,4 +218,20 @@ func runHistory(tb testing.TB, set *recall.Set) []recall.Report {
 		reports = append(reports, r)
 	}
 	return reports
+}
+
+// printIndexSize prints the size of the observations' full-text index (its segments,
+// observations_fts_data) per observation: what the code-aware parts column costs.
+func printIndexSize(tb testing.TB, path string) {
+	tb.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	var bytes, n int64
+	if err := db.QueryRow("SELECT (SELECT sum(length(block)) FROM observations_fts_data), (SELECT count(*) FROM observations)").Scan(&bytes, &n); err != nil {
+		tb.Fatal(err)
+	}
+	fmt.Printf("\nobservations' full-text index: %d bytes for %d observations, %d bytes per observation\n", bytes, n, bytes/max(n, 1))
 }

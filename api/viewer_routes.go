@@ -35,6 +35,8 @@ type ViewerBackend interface {
 	// FirstRun says which coding agents are hooked up and whether claude-mem's history is
 	// on this machine (the empty feed's help).
 	FirstRun(ctx context.Context) (apitype.ViewerFirstRun, error)
+	// Restart stops the node and starts it again; the viewer's sessions survive it.
+	Restart(ctx context.Context) error
 }
 
 // statusEvery is how often the live stream sends the node's status (queue depth, workers).
@@ -76,6 +78,7 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	g.GET("/viewer/keys", s.viewerOn, s.getKeys)
 	g.GET("/viewer/facets", s.viewerOn, s.getFacets)
 	g.GET("/viewer/firstrun", s.viewerOn, s.getFirstRun)
+	g.POST("/viewer/restart", s.viewerOn, s.restart)
 	g.PUT("/viewer/keys/:provider", s.viewerOn, s.putKey)
 }
 
@@ -335,6 +338,16 @@ func (s *Server) putSettings(c *gin.Context) {
 func (s *Server) getFacets(c *gin.Context) {
 	f, err := s.cfg.Viewer.Facets(c.Request.Context())
 	s.reply(c, f, err)
+}
+
+// restart answers first, then the node goes down and comes back (the page polls until
+// it answers again, with the same session).
+func (s *Server) restart(c *gin.Context) {
+	if err := s.cfg.Viewer.Restart(c.Request.Context()); err != nil {
+		s.reply(c, nil, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"restarting": true})
 }
 
 func (s *Server) getFirstRun(c *gin.Context) {

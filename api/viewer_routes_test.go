@@ -68,6 +68,8 @@ func (f *fakeViewer) FirstRun(context.Context) (apitype.ViewerFirstRun, error) {
 	return apitype.ViewerFirstRun{Agents: []string{}}, nil
 }
 
+func (f *fakeViewer) Restart(context.Context) error { return nil }
+
 func (f *fakeViewer) savedCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

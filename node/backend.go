@@ -30,7 +30,7 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (apitype.
 	in.Welcome = true
 	in.Health = n.healthNotice(ctx, rep)
 	res := apitype.Context{Text: inject.Render(in, lim), Health: in.Health}
-	if !n.cfg.Settings.ContextSystemMessageOff {
+	if !n.settings().ContextSystemMessageOff {
 		sessions, err := rep.ProjectSessions(ctx, project)
 		if err != nil {
 			return apitype.Context{}, n.checkCorrupt(err)
@@ -56,7 +56,7 @@ func (n *Node) contextFile(ctx context.Context, project string) (string, error) 
 
 // contextInput reads what a project's context is rendered from.
 func (n *Node) contextInput(ctx context.Context, rep *replica.Replica, project string) (inject.Input, inject.Limits, error) {
-	s := n.cfg.Settings
+	s := n.settings()
 	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions, PinnedTokens: s.ContextPinnedTokens}
 	in, err := inject.Read(ctx, rep, project, lim)
 	if err != nil {

@@ -46,7 +46,7 @@ func (n *Node) embedStatus() apitype.EmbedStatus {
 // empty when the semantic_inject setting is off, the prompt is short, no model is up,
 // or nothing is similar enough.
 func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (string, error) {
-	if !n.cfg.Settings.SemanticInject || len([]rune(strings.TrimSpace(prompt))) < semanticMinPromptRunes {
+	if !n.settings().SemanticInject || len([]rune(strings.TrimSpace(prompt))) < semanticMinPromptRunes {
 		return "", nil
 	}
 	rep := n.rep.Load()
@@ -56,7 +56,7 @@ func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (str
 	if n.embedW.Load() == nil {
 		return "", nil
 	}
-	limit := n.cfg.Settings.SemanticInjectLimit
+	limit := n.settings().SemanticInjectLimit
 	if limit <= 0 {
 		limit = configs.DefaultSemanticInjectLimit
 	}

@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ import (
 	"github.com/memnode/memnode/search"
 	memsync "github.com/memnode/memnode/sync"
 	"github.com/memnode/memnode/team"
+	"github.com/memnode/memnode/viewer"
 )
 
 // Config configures a Node.
@@ -79,6 +81,13 @@ type Config struct {
 	// FirstRun says which coding agents are hooked up and where claude-mem's database is,
 	// for the viewer's empty feed (cmd/ reads the agents' files and HOME). Nil: unknown.
 	FirstRun func() apitype.ViewerFirstRun
+	// Reload reads the settings again as the process would at start (settings.json under
+	// the environment's and flags' overrides): the viewer's saved settings apply at once
+	// where they can (configs.Info.Live). Nil: settings apply at the next start only.
+	Reload func() (configs.Settings, error)
+	// Restart asks the process to stop the node and start it again (cmd/ re-executes
+	// itself); the viewer's sessions survive it. Nil: the viewer cannot restart the node.
+	Restart func()
 }
 
 // Node is the running daemon.
@@ -99,6 +108,11 @@ type Node struct {
 	team    atomic.Pointer[team.Team]
 	teamErr atomic.Pointer[string]
 	ready   atomic.Bool
+	// live are the settings in effect: cfg.Settings, with the Live ones changed since
+	// (configs.Settings.WithLive) by the viewer.
+	live atomic.Pointer[configs.Settings]
+	// viewerAuth is the viewer's sessions, kept in the data dir across restarts.
+	viewerAuth *viewer.Auth
 	// corrupt is the read or write error that showed the database corrupt (corrupt.go).
 	corrupt atomic.Pointer[error]
 	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
@@ -115,6 +129,27 @@ type Node struct {
 	closed      bool
 	cancelStart context.CancelFunc
 	startDone   chan struct{}
+}
+
+// settings are the settings in effect now.
+func (n *Node) settings() configs.Settings { return *n.live.Load() }
+
+// applyLive puts next's live settings in effect (the context's bounds at the next session
+// start, what the pipeline records from the next event) and logs what changed.
+func (n *Node) applyLive(next configs.Settings) {
+	cur := n.settings()
+	upd := cur.WithLive(next)
+	changed := configs.Changed(cur, upd)
+	n.live.Store(&upd)
+	if p := n.pipe.Load(); p != nil {
+		p.SetPolicy(memory.Policy{ExcludedProjects: upd.ExcludedProjects, SkipTools: upd.SkipTools})
+	}
+	if len(changed) > 0 {
+		n.log.Info("settings applied without a restart", "changed", strings.Join(changed, ","))
+	}
+	if waiting := configs.Changed(upd, next); len(waiting) > 0 {
+		n.log.Info("settings saved; they apply at the next start", "waiting", strings.Join(waiting, ","))
+	}
 }
 
 // New checks the config and prepares the data dir; it starts nothing.
@@ -137,7 +172,11 @@ func New(cfg Config) (*Node, error) {
 	if err := SecureDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	return &Node{cfg: cfg, log: cfg.Logger, feed: feed.New()}, nil
+	n := &Node{cfg: cfg, log: cfg.Logger, feed: feed.New(),
+		viewerAuth: viewer.NewAuth(viewer.Config{Path: datadir.Dir(cfg.DataDir).ViewerSessions()})}
+	s := cfg.Settings
+	n.live.Store(&s)
+	return n, nil
 }
 
 // Addr is the API listen address.
@@ -206,7 +245,7 @@ func (n *Node) start(ctx context.Context) error {
 	acfg := api.Config{
 		Addr: n.Addr(), Socket: localnet.SocketPath(n.cfg.DataDir), Token: n.token, Version: n.cfg.Version,
 		Backend: n, Search: &n.search, Logger: n.log, Feed: n.feed, Viewer: viewerBackend{n},
-		Team: teamRoutes{n},
+		Team: teamRoutes{n}, ViewerAuth: n.viewerAuth,
 	}
 	if !n.cfg.Settings.SyncDisabled {
 		acfg.Peers = peers{n}
@@ -379,7 +418,8 @@ func (n *Node) Close(ctx context.Context) error {
 func (n *Node) stop(ctx context.Context) error {
 	var errs []error
 	if srv := n.api.Load(); srv != nil {
-		errs = append(errs, srv.Close(ctx)) // idempotent; kept for Addr
+		errs = append(errs, srv.Close(ctx))      // idempotent; kept for Addr
+		errs = append(errs, n.viewerAuth.Save()) // each session's last use, for the next start
 	}
 	n.ready.Store(false)
 	if sn := n.sync.Swap(nil); sn != nil {

@@ -35,9 +35,9 @@ var _ api.ViewerBackend = viewerBackend{}
 // maxLogTail bounds how much of a log the logs page reads.
 const maxLogTail = 512 << 10
 
-// Settings reports settings.json, the settings this node runs with and the defaults. The
-// node reads every setting when it starts, so each one says a restart applies it. No
-// secret is in there: AI keys live in the key store.
+// Settings reports settings.json, the settings this node runs with (the live ones as
+// changed since it started), the defaults, every setting's description, and which saved
+// changes wait for a restart.
 func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, error) {
 	path := datadir.Dir(v.n.cfg.DataDir).Settings()
 	file, err := os.ReadFile(path)
@@ -51,12 +51,26 @@ func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, er
 	}
 	var fields []apitype.SettingField
 	for _, f := range configs.Fields() {
-		fields = append(fields, apitype.SettingField{Name: f.Name, Kind: f.Kind, Restart: true})
+		in := configs.Describe(f.Name)
+		fields = append(fields, apitype.SettingField{Name: f.Name, Kind: f.Kind, Restart: !in.Live, Group: in.Group, Help: in.Help,
+			Unit: in.Unit, Min: in.Min, Max: in.Max, Choices: in.Choices})
 	}
-	return apitype.ViewerSettings{File: file, Effective: v.n.cfg.Settings, Defaults: configs.Default(), Fields: fields, Path: path}, nil
+	running := v.n.settings()
+	st := apitype.ViewerSettings{File: file, Effective: running, Defaults: configs.Default(), Fields: fields, Path: path,
+		Groups: configs.Groups, Pending: []string{}, CanRestart: v.n.cfg.Restart != nil}
+	if v.n.cfg.Reload != nil {
+		if next, err := v.n.cfg.Reload(); err == nil {
+			st.Pending = nonNil(configs.Changed(running, next))
+		}
+	} else {
+		st.Pending = nil
+	}
+	return st, nil
 }
 
-// SaveSettings validates file with the node's own rules and writes it as settings.json.
+// SaveSettings validates file with the node's own rules, writes it as settings.json and
+// applies at once what a running node can (configs.Info.Live): context bounds, skip lists,
+// excluded projects, … The rest waits for a restart (Pending says which).
 func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (apitype.ViewerSettings, error) {
 	if _, err := configs.ParseFile(file); err != nil {
 		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
@@ -69,8 +83,27 @@ func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (
 	if err := atomicfile.Write(datadir.Dir(v.n.cfg.DataDir).Settings(), pretty.Bytes(), 0o600); err != nil {
 		return apitype.ViewerSettings{}, fmt.Errorf("write settings: %w", err)
 	}
-	v.n.log.Info("settings saved from the viewer; they apply at the next start")
+	if v.n.cfg.Reload == nil {
+		v.n.log.Info("settings saved from the viewer; they apply at the next start")
+		return v.Settings(ctx)
+	}
+	next, err := v.n.cfg.Reload()
+	if err != nil {
+		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	v.n.applyLive(next)
 	return v.Settings(ctx)
+}
+
+// Restart stops the node and starts it again (the process re-executes itself); the
+// viewer's sessions are kept in the data dir, so the page stays logged in.
+func (v viewerBackend) Restart(ctx context.Context) error {
+	if v.n.cfg.Restart == nil {
+		return fmt.Errorf("%w: this node cannot restart itself; run memnode stop && memnode start", memory.ErrInvalid)
+	}
+	v.n.log.Info("restart asked from the viewer")
+	v.n.cfg.Restart()
+	return nil
 }
 
 // Facets lists the values the viewer's filters offer: projects, devices, coding agents.

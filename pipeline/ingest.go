@@ -45,10 +45,11 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if latest := now.Add(memory.MaxFutureAt); ev.At.After(latest) {
 		ev.At = latest
 	}
-	if p.cfg.Policy.ProjectExcluded(ev.Project) {
+	pol := p.policy.Load()
+	if pol.ProjectExcluded(ev.Project) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "project excluded"}, nil
 	}
-	if ev.Kind == memory.KindObservation && p.cfg.Policy.ToolSkipped(ev.ToolName) {
+	if ev.Kind == memory.KindObservation && pol.ToolSkipped(ev.ToolName) {
 		return apitype.EventReply{OK: true, Status: "skipped", Reason: "tool skipped"}, nil
 	}
 	// The hook's rule for a wholly private turn, for every client: its prompt is kept as a

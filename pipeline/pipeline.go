@@ -104,6 +104,9 @@ type Pipeline struct {
 	// Config.Now): workers hold back while events keep arriving (see settle).
 	lastEnqueue atomic.Int64
 
+	// policy is cfg.Policy until SetPolicy replaces it (settings applied while running).
+	policy atomic.Pointer[memory.Policy]
+
 	ingested, processed, observations, summaries, failures atomic.Int64
 	storageFull                                            atomic.Bool
 	broken                                                 atomic.Pointer[error]
@@ -148,8 +151,14 @@ func New(cfg Config) (*Pipeline, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Pipeline{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}, nil
+	p := &Pipeline{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
+	p.policy.Store(&cfg.Policy)
+	return p, nil
 }
+
+// SetPolicy replaces what is recorded from the next event on (excluded projects and skipped
+// tools changed in the settings while the node runs).
+func (p *Pipeline) SetPolicy(pol memory.Policy) { p.policy.Store(&pol) }
 
 // Start starts the workers; queued events (earlier runs' too) are processed from now on.
 func (p *Pipeline) Start() {

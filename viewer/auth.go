@@ -2,12 +2,21 @@ package viewer
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/memnode/memnode/internal/atomicfile"
 )
 
 // Defaults of Config.
@@ -39,20 +48,36 @@ type Config struct {
 	SessionTTL time.Duration
 	// Now is the clock (tests inject one).
 	Now func() time.Time
+	// Path, when set, is the file that keeps the sessions across restarts of the node (a
+	// restart from the viewer's settings page keeps the person logged in). It holds
+	// SHA-256 hashes of the session IDs and CSRF tokens only: reading it gives no session.
+	Path string
 }
 
-// Auth holds the login codes and the browser sessions of one node, in memory only: a
-// restart of the node logs every browser out. Its methods are safe for concurrent use.
+// Auth holds the login codes (in memory only) and the browser sessions of one node (kept in
+// Config.Path across restarts, when set). Its methods are safe for concurrent use.
 type Auth struct {
 	cfg      Config
 	mu       sync.Mutex
 	codes    map[string]time.Time // code → expiry
-	sessions map[string]*session  // session ID → session
+	sessions map[string]*session  // hash of the session ID → session
+	saved    time.Time            // when the sessions were last written to Path
 }
 
 type session struct {
-	csrf     string
+	csrf     string // hash of the CSRF token
 	lastUsed time.Time
+}
+
+// saveEvery bounds how often a session's use alone rewrites Path (a new or ended session
+// writes at once).
+const saveEvery = time.Minute
+
+// hash is the form a session ID or CSRF token is kept in: the secret itself is only in
+// the browser.
+func hash(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
 }
 
 // NewAuth returns an Auth with no codes and no sessions.
@@ -66,7 +91,70 @@ func NewAuth(cfg Config) *Auth {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Auth{cfg: cfg, codes: map[string]time.Time{}, sessions: map[string]*session{}}
+	a := &Auth{cfg: cfg, codes: map[string]time.Time{}, sessions: map[string]*session{}}
+	a.load()
+	return a
+}
+
+// savedSession is one session as Path keeps it.
+type savedSession struct {
+	ID       string    `json:"id"`   // SHA-256 of the session ID
+	CSRF     string    `json:"csrf"` // SHA-256 of the CSRF token
+	LastUsed time.Time `json:"last_used"`
+}
+
+// load reads the sessions a previous run of the node kept; a missing or unreadable file
+// is no session (the person logs in again).
+func (a *Auth) load() {
+	if a.cfg.Path == "" {
+		return
+	}
+	b, err := os.ReadFile(a.cfg.Path)
+	if err != nil {
+		return
+	}
+	var saved []savedSession
+	if json.Unmarshal(b, &saved) != nil {
+		return
+	}
+	now := a.cfg.Now()
+	for _, s := range saved {
+		if len(s.ID) == 64 && len(s.CSRF) == 64 && now.Sub(s.LastUsed) < a.cfg.SessionTTL && len(a.sessions) < maxSessions {
+			a.sessions[s.ID] = &session{csrf: s.CSRF, lastUsed: s.LastUsed}
+		}
+	}
+}
+
+// saveLocked writes the sessions to Path (0600, atomically). A failure costs the sessions
+// at the next restart only; it is returned for the caller to log.
+func (a *Auth) saveLocked() error {
+	if a.cfg.Path == "" {
+		return nil
+	}
+	a.saved = a.cfg.Now()
+	out := make([]savedSession, 0, len(a.sessions))
+	for id, s := range a.sessions {
+		out = append(out, savedSession{ID: id, CSRF: s.csrf, LastUsed: s.lastUsed})
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("save viewer sessions: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(a.cfg.Path), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("save viewer sessions: %w", err)
+	}
+	if err := atomicfile.Write(a.cfg.Path, b, 0o600); err != nil {
+		return fmt.Errorf("save viewer sessions: %w", err)
+	}
+	return nil
+}
+
+// Save writes the sessions to Config.Path now (the node calls it when it stops, so the
+// last use of each session is kept).
+func (a *Auth) Save() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.saveLocked()
 }
 
 // NewCode mints a single-use login code and returns it with its expiry.
@@ -101,7 +189,8 @@ func (a *Auth) Redeem(code string) (sessionID, csrf string, err error) {
 		a.dropLeastUsedLocked()
 	}
 	sessionID, csrf = random(), random()
-	a.sessions[sessionID] = &session{csrf: csrf, lastUsed: now}
+	a.sessions[hash(sessionID)] = &session{csrf: hash(csrf), lastUsed: now}
+	_ = a.saveLocked() // kept in memory regardless: only a restart would forget it
 	return sessionID, csrf, nil
 }
 
@@ -114,33 +203,28 @@ func (a *Auth) Check(sessionID, csrf string, mutating bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.cfg.Now()
-	s, ok := a.sessions[sessionID]
+	key := hash(sessionID)
+	s, ok := a.sessions[key]
 	if !ok || now.Sub(s.lastUsed) >= a.cfg.SessionTTL {
-		delete(a.sessions, sessionID)
+		delete(a.sessions, key)
 		return false
 	}
-	if mutating && subtle.ConstantTimeCompare([]byte(csrf), []byte(s.csrf)) != 1 {
+	if mutating && subtle.ConstantTimeCompare([]byte(hash(csrf)), []byte(s.csrf)) != 1 {
 		return false
 	}
 	s.lastUsed = now
-	return true
-}
-
-// CSRF returns the CSRF token of a live session ("" when there is none).
-func (a *Auth) CSRF(sessionID string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if s, ok := a.sessions[sessionID]; ok {
-		return s.csrf
+	if now.Sub(a.saved) >= saveEvery {
+		_ = a.saveLocked()
 	}
-	return ""
+	return true
 }
 
 // Logout ends a session.
 func (a *Auth) Logout(sessionID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, sessionID)
+	delete(a.sessions, hash(sessionID))
+	_ = a.saveLocked()
 }
 
 // SessionCookie is the name of the session cookie of the node on port. Cookies are scoped

@@ -18,8 +18,18 @@ type SettingField struct {
 	Name string `json:"name"` // the settings.json key
 	// Kind is how the value is written: bool, int, string, duration, list, map.
 	Kind string `json:"kind"`
-	// Restart is true when the node reads the setting only when it starts.
+	// Restart is true when the node reads the setting only when it starts; false: a saved
+	// change applies at once.
 	Restart bool `json:"restart"`
+	// Group is the settings page's section (configs.Groups); Help what the setting does;
+	// Unit what its number counts; Min and Max the range the node accepts; Choices the
+	// values it takes, when it takes a few.
+	Group   string   `json:"group"`
+	Help    string   `json:"help"`
+	Unit    string   `json:"unit,omitempty"`
+	Min     *int64   `json:"min,omitempty"`
+	Max     *int64   `json:"max,omitempty"`
+	Choices []string `json:"choices,omitempty"`
 }
 
 // ViewerSettings is the answer of GET and PUT /api/viewer/settings. It holds no secret:
@@ -34,6 +44,12 @@ type ViewerSettings struct {
 	Fields    []SettingField `json:"fields"`
 	// Path is the settings file the node reads.
 	Path string `json:"path"`
+	// Groups orders the page's sections. Pending lists the saved settings that differ
+	// from what the node runs with and wait for a restart (null when the node cannot
+	// tell). CanRestart: POST /api/viewer/restart works.
+	Groups     []string `json:"groups"`
+	Pending    []string `json:"pending"`
+	CanRestart bool     `json:"can_restart"`
 }
 
 // ViewerLog is the answer of GET /api/viewer/logs: the tail of one log (already redacted

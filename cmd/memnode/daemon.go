@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
+	"github.com/memnode/memnode/configs"
+	"github.com/memnode/memnode/internal/clienv"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
@@ -68,7 +71,17 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}
+	// The viewer's restart ends this run like a signal would, then the process runs
+	// itself again (same PID, terminal, environment and arguments): every setting applies.
+	ctx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var restart atomic.Bool
 	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
+		Reload: func() (configs.Settings, error) {
+			_, s, err := clienv.Resolve(env.Getenv)
+			return s, err
+		},
+		Restart:      func() { restart.Store(true); stopRun() },
 		ContextFiles: contextFileSpecs(registry.Builtin()),
 		TeamPassword: func() string { return teamPassword(env) },
 		OpenKeys:     func() (node.KeyStore, error) { return openKeyStore(env) },
@@ -97,6 +110,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	if err := n.Close(sctx); err != nil {
 		log.Error("shutdown", "err", err)
 		return 1
+	}
+	if restart.Load() {
+		return reexec(env) // the log's descriptor closes on exec; the new run opens it again
 	}
 	return 0
 }
@@ -445,4 +461,15 @@ func releaseStartupPages(ctx context.Context, n *node.Node, log *slog.Logger) {
 		return
 	}
 	log.Info("released start-up pages of the executable", "mappings", st.Mappings, "mib", st.Bytes>>20)
+}
+
+// reexec replaces this process with a fresh run of the same binary, arguments and
+// environment (the viewer's restart); it returns only when that fails.
+func reexec(env *cliEnv) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(env, "restart: %v; start the node again: memnode start", err)
+	}
+	err = syscall.Exec(exe, os.Args, os.Environ())
+	return fail(env, "restart: %v; start the node again: memnode start", err)
 }

@@ -260,6 +260,52 @@ func TestViewerAllDay(t *testing.T) {
 		b.shot("timeline")
 	})
 
+	t.Run("settings apply live, restart keeps the session", func(t *testing.T) {
+		b.t = t
+		go2("#/settings")
+		b.waitJS("the settings page", `document.getElementById('set-context_observations') && [...document.getElementById('preview-project').options].some((o) => o.value === 'billing-api')`, 10*time.Second)
+		for _, g := range []string{"capture", "context", "ai", "search", "sync", "team", "viewer"} {
+			if !eval[bool](b, fmt.Sprintf(`!!document.querySelector('#group-%s .setting .help')`, g)) {
+				t.Errorf("no %s group with described settings", g)
+			}
+		}
+		if live := eval[string](b, `document.querySelector('[data-name=context_observations] .tag').textContent + ' ' + document.querySelector('[data-name=workers] .tag').textContent`); live != "live restart" {
+			t.Errorf("context_observations and workers are marked %q", live)
+		}
+		eval[bool](b, `(() => { const p = document.getElementById('preview-project'); p.value = 'billing-api'; p.dispatchEvent(new Event('change')); return true; })()`)
+		b.waitJS("the preview", `document.getElementById('preview').dataset.renders > 0`, 10*time.Second)
+		ledger := `(document.getElementById('preview').textContent.match(/Ledger step/g) || []).length`
+		proj := filepath.Join(t.TempDir(), "billing-api")
+		if before, inPage := strings.Count(contextFor(t, in, proj), "Ledger step"), eval[float64](b, ledger); before < 10 || inPage != float64(before) {
+			t.Fatalf("before: %d ledger observations in the session-start context, %v in the preview", before, inPage)
+		}
+		pid := in.pidFile()
+		b.shot("settings")
+		// Typing a live setting saves it; the preview is drawn again, and the next session
+		// starts with it — no restart.
+		b.do("type a context bound", chromedp.SendKeys(chromedp.ID("set-context_observations"), "2"))
+		b.waitJS("the preview with 2 observations", ledger+` <= 2 && document.getElementById('settings-state').textContent.startsWith('Saved')`, 10*time.Second)
+		if n := strings.Count(contextFor(t, in, proj), "Ledger step"); n > 2 {
+			t.Errorf("the next session-start context lists %d ledger observations after context_observations 2", n)
+		}
+		if eval[bool](b, `!!document.getElementById('restart')`) || in.pidFile() != pid {
+			t.Error("a live setting asked for a restart")
+		}
+		// A restart-only setting waits for the restart button; the restart keeps the page
+		// logged in (its session is kept in the data dir) and applies the setting.
+		b.do("type workers", chromedp.SendKeys(chromedp.ID("set-workers"), "3"))
+		b.waitJS("the restart offer", `document.getElementById('restart-box').textContent.includes('workers') && document.getElementById('restart')`, 10*time.Second)
+		b.shot("settings-restart")
+		b.do("restart from the page", chromedp.Click(chromedp.ID("restart")))
+		b.waitJS("the node back, the page logged in", `document.body.dataset.restarted === '1' && document.getElementById('set-workers') && !document.getElementById('restart')`, 60*time.Second)
+		b.waitJS("the live stream again", `document.getElementById('live').classList.contains('on') && !document.querySelector('.login')`, 30*time.Second)
+		eval[bool](b, `(fetch('/api/viewer/settings').then((r) => r.json()).then((s) => { window.__workers = s.effective.workers; }), true)`)
+		b.waitJS("the node running 3 workers", `window.__workers === 3`, 10*time.Second)
+		if log, _ := os.ReadFile(filepath.Join(in.dataDir, "logs", "memnode.log")); strings.Count(string(log), "node ready") < 2 {
+			t.Errorf("the node did not start again:\n%s", tail(string(log), 2000))
+		}
+	})
+
 	t.Run("logs under run", func(t *testing.T) {
 		b.t = t
 		go2("#/logs")

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/datadir"
 )
 
 // liveCap is the feed's LIVE_CAP (viewer/static/app/feed.js): the cards kept while records
@@ -177,13 +178,23 @@ func TestViewerLiveBurst(t *testing.T) {
 	}
 }
 
-// TestViewerAfterRestart: a node's restart ends its browser sessions; the open viewer says
-// so and how to log in again, instead of "reconnecting…" for ever.
+// TestViewerAfterRestart: a node's restart keeps its browser sessions (kept hashed in the
+// data dir): the open viewer reconnects, still logged in. A session the node no longer
+// knows (its file gone) makes the page say so and how to log in again, instead of
+// "reconnecting…" for ever.
 func TestViewerAfterRestart(t *testing.T) {
 	b, in, _ := startViewerNode(t)
 	loginViewer(t, b, in, 0)
 	b.waitJS("the live stream", `document.getElementById('live').classList.contains('on')`, 10*time.Second)
 	in.mustRun(nil, "stop")
+	b.waitJS("the stream to drop", `!document.getElementById('live').classList.contains('on')`, 30*time.Second)
+	in.start()
+	b.waitJS("the live stream again, logged in", `document.getElementById('live').classList.contains('on') && !document.querySelector('.login')`, 30*time.Second)
+
+	in.mustRun(nil, "stop")
+	if err := os.Remove(datadir.Dir(in.dataDir).ViewerSessions()); err != nil {
+		t.Fatal(err)
+	}
 	in.start()
 	b.waitJS("the logged-out page", `document.querySelector('.login') && document.getElementById('main').textContent.includes('memnode viewer')`, 30*time.Second)
 	if s := eval[string](b, `document.getElementById('live').textContent`); s != "logged out" {

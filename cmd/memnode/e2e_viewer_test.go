@@ -347,7 +347,9 @@ func TestViewerInBrowser(t *testing.T) {
 		if out := a.mustRun(nil, "keys", "list"); !strings.Contains(out, "openai") {
 			t.Fatalf("memnode keys list after the viewer stored one: %s", out)
 		}
-		b.do("preview the context", chromedp.SendKeys(chromedp.ID("preview-project"), "syncproj"), chromedp.Click(chromedp.CSS(`#preview-project + button, form.row button[type=submit]`)))
+		b.waitJS("the preview's projects", `[...document.getElementById('preview-project').options].some((o) => o.value === 'syncproj')`, 10*time.Second)
+		eval[bool](b, `(() => { const p = document.getElementById('preview-project'); p.value = 'syncproj'; p.dispatchEvent(new Event('change')); return true; })()`)
+		b.waitJS("the context preview", `document.getElementById('preview').dataset.renders > 0`, 10*time.Second)
 	})
 
 	t.Run("logs and team pages", func(t *testing.T) {

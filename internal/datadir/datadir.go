@@ -123,3 +123,7 @@ func (d Dir) ReadToken() (string, error) {
 // Capture is the user's capture switches: pauses and the opt-in project list
 // (`memnode pause|resume|track`), read by every hook.
 func (d Dir) Capture() string { return d.join("state", "capture.json") }
+
+// ViewerSessions is where the web viewer's browser sessions outlive a node restart (0600;
+// hashes of the session IDs and CSRF tokens, never the values the browser holds).
+func (d Dir) ViewerSessions() string { return d.join("state", "viewer-sessions.json") }

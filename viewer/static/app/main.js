@@ -28,7 +28,8 @@ function connect() {
     // node restarted, and its sessions went with it. Say so, or try again later.
     if (es.readyState === EventSource.CLOSED) {
       get('/api/status').then(() => setTimeout(connect, 3000), (err) => {
-        if (!(err instanceof APIError)) { setTimeout(connect, 3000); return; }
+        // Down, or up but not ready yet (503): try again. Only a refused session ends it.
+        if (!(err instanceof APIError) || (err.status !== 401 && err.status !== 403)) { setTimeout(connect, 3000); return; }
         removeEventListener('hashchange', route);
         loggedOut(err);
       });

@@ -113,6 +113,9 @@ type Node struct {
 	live atomic.Pointer[configs.Settings]
 	// viewerAuth is the viewer's sessions, kept in the data dir across restarts.
 	viewerAuth *viewer.Auth
+	// created is when this node was made: the viewer tells a restarted node (same PID
+	// after the re-exec) by it.
+	created time.Time
 	// corrupt is the read or write error that showed the database corrupt (corrupt.go).
 	corrupt atomic.Pointer[error]
 	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
@@ -172,7 +175,7 @@ func New(cfg Config) (*Node, error) {
 	if err := SecureDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, feed: feed.New(),
+	n := &Node{cfg: cfg, log: cfg.Logger, feed: feed.New(), created: cfg.Now(),
 		viewerAuth: viewer.NewAuth(viewer.Config{Path: datadir.Dir(cfg.DataDir).ViewerSessions()})}
 	s := cfg.Settings
 	n.live.Store(&s)

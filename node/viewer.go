@@ -57,7 +57,7 @@ func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, er
 	}
 	running := v.n.settings()
 	st := apitype.ViewerSettings{File: file, Effective: running, Defaults: configs.Default(), Fields: fields, Path: path,
-		Groups: configs.Groups, Pending: []string{}, CanRestart: v.n.cfg.Restart != nil}
+		Groups: configs.Groups, Pending: []string{}, CanRestart: v.n.cfg.Restart != nil, Started: v.n.created.UnixMilli()}
 	if v.n.cfg.Reload != nil {
 		if next, err := v.n.cfg.Reload(); err == nil {
 			st.Pending = nonNil(configs.Changed(running, next))

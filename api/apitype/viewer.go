@@ -50,6 +50,8 @@ type ViewerSettings struct {
 	Groups     []string `json:"groups"`
 	Pending    []string `json:"pending"`
 	CanRestart bool     `json:"can_restart"`
+	// Started is when the running node started (epoch ms): it changes with a restart.
+	Started int64 `json:"started"`
 }
 
 // ViewerLog is the answer of GET /api/viewer/logs: the tail of one log (already redacted

@@ -123,11 +123,15 @@ export async function settingsPage(main) {
     if (button) button.disabled = true;
     state.textContent = 'Restarting the node…';
     try { await post('/api/viewer/restart'); } catch (x) { err.textContent = x.message; if (button) button.disabled = false; return; }
-    // Down, then up again with this page's session (kept in the data dir).
-    const ok = async () => { try { await get('/api/status'); return true; } catch { return false; } };
+    // Up again — a node started after this one — with this page's session (kept in the
+    // data dir).
+    const before = st.started;
+    const again = async () => { try { return (await get('/api/viewer/settings')).started !== before; } catch { return false; } };
     const t0 = Date.now();
-    while (Date.now() - t0 < 5000 && await ok()) await new Promise((r) => setTimeout(r, 100));
-    while (!(await ok())) await new Promise((r) => setTimeout(r, 200));
+    while (!(await again())) {
+      if (Date.now() - t0 > 120000) { err.textContent = 'The node did not come back within 2 minutes: see memnode status and the Logs page.'; return; }
+      await new Promise((r) => setTimeout(r, 250));
+    }
     toast('The node restarted; every setting applies');
     document.body.dataset.restarted = String(Number(document.body.dataset.restarted || 0) + 1);
     const main2 = document.getElementById('main');

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -124,4 +125,46 @@ func TestForgetOnAPairedDeviceLeavesTheTeam(t *testing.T) {
 		t.Fatalf("search --team cut off: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("search --team with the cluster down: %s (the memnode process included)", took)
+
+	// Blackholed: the node's address accepts connections and never answers. Hooks record as
+	// ever, team status and search --team answer with the local state and why.
+	ln, err := net.Listen("tcp", c.Nodes[0].HTTPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, conn)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-accepted
+		for _, conn := range held {
+			conn.Close()
+		}
+	})
+	start = time.Now()
+	bob.write(t, "dingoWhileCutOff")
+	hook := time.Since(start)
+	poll(t, "bob's own record while cut off", 30*time.Second, func() bool { return bob.finds(t, "dingoWhileCutOff") })
+	start = time.Now()
+	out := bob.mustRun(nil, "team", "status")
+	status := time.Since(start)
+	if !strings.Contains(out, "UNREACHABLE") || !strings.Contains(out, "cluster unreachable (last contact ") {
+		t.Fatalf("team status blackholed:\n%s", out)
+	}
+	start = time.Now()
+	r = bob.run(nil, "search", kept, "--team")
+	if r.code != 0 || !strings.Contains(r.stderr, "cluster unreachable (last contact ") || !strings.Contains(r.stdout, kept) {
+		t.Fatalf("search --team blackholed: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("blackholed: hook %s, team status %s, search --team %s (each a memnode process)", hook, status, time.Since(start))
 }

@@ -3,6 +3,7 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -75,6 +76,9 @@ type Config struct {
 	Now func() time.Time
 	// Version of memnode, sent as User-Agent.
 	Version string
+	// TokenDir is where Replay reads the node's token (the data dir; Replay keeps DataDir
+	// empty so that it spools nothing).
+	TokenDir string
 }
 
 func (c Config) withDefaults() Config {
@@ -138,12 +142,80 @@ type hook struct {
 	stderr   io.Writer
 	api      *client.Client
 
+	// replay, when set, is the past hook call being imported: its events take its ID and
+	// time instead of fresh ones.
+	replay *platform.Recorded
+	// minted counts the events this invocation made (a replay's second event gets a
+	// suffixed ID).
+	minted int
+
 	startTried bool
 	// reached and missed record whether the node answered / failed to answer during this
 	// invocation; they drive the consecutive-failure counter.
 	reached, missed bool
 	// lost is why an event could be neither handed to the node nor spooled.
 	lost error
+}
+
+// Replay runs one hook call of a past session (an import) exactly as the hook ran live —
+// the platform's adapter, the privacy gate, the handlers and the recording policy — but
+// with the call's own event ID and time, so importing the same transcript again stores
+// nothing new (the node keeps every event ID it stored). Nothing is spooled: a node that
+// does not take the event is an error.
+func Replay(ctx context.Context, cfg Config, p platform.Platform, rec platform.Recorded) error {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	hc := cfg.HTTPClient
+	if hc == nil {
+		tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}
+		if cfg.Dialer != nil {
+			tr = cfg.Dialer.Transport()
+		}
+		hc = &http.Client{Transport: tr}
+		defer hc.CloseIdleConnections()
+	}
+	cfg.DataDir = "" // no spool, no failure counter, no hook.log: the caller reports
+	h := &hook{cfg: cfg, platform: p.Name, ad: p.Adapter, event: rec.Event, stderr: io.Discard, replay: &rec,
+		api: client.NewWithConfig(client.Config{BaseURL: cfg.BaseURL, DataDir: cfg.TokenDir, UserAgent: "memnode-import/" + cfg.Version, HTTPClient: hc})}
+	handle := handlerFor(rec.Event)
+	if handle == nil {
+		return fmt.Errorf("replay: unknown hook event %q", rec.Event)
+	}
+	if (rec.Event == platform.EventObservation || rec.Event == platform.EventSummarize) &&
+		rec.TurnPrompt != "" && privacy.IsEmptyAfterClean(rec.TurnPrompt) {
+		// A wholly private turn: live, the node refuses its calls and the Stop hook its
+		// answer; an import never sends them (a refused event leaves no trace to dedupe by).
+		return nil
+	}
+	raw, cleaned, err := decodeInput(ctx, bytes.NewReader(rec.Payload))
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", rec.ID, err)
+	}
+	in, err := p.Adapter.Normalize(rec.Event, cleaned)
+	if err != nil {
+		return fmt.Errorf("replay %s: normalize: %w", rec.ID, err)
+	}
+	if err := cleanJoined(p.Adapter, rec.Event, raw, &in); err != nil {
+		return fmt.Errorf("replay %s: %w", rec.ID, err)
+	}
+	if rec.Event == platform.EventContext {
+		// The session start is recorded; the context it would fetch is nobody's.
+		project := h.project(&in)
+		if h.excluded(&in, project) {
+			return nil
+		}
+		ev := h.newEvent(memory.KindSessionStart, &in, project)
+		ev.Reason = in.Reason
+		return h.send(ctx, ev)
+	}
+	if _, err := handle(ctx, h, &in); err != nil {
+		return fmt.Errorf("replay %s: %w", rec.ID, err)
+	}
+	if h.lost != nil || h.nodeDown() {
+		return fmt.Errorf("replay %s: %w", rec.ID, ErrUnreachable)
+	}
+	return nil
 }
 
 // nodeDown reports that the node failed to answer this invocation and never answered it:
@@ -269,7 +341,7 @@ func (h *hook) logf(format string, a ...any) {
 
 // newEvent fills the fields every event carries.
 func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype.Event {
-	return apitype.Event{
+	ev := apitype.Event{
 		EventID:   memory.NewEventID(),
 		Kind:      kind,
 		Platform:  h.platform,
@@ -278,6 +350,14 @@ func (h *hook) newEvent(kind string, in *platform.Input, project string) apitype
 		Cwd:       in.Cwd,
 		At:        h.cfg.Now().UTC(),
 	}
+	if r := h.replay; r != nil {
+		ev.EventID, ev.At = r.ID, r.At.UTC()
+		if h.minted > 0 {
+			ev.EventID = fmt.Sprintf("%s#%d", r.ID, h.minted)
+		}
+	}
+	h.minted++
+	return ev
 }
 
 // excluded reports whether nothing of project is sent: it matches one of the exclusion
@@ -286,10 +366,14 @@ func (h *hook) excluded(in *platform.Input, project string) bool {
 	if h.policy().ProjectExcluded(project) {
 		return true
 	}
-	if h.cfg.DataDir == "" {
+	dir := h.cfg.DataDir
+	if dir == "" {
+		dir = h.cfg.TokenDir // an import's replay
+	}
+	if dir == "" {
 		return false
 	}
-	st, err := capture.Load(datadir.Dir(h.cfg.DataDir).Capture())
+	st, err := capture.Load(datadir.Dir(dir).Capture())
 	if err != nil {
 		// A broken switch file must not silently record what the user paused.
 		h.logf("capture switches: %v (nothing recorded until 'memnode resume' rewrites it)", err)

@@ -177,7 +177,8 @@ func (in Input) welcome(lim Limits, loc *time.Location) string {
 		"memory that the next session here starts with, on every device of the user. " +
 		"Later, find earlier work with the memnode MCP tools: search → timeline → get_observations([IDs]); " +
 		"keep a decision or rule with save_memory (scope \"global\" for every project). " +
-		"Past sessions can be imported: `memnode import --from-claude-mem PATH` (a claude-mem database).\n")
+		"The user can import past sessions: `memnode import --from-claude-code` (Claude Code's transcripts) or " +
+		"`memnode import --from-claude-mem PATH` (a claude-mem database).\n")
 	in.writeHealth(&b)
 	in.writePinned(&b, lim)
 	fmt.Fprintf(&b, "</%s>\n", privacy.ContextTag)

@@ -9,6 +9,7 @@ package platform
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/memnode/memnode/contextfile"
 	"github.com/memnode/memnode/install"
@@ -85,6 +86,20 @@ type Result struct {
 	// SystemMessage is one line shown to the user, where the agent shows one (Claude
 	// Code's systemMessage at session start); adapters of other agents drop it.
 	SystemMessage string
+}
+
+// Recorded is one hook call of a past session, rebuilt from the agent's transcript (an
+// import): Event is a memnode hook event, Payload the agent's raw stdin JSON for it, ID the
+// event ID to send (stable for the same call of the same transcript) and At when it happened.
+type Recorded struct {
+	Event   string
+	Payload []byte
+	ID      string
+	At      time.Time
+	// TurnPrompt is the raw prompt of the turn the call belongs to ("" before the first):
+	// the importer drops the calls and the answer of a wholly private turn, as the node and
+	// the Stop hook do live.
+	TurnPrompt string
 }
 
 // Adapter translates between one agent's hook wire format and Input/Result.

@@ -120,12 +120,33 @@ func (r *recordCounter) count() {
 }
 
 func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "import", "import FILE.jsonl (or - for stdin) | import --from-claude-mem PATH [--quiet]")
+	fs := newFlags(env, "import", "import FILE.jsonl (or - for stdin) | import --from-claude-mem PATH | import --from-claude-code [DIR] [--since DATE] [--quiet]")
 	from := fs.String("from-claude-mem", "", "import a claude-mem database (e.g. ~/.claude-mem/claude-mem.db)")
+	fromCC := fs.Bool("from-claude-code", false, "import past Claude Code sessions from DIR (default ~/.claude/projects) as live hooks would have recorded them")
+	sinceFlag := fs.String("since", "", "with --from-claude-code: only sessions written since this date (ISO, e.g. 2026-11-01)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	pos, code, ok := fs.parse(args, 0, 1)
 	if !ok {
 		return code
+	}
+	if *fromCC {
+		if *from != "" {
+			return fs.usageErr("give --from-claude-code or --from-claude-mem, not both")
+		}
+		var since int64
+		if *sinceFlag != "" {
+			if since, ok = apitype.ParseTimeFilter(*sinceFlag); !ok {
+				return fs.usageErr("--since %q is not a date (e.g. 2026-11-01)", *sinceFlag)
+			}
+		}
+		dir := ""
+		if len(pos) == 1 {
+			dir = pos[0]
+		}
+		return importClaudeCode(ctx, env, dir, since, *quiet)
+	}
+	if *sinceFlag != "" {
+		return fs.usageErr("--since goes with --from-claude-code")
 	}
 	if *from == "" && len(pos) == 0 {
 		return fs.usageErr("missing argument")
@@ -257,6 +278,7 @@ func countLines(f *os.File) (int, error) {
 // progress draws a one-line progress bar on stderr for imports of more than one batch.
 type progress struct {
 	w     io.Writer
+	unit  string // shown after the counts ("sessions"); "" for records in batches
 	total int
 	n     int
 	quiet bool
@@ -265,13 +287,13 @@ type progress struct {
 
 func (p *progress) add(k int) {
 	p.n += k
-	if p.quiet || p.total <= importBatch {
+	if p.quiet || (p.unit == "" && p.total <= importBatch) {
 		return
 	}
 	const width = 30
 	fill := width * min(p.n, p.total) / p.total
-	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d (%d%%)", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
-		p.n, p.total, 100*min(p.n, p.total)/p.total)
+	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d %s(%d%%)", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), 100*min(p.n, p.total)/p.total)
 	p.drawn = true
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/search"
 	"github.com/memnode/memnode/store"
 )
@@ -141,6 +142,10 @@ func (t *Team) Search(ctx context.Context, query, project string, limit int) ([]
 			continue
 		}
 		seen[op.RecordID] = true
+		// Shown as a pull would store it: a member writing rows by hand must not show
+		// here what its own hooks would have kept out (a snippet cut inside a secret is
+		// not in the cleaned text, so the cleaned first line stands in).
+		d.Title, d.Body = privacy.Clean(d.Title), privacy.Clean(d.Body)
 		snippet := strOf(r[1])
 		if !strings.Contains(d.Title+"\n"+d.Body, strings.Trim(strings.ReplaceAll(snippet, "…", ""), " ")) {
 			snippet = firstLine(d.Body) // the index's text is not the signed one

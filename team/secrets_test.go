@@ -21,8 +21,8 @@ import (
 // observation carrying one secret of every kind memnode redacts (internal/secretsample) in
 // its title, narrative and facts, one of them stamped ahead of alice's clock so that alice
 // holds it in team.db before applying it. Alice applies every one with the secret replaced
-// by its [REDACTED:kind] marker, and no file of hers (replica, its WAL, team.db) holds any
-// of the secrets.
+// by its [REDACTED:kind] marker, no file of hers (replica, its WAL, team.db) holds any of
+// the secrets, and her team search, which reads the cluster's rows, shows none of them.
 func TestTeamRogueSecretsAreRedactedOnPull(t *testing.T) {
 	testkit.LeakCheck(t)
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: users()})
@@ -41,6 +41,7 @@ func TestTeamRogueSecretsAreRedactedOnPull(t *testing.T) {
 	tmpl := m.payloadOf(t, malRec)
 	evil := rogue{m}
 	samples := secretsample.All("rg")
+	var rows []stmt
 	for i, s := range samples {
 		id := fmt.Sprintf("rogue-secret-%03d", i)
 		op := Op{Project: P, Kind: store.OpObservation, RecordID: id,
@@ -48,7 +49,15 @@ func TestTeamRogueSecretsAreRedactedOnPull(t *testing.T) {
 		if i == 0 {
 			op.HLC = uint64(time.Now().Add(3*time.Second).UnixMilli()) << 16 // held until alice's clock gets there
 		}
-		evil.write(t, op)
+		rows = append(rows, pushStatements([]Op{evil.write(t, op)})[1:]...)
+	}
+	// The search index's rows too, as a pusher writes them: team search shows the hits.
+	mc, err := m.t.client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mc.execute(ctx, rows); err != nil {
+		t.Fatal(err)
 	}
 	testkit.WaitForState(t, "alice applies every rogue op", 60*time.Second, func() (bool, string) {
 		var n int
@@ -67,6 +76,17 @@ func TestTeamRogueSecretsAreRedactedOnPull(t *testing.T) {
 		for field, v := range map[string]string{"title": title, "narrative": narrative, "facts": facts} {
 			if strings.Contains(v, s.Secret) || !strings.Contains(v, marker) {
 				t.Errorf("%s: %s on alice is %q", s.Kind, field, v)
+			}
+		}
+	}
+	hits, err := a.t.Search(ctx, "rogue", P, 200)
+	if err != nil || len(hits) < len(samples)/2 {
+		t.Fatalf("team search for the rogue records: %d hits, %v", len(hits), err)
+	}
+	for _, h := range hits {
+		for _, s := range samples {
+			if strings.Contains(h.Title, s.Secret) || strings.Contains(h.Snippet, s.Secret) {
+				t.Errorf("team search shows %s's secret: %q / %q", s.Kind, h.Title, h.Snippet)
 			}
 		}
 	}

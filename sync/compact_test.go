@@ -107,6 +107,9 @@ func fileSizes(tb testing.TB, path string) (db, oplog int64) {
 // third device joining converges to the same state. Under -short or -race it runs the same
 // history at a tenth of the size and checks convergence only. C starts from a snapshot.
 func TestCompactionThenNewDeviceConverges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	records, updates, forgets := 25_000, 5_000, 500 // per device
 	full := !testing.Short() && !raceEnabled
 	if !full {

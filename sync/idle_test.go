@@ -9,6 +9,9 @@ import (
 // A peer that goes silent in the middle of a session (a dead path: nothing is reset, nothing
 // arrives) is dropped at the idle deadline, not held for the 2-minute session deadline.
 func TestStalledSessionEndsAtTheIdleDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	checkGoroutines(t)
 	ctx := context.Background()
 	a := startNode(t, "dev-a", t.TempDir(), nil)

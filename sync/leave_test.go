@@ -66,6 +66,9 @@ func TestLeaveThenJoinAnotherGroup(t *testing.T) {
 // Both joins may succeed when one finished before the other arrived: the second device then
 // hosts a join into the group it already shares.
 func TestCrossJoinEndsInOneGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	checkGoroutines(t)
 	ctx := context.Background()
 	for trial := range 20 {

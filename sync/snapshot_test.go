@@ -32,6 +32,9 @@ func waitSnapshots(tb testing.TB, t *tnode, want int64) {
 // from C's op-log — ops C never applied one by one — and is equal too. Then a new write on A
 // reaches C and D.
 func TestNewDeviceStartsFromSnapshotAndServesOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	checkGoroutines(t)
 	manual := func(c *Config) { c.CompactInterval = -1 }
 	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, manual)
@@ -163,6 +166,9 @@ func (s *cuttingStream) Read(b []byte) (int, error) {
 // record, no vector entry of A — however often it retries; once the connection holds, it
 // installs the snapshot whole and converges.
 func TestSnapshotCutMidwayLeavesTheDeviceBlank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	checkGoroutines(t)
 	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn)
 	a.history(3000, 0, 0)
@@ -222,6 +228,9 @@ func (s *tricklingStream) Write(b []byte) (int, error) {
 // snapshot whole once the link is fast again. The new device is the responder here, as it
 // is when the peer's session reaches it first.
 func TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: several real devices for seconds (make test runs it)")
+	}
 	checkGoroutines(t)
 	var on atomic.Bool
 	var failed atomic.Int64

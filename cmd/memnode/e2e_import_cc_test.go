@@ -114,7 +114,7 @@ func storedRecords(t *testing.T, in *instance) string {
 	for _, q := range []string{
 		"SELECT id, project, platform, status FROM sessions ORDER BY id",
 		"SELECT session_id, project, prompt_number, text FROM prompts ORDER BY session_id, prompt_number",
-		"SELECT session_id, project, type, title, subtitle, narrative, facts, concepts, files_read, files_modified, tool_name, prompt_number FROM observations ORDER BY session_id, prompt_number, title, narrative",
+		"SELECT session_id, project, type, title, subtitle, narrative, facts, concepts, files_read, files_modified, tool_name, prompt_number FROM observations WHERE tool_name != 'save_memory' ORDER BY session_id, prompt_number, title, narrative",
 		"SELECT session_id, project, request, investigated, learned, completed, next_steps, notes FROM summaries ORDER BY session_id, request, completed",
 	} {
 		rows, err := db.Query(q)
@@ -169,11 +169,33 @@ func TestImportFromClaudeCode(t *testing.T) {
 	imp.start()
 	projects := filepath.Join(t.TempDir(), "projects")
 	dst := filepath.Join(projects, "-home-dev-demo-app", sid+".jsonl")
-	os.MkdirAll(filepath.Dir(dst), 0o700)
+	os.MkdirAll(filepath.Join(filepath.Dir(dst), "memory"), 0o700)
 	os.WriteFile(dst, readFile(t, transcript), 0o600)
+	// Memory files: the user's CLAUDE.md (global), the project's, its auto memory.
+	os.WriteFile(filepath.Join(filepath.Dir(projects), "CLAUDE.md"), []byte("# Me\n\n- I use pnpm, never npm\n- <private>SECRET-personal-rule</private>\n"), 0o600)
+	os.WriteFile(filepath.Join(proj, "CLAUDE.md"), []byte("# demo-app\n\nBuild notes.\n\n- Run make lint before every commit\n```sh\n- not an entry\n```\n"), 0o600)
+	os.WriteFile(filepath.Join(filepath.Dir(dst), "memory", "MEMORY.md"), []byte("- The auth tests need REDIS_URL <private>SECRET-redis-pass</private>\n"), 0o600)
 	out := imp.mustRun(nil, "import", "--from-claude-code", projects)
-	if !strings.Contains(out, "imported 1 Claude Code sessions") {
+	if !strings.Contains(out, "imported 1 Claude Code sessions") || !strings.Contains(out, "3 entries saved as notes, 0 were already there") {
 		t.Errorf("import said %q", out)
+	}
+	notes := func() string {
+		var b strings.Builder
+		rows, err := imp.db().Query("SELECT project, narrative FROM observations WHERE tool_name = 'save_memory' ORDER BY project, narrative")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p, n string
+			rows.Scan(&p, &n)
+			b.WriteString(p + ": " + n + "\n")
+		}
+		return b.String()
+	}
+	wantNotes := "(global): I use pnpm, never npm\ndemo-app: Run make lint before every commit\ndemo-app: The auth tests need REDIS_URL\n"
+	if got := notes(); got != wantNotes {
+		t.Errorf("memory-file notes:\n%s\nwant:\n%s", got, wantNotes)
 	}
 
 	settled := func(in *instance) string {
@@ -195,9 +217,25 @@ func TestImportFromClaudeCode(t *testing.T) {
 	}
 
 	// Twice: nothing new.
-	imp.mustRun(nil, "import", "--from-claude-code", projects, "--quiet")
+	if out := imp.mustRun(nil, "import", "--from-claude-code", projects, "--quiet"); !strings.Contains(out, "0 entries saved as notes, 3 were already there") {
+		t.Errorf("second import said %q", out)
+	}
 	if again := settled(imp); again != got {
 		t.Errorf("a second import changed the records:\n%s", again)
+	}
+	if n := notes(); n != wantNotes {
+		t.Errorf("a second import changed the notes:\n%s", n)
+	}
+
+	// memnode install claude-code offers the import once when sessions are on disk.
+	fresh := newInstance(t) // HOME is its data dir
+	os.MkdirAll(filepath.Join(fresh.dataDir, ".claude", "projects", "-w-app"), 0o700)
+	os.WriteFile(filepath.Join(fresh.dataDir, ".claude", "projects", "-w-app", "s1.jsonl"), []byte(`{"type":"user","sessionId":"s1","message":{"content":"hi"}}`+"\n"), 0o600)
+	if out := fresh.mustRun(nil, "install", "claude-code"); !strings.Contains(out, "Claude Code has 1 past sessions on this machine: 'memnode import --from-claude-code'") {
+		t.Errorf("install did not offer the import:\n%s", out)
+	}
+	if out := fresh.mustRun(nil, "install", "claude-code"); strings.Contains(out, "import --from-claude-code") {
+		t.Errorf("install offered the import twice:\n%s", out)
 	}
 	for _, in := range []*instance{live, imp} {
 		grepDataDir(t, in.dataDir, "SECRET-")

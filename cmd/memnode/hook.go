@@ -91,9 +91,15 @@ func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
 		return installDetected(env, args)
 	}
-	return runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
+	code := runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
 		return installOne(env, p, opts)
 	})
+	if code == 0 && args[0] == "claude-code" {
+		if home, err := os.UserHomeDir(); err == nil {
+			offerClaudeCodeImport(env, home)
+		}
+	}
+	return code
 }
 
 // installOne installs memnode into one agent, and records a project-scope context file.

@@ -177,6 +177,30 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 	hookCases := []argCase{
 		{cmd: "hook", kind: "good", args: []string{"hook", "claude-code", "context"}, stdin: "{}", outMin: 1},
 		{cmd: "hook", kind: "missing", args: []string{"hook", "claude-code"}},
+		{cmd: "pin", kind: "good", args: []string{"pin", keep}, outMin: 1},
+		{cmd: "pin", kind: "missing", args: []string{"pin"}, code: 2},
+		{cmd: "pin", kind: "flag", args: []string{"pin", keep, "--frob"}, code: 2},
+		{cmd: "pin", kind: "bad", args: []string{"pin", "ZZZZZZ"}, code: 1},
+		{cmd: "unpin", kind: "good", args: []string{"unpin", keep}, outMin: 1},
+		{cmd: "unpin", kind: "missing", args: []string{"unpin"}, code: 2},
+		{cmd: "unpin", kind: "flag", args: []string{"unpin", keep, "--frob"}, code: 2},
+		{cmd: "unpin", kind: "bad", args: []string{"unpin", "ZZZZZZ"}, code: 1},
+
+		{cmd: "save", kind: "good", args: []string{"save", "we use pnpm, never npm", "--project", "bigproj"}, outMin: 1},
+		{cmd: "save", kind: "missing", args: []string{"save"}, code: 2},
+		{cmd: "save", kind: "flag", args: []string{"save", "a note", "--frob"}, code: 2},
+		{cmd: "save", kind: "bad", args: []string{"save", "a note", "--global", "--project", "bigproj"}, code: 2},
+
+		{cmd: "pause", kind: "good", args: []string{"pause", "otherproj", "--for", "2h"}, outMin: 1},
+		{cmd: "pause", kind: "flag", args: []string{"pause", "otherproj", "--frob"}, code: 2},
+		{cmd: "pause", kind: "bad", args: []string{"pause", "otherproj", "--for", "soon"}, code: 2},
+		{cmd: "resume", kind: "good", args: []string{"resume", "otherproj"}, outMin: 1},
+		{cmd: "resume", kind: "flag", args: []string{"resume", "--frob"}, code: 2},
+		{cmd: "resume", kind: "bad", args: []string{"resume", "otherproj", "now"}, code: 2},
+		{cmd: "track", kind: "good", args: []string{"track", "otherproj"}, outMin: 1},
+		{cmd: "track", kind: "flag", args: []string{"track", "otherproj", "--frob"}, code: 2},
+		{cmd: "track", kind: "bad", args: []string{"track", "otherproj", "now"}, code: 2},
+
 		{cmd: "hook", kind: "flag", args: []string{"hook", "--frob"}},
 		{cmd: "hook", kind: "bad", args: []string{"hook", "nosuch", "context"}},
 	}
@@ -195,7 +219,8 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		"context/missing": "takes no argument", "search/missing": "the query may be empty (newest records)",
 		"export/missing": "takes no argument", "mcp/missing": "takes no argument", "viewer/missing": "takes no argument",
 		"install/missing": "lists the detected agents (TestInstallWithoutATerminal)",
-		"run/good":        "runs until stopped: start runs it", "supersede/good": "correct covers the same code path (runSupersede)", "stop/good": "run last, below", "repair/good": "run last, below",
+		"pause/missing":   "no PROJECT pauses every project", "resume/missing": "no PROJECT ends every pause", "track/missing": "no PROJECT tracks this directory's",
+		"run/good": "runs until stopped: start runs it", "supersede/good": "correct covers the same code path (runSupersede)", "stop/good": "run last, below", "repair/good": "run last, below",
 	}
 	for name := range commandTable() {
 		for _, kind := range []string{"good", "missing", "flag", "bad"} {

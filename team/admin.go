@@ -204,7 +204,7 @@ func (t *Team) pullAdmins(ctx context.Context, c *rq) (int64, error) {
 	// visible to the second statement.
 	res, err := c.query(ctx, levelWeak, []stmt{
 		st(`SELECT COALESCE(MAX(pos), 0) FROM team_ops`),
-		st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
+		st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, `+sqlCappedPayload+`, payload_hash, author, sig, length(payload)
 			FROM team_ops WHERE project = ? AND pos > ? ORDER BY pos`, adminStream, cursor),
 	})
 	if err != nil {

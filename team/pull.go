@@ -187,7 +187,7 @@ func (t *Team) pullProject(ctx context.Context, c *rq, project string, high int6
 // fetch reads the next batch of project's ops in (after, high] and verifies their
 // signatures.
 func (t *Team) fetch(ctx context.Context, c *rq, project string, after, high int64) (pulled, error) {
-	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, payload, payload_hash, author, sig
+	res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT pos, origin, tseq, project, kind, record_id, hlc, `+sqlCappedPayload+`, payload_hash, author, sig, length(payload)
 		FROM team_ops WHERE project = ? AND pos > ? AND pos <= ? ORDER BY pos LIMIT ?`, project, after, high, t.cfg.PullBatch)})
 	if err != nil || len(res) == 0 || len(res[0].Values) == 0 {
 		return pulled{}, err
@@ -226,10 +226,18 @@ func verifyAll(ops []Op, own string, workers int) []error {
 	return errs
 }
 
+// sqlCappedPayload selects an op's payload only when it fits the record size limit: a
+// larger one (an attacker's 60 MiB row) is never transferred — its length, the row's 12th
+// column, is enough to refuse it — so no batch grows past what a request can carry in time
+// and no project stalls behind it.
+var sqlCappedPayload = fmt.Sprintf(`CASE WHEN length(payload) > %d THEN NULL ELSE payload END`, memory.MaxRecordSize)
+
+// decodeOps reads op rows of 11 columns (pos … sig), or 12 with the payload's length last
+// (sqlCappedPayload: a payload over the limit comes as NULL, its length in Oversize).
 func decodeOps(rows [][]any) ([]Op, error) {
 	ops := make([]Op, 0, len(rows))
 	for _, r := range rows {
-		if len(r) != 11 {
+		if len(r) != 11 && len(r) != 12 {
 			return nil, fmt.Errorf("team cluster: op row has %d columns", len(r))
 		}
 		pos, err := int64Of(r[0])
@@ -248,6 +256,11 @@ func decodeOps(rows [][]any) ([]Op, error) {
 			HLC: hlc, PayloadHash: strOf(r[8]), Author: strOf(r[9]), Sig: strOf(r[10])}
 		if r[7] != nil {
 			op.Payload = []byte(strOf(r[7]))
+		}
+		if len(r) == 12 && r[7] == nil {
+			if n, err := int64Of(r[11]); err == nil && n > memory.MaxRecordSize {
+				op.Oversize = n
+			}
 		}
 		ops = append(ops, op)
 	}
@@ -516,11 +529,15 @@ type payloadHead struct {
 // origin of the signed row — the replica applies the payload, the rights are judged on the
 // row. A purged op (payload NULL) applies nothing of its own and passes.
 func checkPayload(op Op) string {
+	size := int64(len(op.Payload))
+	if op.Oversize > 0 {
+		size = op.Oversize // left on the cluster (sqlCappedPayload)
+	}
+	if size > memory.MaxRecordSize {
+		return fmt.Sprintf("%s %s is %d KiB, over the %d KiB limit of one record", op.Kind, op.RecordID, size>>10, memory.MaxRecordSize>>10)
+	}
 	if op.Payload == nil {
 		return ""
-	}
-	if len(op.Payload) > memory.MaxRecordSize {
-		return fmt.Sprintf("%s %s is %d KiB, over the %d KiB limit of one record", op.Kind, op.RecordID, len(op.Payload)>>10, memory.MaxRecordSize>>10)
 	}
 	var h payloadHead
 	if err := json.Unmarshal(op.Payload, &h); err != nil {

@@ -28,6 +28,9 @@ type Op struct {
 	PayloadHash string // hex SHA-256 of the payload as signed: survives the purge
 	Author      string // "user/device", as the member names itself
 	Sig         string // base64 Ed25519 signature over signingBytes
+	// Oversize is the length of a payload over the record size limit that a pull left on
+	// the cluster (Payload nil): not signed, only read to refuse the op.
+	Oversize int64
 }
 
 // ErrBadSignature reports an op whose signature does not verify for its origin.

@@ -86,8 +86,8 @@ func (s *Searcher) collectRanked(ctx context.Context, q *Query, fq *ftsQuery, n 
 	return all, nil
 }
 
-// summaryEvery is how many ranked places one summary or prompt may take at most: one in
-// each block of five (see observationsFirst).
+// summaryEvery is how many ranked places one summary or prompt may take at most: none of
+// the first five, one in each later block of five (see observationsFirst).
 const summaryEvery = 5
 
 // observationsFirst keeps summaries and prompts from crowding the observations out of an
@@ -95,8 +95,9 @@ const summaryEvery = 5
 // summary repeats what its observations say in other words, so on a coding history bm25
 // put it above them in most top fives. A summary or prompt whose session has an
 // observation among the hits moves behind every observation (the observation is the
-// record to read; the summary is one timeline away), and the others take at most one
-// place in each block of summaryEvery; what is held back follows, in score order.
+// record to read; the summary is one timeline away); the others take no place in the top
+// summaryEvery and at most one in each later block of summaryEvery; what is held back
+// follows, in score order. When observations run short, summaries and prompts fill in.
 func observationsFirst(hits []apitype.Hit) []apitype.Hit {
 	covered := map[string]bool{}
 	for _, h := range hits {
@@ -111,7 +112,7 @@ func observationsFirst(hits []apitype.Hit) []apitype.Hit {
 		switch {
 		case h.Kind == apitype.KindObservation:
 			out = append(out, h)
-		case !covered[h.SessionID] && others <= len(out)/summaryEvery:
+		case !covered[h.SessionID] && others < len(out)/summaryEvery:
 			out = append(out, h)
 			others++
 		default:

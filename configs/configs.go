@@ -44,6 +44,20 @@ type Settings struct {
 	// ContextPinnedTokens caps the pinned and global notes heading every context (estimated
 	// tokens; 0: inject.DefaultPinnedTokens).
 	ContextPinnedTokens int `json:"context_pinned_tokens,omitempty"`
+	// ContextExpand is the field the observations shown in full expand: ExpandFacts (the
+	// default) or ExpandNarrative.
+	ContextExpand string `json:"context_expand,omitempty"`
+	// ContextTypes, when set, keeps only observations of these types in the context;
+	// ContextExcludeTypes leaves these out. ContextConcepts and ContextExcludeConcepts do
+	// the same by concept (an observation with any listed concept).
+	ContextTypes           []string `json:"context_types,omitempty"`
+	ContextExcludeTypes    []string `json:"context_exclude_types,omitempty"`
+	ContextConcepts        []string `json:"context_concepts,omitempty"`
+	ContextExcludeConcepts []string `json:"context_exclude_concepts,omitempty"`
+	// ContextEconomicsOff drops the token-economics line.
+	ContextEconomicsOff bool `json:"context_economics_off,omitempty"`
+	// ContextLastSummaryFull shows the newest session summary whole (every field, uncut).
+	ContextLastSummaryFull bool `json:"context_last_summary_full,omitempty"`
 
 	// FsyncAcks makes the node fsync every acknowledged hook event before answering, so it
 	// survives power loss and not only a crash (slower: one disk sync per ack batch).
@@ -103,6 +117,12 @@ type Settings struct {
 const (
 	TransportUnix = "unix"
 	TransportTCP  = "tcp"
+)
+
+// Expanded fields (Settings.ContextExpand).
+const (
+	ExpandFacts     = "facts"
+	ExpandNarrative = "narrative"
 )
 
 // Capture modes (Settings.Capture).
@@ -196,6 +216,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: ai budgets must not be negative")
 	case s.SemanticInjectLimit < 0 || s.SemanticInjectLimit > 20:
 		return fmt.Errorf("settings: semantic_inject_limit must be 0..20")
+	case s.ContextExpand != "" && s.ContextExpand != ExpandFacts && s.ContextExpand != ExpandNarrative:
+		return fmt.Errorf("settings: context_expand %q: want %q or %q", s.ContextExpand, ExpandFacts, ExpandNarrative)
 	case s.Capture != "" && s.Capture != CaptureAll && s.Capture != CaptureOptIn:
 		return fmt.Errorf("settings: capture %q: want %q or %q", s.Capture, CaptureAll, CaptureOptIn)
 	case s.Transport != "" && s.Transport != TransportUnix && s.Transport != TransportTCP:

@@ -22,6 +22,48 @@ type Limits struct {
 	// PinnedTokens caps the pinned and global notes heading the context (estimated
 	// tokens); 0 means DefaultPinnedTokens.
 	PinnedTokens int
+	// Narrative expands the observations shown in full by their narrative instead of
+	// their facts (setting context_expand).
+	Narrative bool
+	// NoEconomics drops the token-economics line (context_economics_off).
+	NoEconomics bool
+	// LastSummaryFull shows the newest summary whole (context_last_summary_full).
+	LastSummaryFull bool
+}
+
+// Filter keeps the observations whose type is in types (empty: any) and not in
+// excludeTypes, and that have a concept in concepts (empty: any) and none in
+// excludeConcepts. Matching ignores case.
+func Filter(obs []memory.Observation, types, excludeTypes, concepts, excludeConcepts []string) []memory.Observation {
+	if len(types)+len(excludeTypes)+len(concepts)+len(excludeConcepts) == 0 {
+		return obs
+	}
+	has := func(list []string, v string) bool {
+		for _, x := range list {
+			if strings.EqualFold(strings.TrimSpace(x), v) {
+				return true
+			}
+		}
+		return false
+	}
+	anyOf := func(list, vs []string) bool {
+		for _, v := range vs {
+			if has(list, v) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []memory.Observation
+	for _, o := range obs {
+		switch {
+		case len(types) > 0 && !has(types, o.Type), has(excludeTypes, o.Type):
+		case len(concepts) > 0 && !anyOf(concepts, o.Concepts), anyOf(excludeConcepts, o.Concepts):
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // DefaultPinnedTokens is the default cap of the pinned and global notes block.
@@ -92,12 +134,22 @@ func Render(in Input, lim Limits) string {
 
 	if len(in.Summaries) > 0 {
 		b.WriteString("\n## Recent sessions\n")
-		for _, s := range in.Summaries {
+		for i, s := range in.Summaries {
 			fmt.Fprintf(&b, "- **%s**%s", time.UnixMilli(s.CreatedAt).In(loc).Format("Jan 2 15:04"), in.device(s.Origin))
-			writeField(&b, "Request", s.Request)
-			writeField(&b, "Learned", s.Learned)
-			writeField(&b, "Completed", s.Completed)
-			writeField(&b, "Next", s.NextSteps)
+			limit := 300
+			if i == 0 && lim.LastSummaryFull {
+				limit = 1 << 20
+				writeFieldN(&b, "Request", s.Request, limit)
+				writeFieldN(&b, "Investigated", s.Investigated, limit)
+			} else {
+				writeField(&b, "Request", s.Request)
+			}
+			writeFieldN(&b, "Learned", s.Learned, limit)
+			writeFieldN(&b, "Completed", s.Completed, limit)
+			writeFieldN(&b, "Next", s.NextSteps, limit)
+			if i == 0 && lim.LastSummaryFull {
+				writeFieldN(&b, "Notes", s.Notes, limit)
+			}
 			// A summary retells the turn, tool output included.
 			b.WriteString(label(SourceSummary, s.Request, s.Learned, s.Completed, s.NextSteps) + "\n")
 		}
@@ -137,11 +189,15 @@ func Render(in Input, lim Limits) string {
 				if o.Subtitle != "" {
 					fmt.Fprintf(&full, "%s%s\n", item, text(o.Subtitle))
 				}
-				for _, f := range o.Facts {
-					fmt.Fprintf(&full, "%s%s\n", item, text(f))
-				}
-				if len(o.Facts) == 0 && o.Narrative != "" {
+				if lim.Narrative && o.Narrative != "" {
 					fmt.Fprintf(&full, "%s%s\n", item, text(o.Narrative))
+				} else {
+					for _, f := range o.Facts {
+						fmt.Fprintf(&full, "%s%s\n", item, text(f))
+					}
+					if len(o.Facts) == 0 && o.Narrative != "" {
+						fmt.Fprintf(&full, "%s%s\n", item, text(o.Narrative))
+					}
 				}
 				if len(o.FilesModified) > 0 {
 					fmt.Fprintf(&full, "  files modified: %s\n", strings.Join(o.FilesModified, ", "))
@@ -155,11 +211,13 @@ func Render(in Input, lim Limits) string {
 	if in.ViewerURL != "" {
 		fmt.Fprintf(&b, "The user can browse this memory live in the memnode viewer at %s (`memnode viewer --open` logs a browser in).\n", in.ViewerURL)
 	}
-	if in.TotalDiscoveryTokens > 0 {
+	switch {
+	case lim.NoEconomics:
+	case in.TotalDiscoveryTokens > 0:
 		saved := 100 - (100*readTokens)/max(in.TotalDiscoveryTokens, 1)
 		fmt.Fprintf(&b, "Token economics: %d observations in memory distilled from ~%d tokens of work; this view costs ~%d tokens (%d%% saved).\n",
 			in.TotalObservations, in.TotalDiscoveryTokens, readTokens, max(saved, 0))
-	} else {
+	default:
 		fmt.Fprintf(&b, "Token economics: %d observations in memory; this view costs ~%d tokens.\n", in.TotalObservations, readTokens)
 	}
 	fmt.Fprintf(&b, "</%s>\n", privacy.ContextTag)
@@ -250,12 +308,15 @@ func (in Input) device(origin string) string {
 	return ""
 }
 
-func writeField(b *strings.Builder, name, v string) {
+func writeField(b *strings.Builder, name, v string) { writeFieldN(b, name, v, 300) }
+
+// writeFieldN writes one field of a summary, cut at n bytes.
+func writeFieldN(b *strings.Builder, name, v string, n int) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return
 	}
-	v = Truncate(v, 300)
+	v = Truncate(v, n)
 	fmt.Fprintf(b, " %s: %s", name, quoted(v))
 }
 

@@ -97,3 +97,50 @@ func TestPinnedNotesHeadTheContext(t *testing.T) {
 		t.Errorf("the first note shows even over the cap, a tool's words quoted with their source:\n%s", out)
 	}
 }
+
+// TestContextSettings: context_expand narrative shows the narrative instead of the facts,
+// the economics line can be dropped, the newest summary shown whole, and Filter keeps
+// observations by type and concept.
+func TestContextSettings(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	long := strings.Repeat("learned a lot ", 40)
+	in := Input{Project: "p", Now: now, Location: time.UTC, TotalObservations: 2,
+		Observations: []memory.Observation{
+			{ID: "o2", Type: "bugfix", Title: "fixed it", Facts: []string{"fact one"}, Narrative: "the story of the fix", Concepts: []string{"auth"}, ToolName: "save_memory", CreatedAt: now.UnixMilli()},
+			{ID: "o1", Type: "discovery", Title: "looked", Facts: []string{"fact two"}, Concepts: []string{"build"}, ToolName: "save_memory", CreatedAt: now.UnixMilli() - 1000},
+		},
+		Summaries: []memory.Summary{{ID: "s1", Request: "do it", Investigated: "the logs", Learned: long, CreatedAt: now.UnixMilli()}},
+	}
+	def := Render(in, Limits{Observations: 10, Full: 5, Sessions: 3})
+	if !strings.Contains(def, "fact one") || strings.Contains(def, "the story of the fix") || !strings.Contains(def, "Token economics") ||
+		strings.Contains(def, "Investigated") || strings.Contains(def, long) {
+		t.Errorf("defaults:\n%s", def)
+	}
+	set := Render(in, Limits{Observations: 10, Full: 5, Sessions: 3, Narrative: true, NoEconomics: true, LastSummaryFull: true})
+	if strings.Contains(set, "fact one") || !strings.Contains(set, "the story of the fix") || !strings.Contains(set, "fact two") ||
+		strings.Contains(set, "Token economics") || !strings.Contains(set, "Investigated: “the logs”") || !strings.Contains(set, strings.TrimSpace(long)) {
+		t.Errorf("narrative, no economics, last summary whole:\n%s", set)
+	}
+	ids := func(obs []memory.Observation) string {
+		var out []string
+		for _, o := range obs {
+			out = append(out, o.ID)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		types, xtypes, concepts, xconcepts []string
+		want                               string
+	}{
+		{nil, nil, nil, nil, "o2,o1"},
+		{[]string{"BugFix"}, nil, nil, nil, "o2"},
+		{nil, []string{"bugfix"}, nil, nil, "o1"},
+		{nil, nil, []string{"build"}, nil, "o1"},
+		{nil, nil, nil, []string{"build"}, "o2"},
+		{[]string{"bugfix"}, nil, nil, []string{"auth"}, ""},
+	} {
+		if got := ids(Filter(in.Observations, c.types, c.xtypes, c.concepts, c.xconcepts)); got != c.want {
+			t.Errorf("Filter(%v %v %v %v) = %q, want %q", c.types, c.xtypes, c.concepts, c.xconcepts, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/inject"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/pipeline"
@@ -57,10 +58,20 @@ func (n *Node) contextFile(ctx context.Context, project string) (string, error) 
 // contextInput reads what a project's context is rendered from.
 func (n *Node) contextInput(ctx context.Context, rep *replica.Replica, project string) (inject.Input, inject.Limits, error) {
 	s := n.settings()
-	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions, PinnedTokens: s.ContextPinnedTokens}
-	in, err := inject.Read(ctx, rep, project, lim)
+	lim := inject.Limits{Observations: s.ContextObservations, Full: s.ContextFullCount, Sessions: s.ContextSessions, PinnedTokens: s.ContextPinnedTokens,
+		Narrative: s.ContextExpand == configs.ExpandNarrative, NoEconomics: s.ContextEconomicsOff, LastSummaryFull: s.ContextLastSummaryFull}
+	filtered := len(s.ContextTypes)+len(s.ContextExcludeTypes)+len(s.ContextConcepts)+len(s.ContextExcludeConcepts) > 0
+	read := lim
+	if filtered {
+		read.Observations = min(lim.Observations*4, 2000) // room for what the filters leave out
+	}
+	in, err := inject.Read(ctx, rep, project, read)
 	if err != nil {
 		return in, lim, n.checkCorrupt(err)
+	}
+	if filtered {
+		in.Observations = inject.Filter(in.Observations, s.ContextTypes, s.ContextExcludeTypes, s.ContextConcepts, s.ContextExcludeConcepts)
+		in.Observations = in.Observations[:min(len(in.Observations), lim.Observations)]
 	}
 	in.Now, in.Location = n.cfg.Now(), n.cfg.Location
 	if s.ContextViewerLink {

@@ -225,6 +225,9 @@ func (t *Team) pullAdmins(ctx context.Context, c *rq) (int64, error) {
 	if len(ops) == 0 {
 		return high, nil
 	}
+	if err := recoverMemberPayloads(ctx, c, ops); err != nil {
+		return 0, err
+	}
 	tx, err := t.st.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -259,6 +262,30 @@ func (t *Team) pullAdmins(ctx context.Context, c *rq) (int64, error) {
 		return 0, err
 	}
 	return high, tx.Commit()
+}
+
+// recoverMemberPayloads gives back a member-add whose payload someone with write access
+// nulled: the name is the one the device signed into its team_members row, and the
+// payload the admin signed is exactly adminPayload{1, device, name} — kept only when its
+// hash is the signed one. Without it, members joining later would refuse every op of that
+// device.
+func recoverMemberPayloads(ctx context.Context, c *rq, ops []Op) error {
+	for i, op := range ops {
+		if op.Payload != nil || op.Oversize > 0 || op.Kind != kindMemberAdd {
+			continue
+		}
+		res, err := c.query(ctx, levelWeak, []stmt{st(`SELECT author FROM team_members WHERE origin = ?`, op.RecordID)})
+		if err != nil {
+			return err
+		}
+		for _, row := range res[0].Values {
+			p, err := json.Marshal(adminPayload{V: 1, Device: op.RecordID, Name: strOf(row[0])})
+			if err == nil && hashPayload(p) == op.PayloadHash {
+				ops[i].Payload = p
+			}
+		}
+	}
+	return nil
 }
 
 // payloadName is the name a team-wide op's payload gives its device ("" when unreadable).

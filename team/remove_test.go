@@ -20,7 +20,8 @@ import (
 // tombstone of her own earlier record, which as its author she could forget before. Every
 // member refuses them (named in team status with the removal's position), a member joining
 // later too; what she wrote before the removal stays; her key is never admitted again; her
-// own copy keeps what it pulled.
+// own copy keeps what it pulled. Every admission's payload nulled on the cluster before
+// carol joins changes nothing of her verdicts.
 func TestTeamRemovedMemberIsRefusedEverywhere(t *testing.T) {
 	testkit.LeakCheck(t)
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: users()})
@@ -77,6 +78,11 @@ func TestTeamRemovedMemberIsRefusedEverywhere(t *testing.T) {
 	evil.writeVia(t, bobs, m.key, Op{Project: P, Kind: store.OpForget, RecordID: before, Payload: []byte(`{"v":1,"id":"` + before + `"}`)})
 	a.record(t, P, "ALICE sentinel after the removal")
 
+	// Damage on the way: every admission's payload nulled. A member joining now recovers
+	// them (the names the devices signed, the hash the admin signed).
+	if _, err := bobs.execute(ctx, []stmt{st(`UPDATE team_ops SET payload = NULL WHERE project = '' AND kind = 'member-add'`)}); err != nil {
+		t.Fatal(err)
+	}
 	carol := newMember(t, "carol", "late")
 	carol.join(t, c, P)
 	carol.t.Start(ctx)

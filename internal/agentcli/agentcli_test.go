@@ -66,7 +66,7 @@ func TestInstallOnceUnderParallelCallers(t *testing.T) {
 	paths := make([]string, 4)
 	errs := make([]error, 4)
 	for i := range paths {
-		wg.Go(func() { paths[i], errs[i] = installAt(npm, root, "@scope/tool", "1.2.3", "tool") })
+		wg.Go(func() { paths[i], errs[i] = installAt(npm, root, "@scope/tool", "1.2.3", binPath("tool")) })
 	}
 	wg.Wait()
 	want := filepath.Join(root, "@scope", "tool@1.2.3", "node_modules", ".bin", "tool")
@@ -94,13 +94,13 @@ func TestInstallRedoesAnUnfinishedInstall(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "node_modules", ".bin", "tool"), []byte("half"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := installAt(npm, root, "tool", "1.0.0", "tool"); err != nil {
+	if _, err := installAt(npm, root, "tool", "1.0.0", binPath("tool")); err != nil {
 		t.Fatal(err)
 	}
 	if n := callCount(t, log); n != 1 {
 		t.Fatalf("an install without its marker was reused (npm ran %d times)", n)
 	}
-	if _, err := installAt(npm, root, "tool", "1.0.0", "tool"); err != nil {
+	if _, err := installAt(npm, root, "tool", "1.0.0", binPath("tool")); err != nil {
 		t.Fatal(err)
 	}
 	if n := callCount(t, log); n != 1 {
@@ -110,18 +110,18 @@ func TestInstallRedoesAnUnfinishedInstall(t *testing.T) {
 
 func TestInstallTellsAnUnreachableRegistryFromABadPackage(t *testing.T) {
 	npm, _ := fakeNPM(t, "offline")
-	_, err := installAt(npm, t.TempDir(), "tool", "1.0.0", "tool")
+	_, err := installAt(npm, t.TempDir(), "tool", "1.0.0", binPath("tool"))
 	var re *registryError
 	if !errors.As(err, &re) {
 		t.Fatalf("offline npm: %v, want a registryError", err)
 	}
 	npm, _ = fakeNPM(t, "broken")
-	_, err = installAt(npm, t.TempDir(), "tool", "9.9.9", "tool")
+	_, err = installAt(npm, t.TempDir(), "tool", "9.9.9", binPath("tool"))
 	if err == nil || errors.As(err, &re) {
 		t.Fatalf("missing version: %v, want a plain error", err)
 	}
 	npm, _ = fakeNPM(t, "ok")
-	if _, err := installAt(npm, t.TempDir(), "tool", "1.0.0", "other"); err == nil {
+	if _, err := installAt(npm, t.TempDir(), "tool", "1.0.0", binPath("other")); err == nil {
 		t.Fatal("a package without the asked-for executable was accepted")
 	}
 }
@@ -372,3 +372,6 @@ func TestRunKillsTheProcessGroup(t *testing.T) {
 		t.Fatalf("a run past its deadline: %+v", o)
 	}
 }
+
+// binPath is where Install looks for the executable bin inside an install dir.
+func binPath(bin string) string { return filepath.Join("node_modules", ".bin", bin) }

@@ -59,7 +59,30 @@ func Install(tb testing.TB, pkg, version, bin string) string {
 	if err != nil {
 		Need(tb, "%s@%s needs npm (install Node.js and npm): %v", pkg, version, err)
 	}
-	path, err := installAt(npm, CacheDir(tb), pkg, version, bin)
+	if bin == "" || strings.ContainsAny(bin, `/\`) {
+		tb.Fatalf("install %s@%s: bad executable name %q", pkg, version, bin)
+	}
+	return install(tb, npm, pkg, version, filepath.Join("node_modules", ".bin", bin))
+}
+
+// InstallFile installs the npm package pkg at version (exact, pinned) like Install and
+// returns the path of file, a slash path inside the package (a library with no
+// executable: "axe.min.js" of axe-core, injected into a browser page).
+func InstallFile(tb testing.TB, pkg, version, file string) string {
+	tb.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		Need(tb, "%s@%s needs npm (install Node.js and npm): %v", pkg, version, err)
+	}
+	if file == "" || strings.Contains(file, "..") {
+		tb.Fatalf("install %s@%s: bad file %q", pkg, version, file)
+	}
+	return install(tb, npm, pkg, version, filepath.Join("node_modules", filepath.FromSlash(pkg), filepath.FromSlash(file)))
+}
+
+func install(tb testing.TB, npm, pkg, version, want string) string {
+	tb.Helper()
+	path, err := installAt(npm, CacheDir(tb), pkg, version, want)
 	var unreachable *registryError
 	switch {
 	case errors.As(err, &unreachable):
@@ -79,13 +102,14 @@ func (e *registryError) Unwrap() error { return e.err }
 // networkCodes are npm's error codes for a registry it cannot reach.
 var networkCodes = []string{"ENOTFOUND", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "ERR_SOCKET_TIMEOUT"}
 
-// installAt does Install's work with the npm executable npm below root.
-func installAt(npm, root, pkg, version, bin string) (string, error) {
-	if pkg == "" || version == "" || bin == "" || strings.Contains(version, "/") {
-		return "", fmt.Errorf("bad package %q version %q bin %q", pkg, version, bin)
+// installAt does Install's work with the npm executable npm below root; want is the file
+// (relative to the install dir) the package must have.
+func installAt(npm, root, pkg, version, want string) (string, error) {
+	if pkg == "" || version == "" || want == "" || strings.Contains(version, "/") {
+		return "", fmt.Errorf("bad package %q version %q file %q", pkg, version, want)
 	}
 	dir := filepath.Join(root, filepath.FromSlash(pkg)+"@"+version)
-	exe := filepath.Join(dir, "node_modules", ".bin", bin)
+	exe := filepath.Join(dir, want)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("create cache dir: %w", err)
 	}
@@ -101,7 +125,7 @@ func installAt(npm, root, pkg, version, bin string) (string, error) {
 
 	if _, err := os.Stat(filepath.Join(dir, completeMarker)); err == nil {
 		if _, err := os.Stat(exe); err != nil {
-			return "", fmt.Errorf("package has no executable %s: %w", bin, err)
+			return "", fmt.Errorf("package has no %s: %w", want, err)
 		}
 		return exe, nil
 	}
@@ -123,7 +147,7 @@ func installAt(npm, root, pkg, version, bin string) (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(exe); err != nil {
-		return "", fmt.Errorf("package has no executable %s: %w", bin, err)
+		return "", fmt.Errorf("package has no %s: %w", want, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, completeMarker), []byte(pkg+"@"+version+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("mark install complete: %w", err)

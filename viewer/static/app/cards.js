@@ -42,7 +42,12 @@ export function originLabel(device, origin) {
   if (device) return device;
   if (!origin) return '';
   if (origin === ClaudeMem) return 'claude-mem import';
-  return origin.length <= 12 ? origin : origin.slice(0, 11) + '…';
+  if (origin.length <= 24) return origin;
+  // A device's key (base58, no word in it) as the CLI's index clips it; a long name at the
+  // end of a word.
+  if (/^[1-9A-HJ-NP-Za-km-z]+$/.test(origin)) return origin.slice(0, 11) + '…';
+  const cut = origin.slice(0, 24).search(/[-_. ][^-_. ]*$/);
+  return origin.slice(0, cut > 8 ? cut : 24) + '…';
 }
 
 // links is a card's line naming its corrections (short IDs), or null.

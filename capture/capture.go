@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/memnode/memnode/internal/atomicfile"
@@ -183,6 +184,23 @@ func (e Entry) String() string {
 		return who + " paused until 'memnode resume'"
 	}
 	return who + " paused until " + e.Until.Local().Format("Jan 2 15:04 MST")
+}
+
+// Describe says, one line each, what is not recorded at now: every active pause, and under
+// opt-in which projects are; nothing when every project is recorded.
+func (s State) Describe(optIn bool, now time.Time) []string {
+	var out []string
+	for _, e := range s.Active(now) {
+		out = append(out, e.String())
+	}
+	if optIn {
+		tracked := "none by name"
+		if len(s.Tracked) > 0 {
+			tracked = strings.Join(s.Tracked, ", ")
+		}
+		out = append(out, fmt.Sprintf("opt-in: only tracked projects are recorded (tracked: %s; or a %s file in the project's root)", tracked, MarkerFile))
+	}
+	return out
 }
 
 // Decision is the answer for one project.

@@ -114,3 +114,17 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		t.Errorf("an oversized file loaded")
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	var st State
+	if got := st.Describe(false, now); len(got) != 0 {
+		t.Errorf("nothing paused, all recorded: %v", got)
+	}
+	st.Pause("client-x", now, 0)
+	st.Track("mine")
+	got := st.Describe(true, now)
+	if len(got) != 2 || got[0] != "project client-x paused until 'memnode resume'" || !strings.Contains(got[1], "tracked: mine") {
+		t.Errorf("describe: %q", got)
+	}
+}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/capture"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/inject"
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/pipeline"
 	"github.com/memnode/memnode/replica"
@@ -218,6 +220,11 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
 		Storage:    n.storageStatus(ps),
 		Team:       n.teamSummary(ctx),
+	}
+	if cs, err := capture.Load(datadir.Dir(n.cfg.DataDir).Capture()); err != nil {
+		st.Capture = []string{err.Error() + " (hooks record nothing until 'memnode resume' rewrites it)"}
+	} else {
+		st.Capture = cs.Describe(n.settings().OptIn(), n.cfg.Now())
 	}
 	if err := n.corruption(); err != nil {
 		st.Storage = corruptStatus(err)

@@ -27,6 +27,9 @@ type Status struct {
 	Sync       SyncStatus       `json:"sync"`
 	Storage    StorageStatus    `json:"storage"`
 	Team       TeamStatus       `json:"team"`
+	// Capture says what is not recorded now, one line each: the user's pauses (memnode
+	// pause), opt-in mode (setting capture); empty when every project is recorded.
+	Capture []string `json:"capture,omitempty"`
 }
 
 // RecordCounts are the sizes of the replica's tables.

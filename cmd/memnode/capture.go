@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/memnode/memnode/capture"
@@ -148,16 +147,5 @@ func captureLines(env *cliEnv) []string {
 	if err != nil {
 		return []string{err.Error() + " (hooks record nothing until 'memnode resume' rewrites it)"}
 	}
-	var out []string
-	for _, e := range st.Active(time.Now()) {
-		out = append(out, e.String())
-	}
-	if env.Settings.OptIn() {
-		tracked := "none by name"
-		if len(st.Tracked) > 0 {
-			tracked = strings.Join(st.Tracked, ", ")
-		}
-		out = append(out, fmt.Sprintf("opt-in: only tracked projects are recorded (tracked: %s; or a %s file in the project's root)", tracked, capture.MarkerFile))
-	}
-	return out
+	return st.Describe(env.Settings.OptIn(), time.Now())
 }

@@ -116,6 +116,13 @@ func TestClaudeCodeOffSwitch(t *testing.T) {
 	if out := rig.mustRun(nil, "status"); !strings.Contains(out, "capture:     project "+project+" paused until 'memnode resume'") {
 		t.Errorf("memnode status does not show the pause:\n%s", out)
 	}
+	var js struct {
+		Status apitype.Status `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(rig.mustRun(nil, "status", "--json")), &js); err != nil || len(js.Status.Capture) != 1 ||
+		js.Status.Capture[0] != "project "+project+" paused until 'memnode resume'" {
+		t.Errorf("the node's status (the viewer's badge) does not show the pause: %q %v", js.Status.Capture, err)
+	}
 	reqs = run("say paused-word")
 	if reqs[0].Contains("# memnode: memory of project") {
 		t.Errorf("a paused project's session got memnode's context")

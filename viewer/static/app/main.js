@@ -51,6 +51,7 @@ function statusLine(st) {
   const parts = [`queue ${q.waiting ?? 0}`, q.waiting ? 'compressing' : 'idle', `${q.processed ?? 0} processed`];
   if (q.failures) parts.push(`${q.failures} failed`);
   if (st.storage && st.storage.state && st.storage.state !== 'ok') parts.push(st.storage.message || st.storage.state);
+  if (st.capture && st.capture.length) parts.push('⏸ ' + st.capture.join('; ')); // memnode pause, capture: opt-in
   return '● live · ' + parts.join(' · ');
 }
 

@@ -194,6 +194,16 @@ export function card(item, onForgotten, open) {
     art.querySelector('.links')?.remove();
     art.querySelector('.foot').before(links(v));
   };
+  // pin puts the memory at the head of every session-start context of its project (memnode
+  // pin; the pin reaches every device); a second use takes it off.
+  const pin = async () => {
+    try {
+      const r = await post('/api/pin', { id: v.id, pinned: !v.pinned });
+      v.pinned = r.pinned;
+      if (pinAct) pinAct[0] = v.pinned ? 'Unpin' : 'Pin to every session';
+      toast(r.pinned ? `Pinned: every session of ${r.project} starts with it` : 'Unpinned');
+    } catch (err) { toast(err.message, true); }
+  };
   let more = null;
   const expand = () => {
     const on = !art.classList.contains('open');
@@ -203,10 +213,12 @@ export function card(item, onForgotten, open) {
     if (more) more.hidden = !on;
   };
   const timeline = () => { location.hash = '#/record/' + encodeURIComponent(v.id) + '/timeline'; };
+  const pinAct = v.kind === 'observation' ? [v.pinned ? 'Unpin' : 'Pin to every session', 'pin', pin] : null;
   const actions = [
     ['Copy ID ' + v.short, 'copy', () => copy(v.short)],
     ['Timeline', 'timeline', timeline],
     v.kind === 'observation' ? ['Correct…', 'correct', correct] : null,
+    pinAct,
     ['Forget…', 'forget', forget, 'quiet-danger'],
     v.session && v.kind !== 'summary' ? ['Forget session…', 'forget-session', forgetSession, 'quiet-danger'] : null,
   ];

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/antigravity"
+	"github.com/memnode/memnode/platform/copilot"
+	"github.com/memnode/memnode/platform/cursor"
+	"github.com/memnode/memnode/platform/geminicli"
+	"github.com/memnode/memnode/platform/qwencode"
+	"github.com/memnode/memnode/platform/registry"
 )
 
 // TestExportRefusesPlantedPaths is issue 26's export "done when": `memnode export --out`
@@ -61,7 +71,9 @@ func TestExportRefusesPlantedPaths(t *testing.T) {
 
 // TestHookWithFIFOTranscriptAnswers is issue 26's FIFO "done when": hooks whose
 // transcript_path is a FIFO nobody writes (a blocking read would wait forever) answer
-// within their 10 s budget, exit 0.
+// within their 10 s budget, exit 0 — Claude Code's and Codex's, and every hook of the five
+// other agents whose payloads carry a transcript path (Gemini CLI, Qwen Code, Copilot,
+// Antigravity, Cursor).
 func TestHookWithFIFOTranscriptAnswers(t *testing.T) {
 	in := newInstance(t)
 	in.start()
@@ -80,6 +92,50 @@ func TestHookWithFIFOTranscriptAnswers(t *testing.T) {
 		// The budget is the contract here: without the check the hook blocks until killed.
 		if r.code != 0 || r.took >= 10*time.Second {
 			t.Errorf("%s %s with a FIFO transcript: exit %d after %v: %s", c.platform, c.event, r.code, r.took, r.stderr)
+		}
+	}
+	// Every other agent whose hooks get a transcript path: each hook its HookSpecs register,
+	// with the first recorded payload of that event, the path pointing at the FIFO.
+	for _, p := range []struct {
+		name  string
+		specs []install.HookSpec
+	}{
+		{geminicli.Name, geminicli.HookSpecs()}, {qwencode.Name, qwencode.HookSpecs()}, {copilot.Name, copilot.HookSpecs()},
+		{antigravity.Name, antigravity.HookSpecs()}, {cursor.Name, cursor.HookSpecs()},
+	} {
+		plat, _ := registry.Builtin().Lookup(p.name)
+		raw, err := os.ReadFile(filepath.Join("..", "..", plat.Fixtures, "session.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(strings.ReplaceAll(string(raw), "/home/dev/demo-app", proj)), "\n") {
+			var rec struct {
+				Event   string         `json:"event"`
+				Payload map[string]any `json:"payload"`
+			}
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			for _, field := range []string{"transcript_path", "transcriptPath"} {
+				if _, ok := rec.Payload[field]; ok {
+					rec.Payload[field] = fifo
+				}
+			}
+			body, _ := json.Marshal(rec.Payload)
+			for _, spec := range p.specs {
+				if spec.Event != rec.Event || ran[spec.Sub] {
+					continue
+				}
+				ran[spec.Sub] = true
+				r := in.runLean(body, "hook", p.name, spec.Sub)
+				if r.code != 0 || r.took >= 10*time.Second {
+					t.Errorf("%s %s (%s) with a FIFO transcript: exit %d after %v: %s", p.name, spec.Sub, rec.Event, r.code, r.took, r.stderr)
+				}
+			}
+		}
+		if !ran[platform.EventSummarize] {
+			t.Errorf("%s: no recorded payload ran its summarize hook (ran %v)", p.name, ran)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package importer
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,13 +121,40 @@ const MaxLine = 16 << 20
 type Reader struct {
 	br   *bufio.Reader
 	line int
+	err  error // a gzip stream that does not open
 }
 
-// NewReader reads records from r.
-func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReaderSize(r, 1<<16)} }
+// NewReader reads records from r, plain or gzip-compressed (an export kept as .jsonl.gz, or
+// piped through gzip, is read as it is).
+func NewReader(r io.Reader) *Reader {
+	u, err := Uncompressed(r)
+	if err != nil {
+		return &Reader{err: err}
+	}
+	return &Reader{br: bufio.NewReaderSize(u, 1<<16)}
+}
+
+// gzipMagic starts every gzip stream (RFC 1952).
+const gzipMagic = "\x1f\x8b"
+
+// Uncompressed returns r's content, decompressed when it is a gzip stream.
+func Uncompressed(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	if magic, _ := br.Peek(len(gzipMagic)); string(magic) != gzipMagic {
+		return br, nil
+	}
+	z, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("%w: a gzip file that does not open: %v", ErrFormat, err)
+	}
+	return z, nil
+}
 
 // Next returns the next record, io.EOF at the end. Blank lines are skipped.
 func (d *Reader) Next() (Record, error) {
+	if d.err != nil {
+		return Record{}, d.err
+	}
 	for {
 		raw, err := d.readLine()
 		if err != nil {

@@ -2,6 +2,7 @@ package importer_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -199,6 +200,47 @@ func TestReaderRejectsBadLines(t *testing.T) {
 		if _, err := importer.NewReader(strings.NewReader(in + "\n")).Next(); !errors.Is(err, importer.ErrFormat) {
 			t.Errorf("%s: want ErrFormat, got %v", in, err)
 		}
+	}
+}
+
+// TestReaderReadsGzip: an export kept compressed (.jsonl.gz, or piped through gzip) reads the
+// same records as the plain file; a gzip header over junk is a format error, not a panic or
+// a JSON error about byte 0x1f.
+func TestReaderReadsGzip(t *testing.T) {
+	var plain bytes.Buffer
+	w := importer.NewWriter(&plain)
+	for i := range 3 {
+		at := int64(1700000000000 + i*1000)
+		w.Write(importer.Record{Kind: importer.KindObservation, Observation: &memory.Observation{
+			ID: store.ImportID(at, fmt.Sprint(i)), SessionID: "s", Project: "p", Type: "change",
+			Title: fmt.Sprintf("record %d", i), CreatedAt: at, Origin: "o", HLC: uint64(at) << 16}})
+	}
+	w.Flush()
+	var packed bytes.Buffer
+	z := gzip.NewWriter(&packed)
+	z.Write(plain.Bytes())
+	z.Close()
+	read := func(data []byte) []string {
+		t.Helper()
+		var titles []string
+		rd := importer.NewReader(bytes.NewReader(data))
+		for {
+			rec, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				return titles
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			titles = append(titles, rec.Observation.Title)
+		}
+	}
+	want, got := read(plain.Bytes()), read(packed.Bytes())
+	if len(want) != 3 || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("gzip read %q, plain %q", got, want)
+	}
+	if _, err := importer.NewReader(strings.NewReader("\x1f\x8bnot gzip at all")).Next(); !errors.Is(err, importer.ErrFormat) {
+		t.Fatalf("a broken gzip file: %v, want ErrFormat", err)
 	}
 }
 

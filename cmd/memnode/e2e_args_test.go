@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -41,6 +43,23 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		t.Fatalf("search after import: %d hits, %v", len(res.Hits), err)
 	}
 	keep, gone := res.Hits[0].ID, res.Hits[1].ID
+	// The same export compressed (.jsonl.gz) imports as it is: its session and both records
+	// already present, the header not counted as one.
+	plain, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var packed bytes.Buffer
+	z := gzip.NewWriter(&packed)
+	z.Write(plain)
+	z.Close()
+	gz := export + ".gz"
+	if err := os.WriteFile(gz, packed.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := in.mustRun(nil, "import", gz); !strings.Contains(out, "0 observations") || !strings.Contains(out, "3 already present") {
+		t.Fatalf("import of the gzipped export: %s", out)
+	}
 
 	cases := []argCase{
 		{cmd: "version", kind: "good", args: []string{"version"}, outMin: 1},

@@ -156,6 +156,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	conn := newNodeConn(env)
 	var total int
+	bar := &progress{w: env.Stderr, quiet: *quiet}
 	var each func(func(importer.Record) error) error
 	if *from != "" {
 		cm, err := importer.OpenClaudeMem(ctx, *from)
@@ -191,7 +192,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 					return err
 				}
 				if rec.Kind == importer.KindHeader {
-					total--
+					bar.total-- // counted as a line; not a record
 					continue
 				}
 				if err := fn(rec); err != nil {
@@ -200,7 +201,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 			}
 		}
 	}
-	bar := &progress{w: env.Stderr, total: total, quiet: *quiet}
+	bar.total = total
 	var sum apitype.ImportResult
 	batch := make([]importer.Record, 0, importBatch)
 	flush := func() error {
@@ -251,7 +252,11 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 // countLines counts non-blank lines and rewinds f.
 func countLines(f *os.File) (int, error) {
 	n := 0
-	br := bufio.NewReaderSize(f, 1<<16)
+	u, err := importer.Uncompressed(f)
+	if err != nil {
+		return 0, err
+	}
+	br := bufio.NewReaderSize(u, 1<<16)
 	blank := true
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -271,7 +276,7 @@ func countLines(f *os.File) (int, error) {
 			return 0, err
 		}
 	}
-	_, err := f.Seek(0, io.SeekStart)
+	_, err = f.Seek(0, io.SeekStart)
 	return n, err
 }
 

@@ -122,23 +122,8 @@ func (r *Replica) Pinned(ctx context.Context, ids []string) (map[string]bool, er
 // carries no pins table): an op with a payload is a write whose record and session are not
 // forgotten, and the register's winner is the same in any order.
 func repinFromOps(ctx context.Context, tx *wtx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT origin, hlc, record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", store.OpPin)
+	ops, err := payloadOps(ctx, tx, store.OpPin)
 	if err != nil {
-		return fmt.Errorf("repin: %w", err)
-	}
-	var ops []store.Op
-	for rows.Next() {
-		op := store.Op{Kind: store.OpPin}
-		var hlc int64
-		if err := rows.Scan(&op.Origin, &hlc, &op.RecordID, &op.Payload); err != nil {
-			rows.Close()
-			return fmt.Errorf("repin: %w", err)
-		}
-		op.HLC = uint64(hlc)
-		ops = append(ops, op)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("repin: %w", err)
 	}
 	for _, op := range ops {

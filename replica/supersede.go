@@ -232,21 +232,8 @@ func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]store.Supe
 // links are not a snapshot table (the format stays that of builds without them), and an op
 // with a payload is exactly a link whose record and session are not forgotten.
 func relinkSupersedes(ctx context.Context, tx *wtx) error {
-	rows, err := tx.QueryContext(ctx, "SELECT record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", store.OpSupersede)
+	ops, err := payloadOps(ctx, tx, store.OpSupersede)
 	if err != nil {
-		return fmt.Errorf("relink supersedes: %w", err)
-	}
-	var ops []store.Op
-	for rows.Next() {
-		op := store.Op{Kind: store.OpSupersede}
-		if err := rows.Scan(&op.RecordID, &op.Payload); err != nil {
-			rows.Close()
-			return fmt.Errorf("relink supersedes: %w", err)
-		}
-		ops = append(ops, op)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("relink supersedes: %w", err)
 	}
 	for _, op := range ops {
@@ -265,4 +252,25 @@ func relinkSupersedes(ctx context.Context, tx *wtx) error {
 		}
 	}
 	return nil
+}
+
+// payloadOps reads the ops of kind that still carry a payload (of records and sessions not
+// forgotten): what a snapshot's receiver derives the supersede links and the pins from.
+func payloadOps(ctx context.Context, tx *wtx, kind string) ([]store.Op, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT origin, hlc, record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ops []store.Op
+	for rows.Next() {
+		op := store.Op{Kind: kind}
+		var hlc int64
+		if err := rows.Scan(&op.Origin, &hlc, &op.RecordID, &op.Payload); err != nil {
+			return nil, err
+		}
+		op.HLC = uint64(hlc)
+		ops = append(ops, op)
+	}
+	return ops, rows.Err()
 }

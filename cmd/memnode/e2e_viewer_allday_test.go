@@ -151,6 +151,10 @@ func TestViewerAllDay(t *testing.T) {
 	t.Run("cards", func(t *testing.T) {
 		b.t = t
 		b.waitJS("the imported records, live", `document.querySelectorAll('#feed .card').length >= 20 && document.getElementById('feed-empty').hidden`, 15*time.Second)
+		// The filters fit one row at 1280 px.
+		if h := eval[float64](b, `document.querySelector('#main > .filters').getBoundingClientRect().height`); h > 50 {
+			t.Errorf("the feed's filters take %v px (more than one row at 1280 px)", h)
+		}
 		// claude-mem's origin is named whole, never cut to its last characters.
 		labels := eval[string](b, `[...document.querySelectorAll('#feed .card .chip')].map((c) => c.textContent).join('|')`)
 		if strings.Contains(labels, "aude-mem") && !strings.Contains(labels, "claude-mem") || !strings.Contains(labels, "claude-mem import") {
@@ -246,6 +250,9 @@ func TestViewerAllDay(t *testing.T) {
 			t.Errorf("marked %q", m)
 		}
 		b.shot("search")
+		// Typing searches as you go: "invoi" finds the invoice records.
+		eval[bool](b, `(() => { const q = document.getElementById('s-query'); q.value = 'invoi'; document.querySelector('#results').textContent = ''; q.dispatchEvent(new Event('input')); return true; })()`)
+		b.waitJS("hits while typing", `[...document.querySelectorAll('#results .hit')].some((h) => h.textContent.includes('Invoice'))`, 10*time.Second)
 		// Paging: the second page is the CLI's --offset 20.
 		eval[bool](b, `(() => { for (const i of document.querySelectorAll('#main form input, #main form select')) i.value = i.tagName === 'SELECT' ? i.options[0].value : ''; document.getElementById('s-order').value = 'newest'; document.getElementById('s-query').value = ''; document.querySelector('#results').textContent = ''; document.querySelector('#main form').requestSubmit(); return true; })()`)
 		b.waitJS("the first page", `document.querySelectorAll('#results .hit').length === 20`, 10*time.Second)

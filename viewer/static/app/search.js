@@ -43,12 +43,18 @@ export function searchPage(main) {
     if (until.value) p.until = until.value;
     return p;
   };
-  const run = async () => {
-    clear(out).append(el('p', { class: 'muted', text: 'Searching…' }));
+  // typed: the search runs as the person types (the last word matched as a prefix too);
+  // Enter or a filter runs it as the CLI does.
+  let gen = 0;
+  const run = async (typed) => {
+    const g = ++gen;
+    if (!typed) clear(out).append(el('p', { class: 'muted', text: 'Searching…' }));
     const p = params();
+    if (typed === true) p.prefix = 1;
     try {
       const res = await get('/api/search', p);
       const items = res.hits.length ? await records(res.hits.map((h) => h.id)) : [];
+      if (g !== gen) return; // a later search is on its way
       const byID = new Map(items.map((it) => [view(it).id, it]));
       const terms = words(res.query || p.query);
       const from = p.offset + 1, to = p.offset + res.hits.length;
@@ -59,18 +65,24 @@ export function searchPage(main) {
         el('ol', { class: 'hits', start: String(from) }, res.hits.map((h) => hitRow(h, byID.get(h.id), terms))),
         el('div', { class: 'row pager' },
           el('button', { type: 'button', class: 'ghost', id: 's-prev', disabled: offset === 0, text: '← Previous',
-            onclick: () => { offset = Math.max(0, offset - PAGE); run(); } }),
+            onclick: () => { offset = Math.max(0, offset - PAGE); run(typed); } }),
           el('button', { type: 'button', class: 'ghost', id: 's-next', disabled: res.hits.length < PAGE, text: 'Next →',
-            onclick: () => { offset += PAGE; run(); } })));
+            onclick: () => { offset += PAGE; run(typed); } })));
     } catch (err) { clear(out).append(errorBox(err)); }
   };
-  const form = el('form', { class: 'filters search', role: 'search', onsubmit: (e) => { e.preventDefault(); offset = 0; run(); } },
+  const form = el('form', { class: 'filters search', role: 'search', onsubmit: (e) => { e.preventDefault(); clearTimeout(typing); offset = 0; run(); } },
     el('label', { for: 's-query', class: 'grow' }, el('span', { text: 'Search' }), q),
     el('button', { type: 'submit', text: 'Search' }),
     el('div', { class: 'break' }),
     lab('Project', project), lab('Device', device), lab('Agent', platform), lab('Type', type), lab('File', file),
     lab('Since', since), lab('Until', until), lab('Mode', mode), lab('Order', order));
   for (const s of [project, device, platform, type, since, until, mode, order]) s.addEventListener('change', () => { if (q.value || out.firstChild) { offset = 0; run(); } });
+  let typing = 0;
+  q.addEventListener('input', () => {
+    clearTimeout(typing);
+    if (q.value.trim().length < 2) return;
+    typing = setTimeout(() => { offset = 0; run(true); }, 250);
+  });
   main.append(el('h1', { text: 'Search' }), form, out);
   get('/api/viewer/facets').then((fc) => {
     for (const p of fc.projects) project.append(el('option', { value: p, text: p }));

@@ -37,6 +37,8 @@ type ViewerBackend interface {
 	FirstRun(ctx context.Context) (apitype.ViewerFirstRun, error)
 	// Restart stops the node and starts it again; the viewer's sessions survive it.
 	Restart(ctx context.Context) error
+	// ReloadSettings reads settings.json again and applies what a running node can.
+	ReloadSettings(ctx context.Context) (apitype.SettingsReload, error)
 }
 
 // statusEvery is how often the live stream sends the node's status (queue depth, workers).
@@ -79,6 +81,7 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	g.GET("/viewer/facets", s.viewerOn, s.getFacets)
 	g.GET("/viewer/firstrun", s.viewerOn, s.getFirstRun)
 	g.POST("/viewer/restart", s.viewerOn, s.restart)
+	g.POST("/settings/reload", s.bearerOnly, s.viewerOn, s.reloadSettings)
 	g.PUT("/viewer/keys/:provider", s.viewerOn, s.putKey)
 }
 
@@ -348,6 +351,11 @@ func (s *Server) restart(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusAccepted, gin.H{"restarting": true})
+}
+
+func (s *Server) reloadSettings(c *gin.Context) {
+	r, err := s.cfg.Viewer.ReloadSettings(c.Request.Context())
+	s.reply(c, r, err)
 }
 
 func (s *Server) getFirstRun(c *gin.Context) {

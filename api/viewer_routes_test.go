@@ -70,6 +70,10 @@ func (f *fakeViewer) FirstRun(context.Context) (apitype.ViewerFirstRun, error) {
 
 func (f *fakeViewer) Restart(context.Context) error { return nil }
 
+func (f *fakeViewer) ReloadSettings(context.Context) (apitype.SettingsReload, error) {
+	return apitype.SettingsReload{Applied: []string{}, Pending: []string{}}, nil
+}
+
 func (f *fakeViewer) savedCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

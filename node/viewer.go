@@ -95,6 +95,21 @@ func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (
 	return v.Settings(ctx)
 }
 
+// ReloadSettings reads the settings again (memnode config set wrote settings.json) and
+// applies the live ones at once.
+func (v viewerBackend) ReloadSettings(ctx context.Context) (apitype.SettingsReload, error) {
+	if v.n.cfg.Reload == nil {
+		return apitype.SettingsReload{}, fmt.Errorf("%w: this node reads its settings only when it starts", memory.ErrInvalid)
+	}
+	next, err := v.n.cfg.Reload()
+	if err != nil {
+		return apitype.SettingsReload{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
+	}
+	before := v.n.settings()
+	v.n.applyLive(next)
+	return apitype.SettingsReload{Applied: nonNil(configs.Changed(before, v.n.settings())), Pending: nonNil(configs.Changed(v.n.settings(), next))}, nil
+}
+
 // Restart stops the node and starts it again (the process re-executes itself); the
 // viewer's sessions are kept in the data dir, so the page stays logged in.
 func (v viewerBackend) Restart(ctx context.Context) error {

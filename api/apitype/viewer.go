@@ -116,3 +116,11 @@ type ViewerFirstRun struct {
 	Agents    []string `json:"agents"`
 	ClaudeMem string   `json:"claude_mem,omitempty"` // path of claude-mem.db
 }
+
+// SettingsReload is the answer of POST /api/settings/reload (memnode config set asks it of a
+// running node): the settings the node applied at once, and the saved ones that wait for a
+// restart.
+type SettingsReload struct {
+	Applied []string `json:"applied"`
+	Pending []string `json:"pending"`
+}

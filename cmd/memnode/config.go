@@ -6,9 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/internal/datadir"
@@ -79,13 +84,31 @@ func configEdit(ctx context.Context, env *cliEnv, verb, key string, value *strin
 	if value != nil {
 		what = key + " = " + *value
 	}
-	// The node reads its settings once, when it starts.
-	if h, err := health(ctx, env); err == nil {
-		fmt.Fprintf(env.Stdout, "%s in %s; the running node (pid %d) applies it after a restart: memnode stop && memnode start\n", what, path, h.PID)
-	} else {
+	// A running node applies the live settings at once (configs.Info.Live); the others
+	// when it starts.
+	h, err := health(ctx, env)
+	if err != nil {
 		fmt.Fprintf(env.Stdout, "%s in %s; the node applies it when it starts\n", what, path)
+		return 0
 	}
+	name, _, _ := strings.Cut(key, ".")
+	if r, err := reloadSettings(ctx, env); err == nil && !slices.Contains(r.Pending, name) {
+		fmt.Fprintf(env.Stdout, "%s in %s; the running node (pid %d) applied it\n", what, path, h.PID)
+		return 0
+	}
+	fmt.Fprintf(env.Stdout, "%s in %s; the running node (pid %d) applies it after a restart: memnode stop && memnode start\n", what, path, h.PID)
 	return 0
+}
+
+// reloadSettings asks the running node to read its settings again.
+func reloadSettings(ctx context.Context, env *cliEnv) (apitype.SettingsReload, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, done := shortClient(env)
+	defer done()
+	var r apitype.SettingsReload
+	err := c.Call(ctx, http.MethodPost, "/api/settings/reload", nil, &r)
+	return r, err
 }
 
 // configList shows every setting with the value in effect and where it comes from.

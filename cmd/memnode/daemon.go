@@ -180,10 +180,17 @@ func startupLines(env *cliEnv) {
 func health(ctx context.Context, env *cliEnv) (apitype.Health, error) {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
+	c, done := shortClient(env)
+	defer done()
+	return c.ProvenHealth(ctx)
+}
+
+// shortClient is a client of env's node for one short exchange; done closes its
+// connections.
+func shortClient(env *cliEnv) (*client.Client, func()) {
 	d := dialer(env)
 	hc := &http.Client{Transport: d.Transport()}
-	defer hc.CloseIdleConnections()
-	return client.NewWithConfig(client.Config{BaseURL: d.BaseURL(), DataDir: env.DataDir, HTTPClient: hc}).ProvenHealth(ctx)
+	return client.NewWithConfig(client.Config{BaseURL: d.BaseURL(), DataDir: env.DataDir, HTTPClient: hc}), hc.CloseIdleConnections
 }
 
 // portTaken reports whether something that is not this data dir's node holds the TCP port:

@@ -66,8 +66,15 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 	}
 	in.mustRun(nil, "config", "unset", "sync_host") // the test node listens on loopback only
 	in.start()
-	if out := in.mustRun(nil, "config", "set", "mdns", "false"); !strings.Contains(out, "after a restart") {
+	if out := in.mustRun(nil, "config", "set", "mdns", "true"); !strings.Contains(out, "after a restart") {
 		t.Errorf("config set with the node running: %q", out)
+	}
+	// A live setting is applied by the running node at once (its log says so).
+	if out := in.mustRun(nil, "config", "set", "context_observations", "7"); !strings.Contains(out, "the running node (pid") || !strings.Contains(out, "applied it") {
+		t.Errorf("config set of a live setting with the node running: %q", out)
+	}
+	if log, _ := os.ReadFile(filepath.Join(in.dataDir, "logs", "memnode.log")); !strings.Contains(string(log), "changed=context_observations") {
+		t.Errorf("the node's log does not say it applied context_observations:\n%s", tail(string(log), 1500))
 	}
 	if out := in.mustRun(nil, "config", "list"); !strings.Contains(out, "ai_daily_token_budget") || !regexp.MustCompile(`ai_providers\s+\["anthropic"\]\s+settings.json`).MatchString(out) {
 		t.Errorf("config list:\n%s", out)

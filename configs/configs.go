@@ -107,6 +107,9 @@ type Settings struct {
 	// ContextViewerLink makes the session-start context name the web viewer's address
 	// (http://127.0.0.1:PORT; `memnode viewer --open` logs a browser in). Off by default.
 	ContextViewerLink bool `json:"context_viewer_link,omitempty"`
+	// LogLevel is the node's log level: debug, info (default), warn or error; run's
+	// --log-level flag overrides it.
+	LogLevel string `json:"log_level,omitempty"`
 	// ContextSystemMessageOff stops the one line memnode shows the user at session start
 	// ("memnode: 42 memories from 7 sessions · viewer: memnode viewer"; Claude Code's
 	// systemMessage). The line is on by default.
@@ -220,6 +223,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: context_expand %q: want %q or %q", s.ContextExpand, ExpandFacts, ExpandNarrative)
 	case s.Capture != "" && s.Capture != CaptureAll && s.Capture != CaptureOptIn:
 		return fmt.Errorf("settings: capture %q: want %q or %q", s.Capture, CaptureAll, CaptureOptIn)
+	case s.LogLevel != "" && s.LogLevel != "debug" && s.LogLevel != "info" && s.LogLevel != "warn" && s.LogLevel != "error":
+		return fmt.Errorf("settings: log_level %q: want debug, info, warn or error", s.LogLevel)
 	case s.Transport != "" && s.Transport != TransportUnix && s.Transport != TransportTCP:
 		return fmt.Errorf("settings: transport %q: want %q or %q", s.Transport, TransportUnix, TransportTCP)
 	}

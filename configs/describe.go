@@ -78,6 +78,7 @@ var infos = map[string]Info{
 	"local_only_projects":        info("team", "globs", false, "Projects whose records never leave this device: neither to your other devices nor to a team."),
 	"port":                       ranged(info("viewer", "port", false, "The node's API and viewer port on 127.0.0.1 (0: 38800 + uid % 100)."), 0, 65535),
 	"transport":                  choices(info("node", "", false, "How hooks, CLI and MCP reach the node: unix (the data dir's socket) or tcp (the port)."), TransportUnix, TransportTCP),
+	"log_level":                  choices(info("node", "", true, "How much the node logs (the Logs page shows it): debug, info, warn, error. memnode run --log-level overrides it."), "debug", "info", "warn", "error"),
 	"release_startup_pages":      info("node", "", false, "Unmap the executable pages only start-up used, once ready (lowers RssFile; off by default)."),
 }
 

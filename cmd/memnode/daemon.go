@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,7 +51,14 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := fs.parse(args, 0, 0); !ok {
 		return code
 	}
-	var lv slog.Level
+	// The level is the flag's when given, else the log_level setting's, which the viewer
+	// and memnode config set change while the node runs.
+	flagLevel := false
+	fs.Visit(func(f *flag.Flag) { flagLevel = flagLevel || f.Name == "log-level" })
+	if !flagLevel && env.Settings.LogLevel != "" {
+		*level = env.Settings.LogLevel
+	}
+	lv := new(slog.LevelVar)
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return fs.usageErr("bad --log-level %q", *level)
 	}
@@ -79,6 +88,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
 		Reload: func() (configs.Settings, error) {
 			_, s, err := clienv.Resolve(env.Getenv)
+			if err == nil && !flagLevel {
+				_ = lv.UnmarshalText([]byte(cmp.Or(s.LogLevel, "info"))) // Validate accepted it
+			}
 			return s, err
 		},
 		Restart:      func() { restart.Store(true); stopRun() },

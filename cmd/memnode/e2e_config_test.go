@@ -73,8 +73,17 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 	if out := in.mustRun(nil, "config", "set", "context_observations", "7"); !strings.Contains(out, "the running node (pid") || !strings.Contains(out, "applied it") {
 		t.Errorf("config set of a live setting with the node running: %q", out)
 	}
-	if log, _ := os.ReadFile(filepath.Join(in.dataDir, "logs", "memnode.log")); !strings.Contains(string(log), "changed=context_observations") {
+	logPath := filepath.Join(in.dataDir, "logs", "memnode.log")
+	if log, _ := os.ReadFile(logPath); !strings.Contains(string(log), "changed=context_observations") {
 		t.Errorf("the node's log does not say it applied context_observations:\n%s", tail(string(log), 1500))
+	}
+	// The log level is live too: at error, the next applied setting is not logged.
+	if out := in.mustRun(nil, "config", "set", "log_level", "error"); !strings.Contains(out, "applied it") {
+		t.Errorf("config set log_level: %q", out)
+	}
+	in.mustRun(nil, "config", "set", "context_observations", "9")
+	if log, _ := os.ReadFile(logPath); strings.Count(string(log), "changed=context_observations") != 1 {
+		t.Errorf("at log_level error the node still logs at info:\n%s", tail(string(log), 1500))
 	}
 	if out := in.mustRun(nil, "config", "list"); !strings.Contains(out, "ai_daily_token_budget") || !regexp.MustCompile(`ai_providers\s+\["anthropic"\]\s+settings.json`).MatchString(out) {
 		t.Errorf("config list:\n%s", out)

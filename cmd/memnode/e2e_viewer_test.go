@@ -115,7 +115,17 @@ func (b *browser) waitJS(what, expr string, timeout time.Duration) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, timeout+5*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(time.Until(deadline)), chromedp.WithPollingInterval(20*time.Millisecond)))
+		// A navigation that lands while the poll starts destroys the page's JavaScript
+		// context under it: poll again in the new one.
+		if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
 		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.getElementById('main')?.innerText || document.body.innerText`))
 		b.t.Fatalf("browser: waiting for %s: %v\npage: %.2000s", what, err, body)
 	}

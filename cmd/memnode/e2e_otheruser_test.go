@@ -50,7 +50,7 @@ func tcpRoutes(t *testing.T) []struct{ method, path, body string } {
 		"POST /api/viewer/code":         ``,
 		"POST /api/viewer/logout":       ``,
 	}
-	row := regexp.MustCompile("^\\| (GET|POST|PUT|DELETE|PATCH) \\| ([^|]+) \\|")
+	row := regexp.MustCompile(`^\| (GET|POST|PUT|DELETE|PATCH) \| ([^|]+) \|`)
 	var routes []struct{ method, path, body string }
 	for _, line := range strings.Split(string(doc), "\n") {
 		m := row.FindStringSubmatch(line)

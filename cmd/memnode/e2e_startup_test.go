@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRunSaysWhatMattersAndLogs: `memnode run` (what `make run` runs) on a fresh data dir
@@ -17,18 +19,7 @@ import (
 func TestRunSaysWhatMattersAndLogs(t *testing.T) {
 	in := newInstance(t)
 	in.dataDir = filepath.Join(in.dataDir, "fresh") // does not exist yet
-	cmd := exec.Command(memnodeBin, "run")
-	cmd.Env = in.env()
-	cmd.Dir = t.TempDir()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
+	sc, stop := startRun(t, in)
 	var first []string
 	for len(first) < 3 && sc.Scan() {
 		first = append(first, sc.Text())
@@ -48,8 +39,7 @@ func TestRunSaysWhatMattersAndLogs(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "no agent hooked up yet") {
 		t.Errorf("%s under run: %v\n%s", logPath, err, b)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	cmd.Wait()
+	stop()
 
 	os.Remove(logPath)
 	in.start()
@@ -58,4 +48,34 @@ func TestRunSaysWhatMattersAndLogs(t *testing.T) {
 	if n := strings.Count(string(b), "no agent hooked up yet"); n != 1 {
 		t.Errorf("under start, the log holds the start-up lines %d times:\n%s", n, b)
 	}
+}
+
+// startRun starts `memnode run` (the node in the foreground, what `make run` runs) on in and
+// returns a scanner over its stderr and stop, which ends the node (SIGTERM, a kill after
+// 20 s) and waits for it; the test's cleanup calls stop too.
+func startRun(t *testing.T, in *instance) (*bufio.Scanner, func()) {
+	t.Helper()
+	cmd := exec.Command(memnodeBin, "run")
+	cmd.Env = in.env()
+	cmd.Dir = t.TempDir()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := sync.OnceFunc(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	t.Cleanup(stop)
+	return bufio.NewScanner(stderr), stop
 }

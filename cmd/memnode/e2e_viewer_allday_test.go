@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,31 +22,11 @@ import (
 // runNode starts `memnode run` (the foreground node) on in and stops it at cleanup.
 func runNode(t *testing.T, in *instance) {
 	t.Helper()
-	cmd := exec.Command(memnodeBin, "run")
-	cmd.Env = in.env()
-	cmd.Dir = t.TempDir()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	sc, _ := startRun(t, in)
 	go func() { // keep the pipe drained until the node exits
-		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
 	poll(t, "memnode run to answer", 30*time.Second, func() bool { return in.run(nil, "status").code == 0 })
 }
 

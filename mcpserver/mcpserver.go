@@ -32,7 +32,7 @@ type Memory interface {
 // TeamSearcher is the team cluster's search (search with team=true); the Memory may
 // implement it. Without it, team=true answers that team memory is not available.
 type TeamSearcher interface {
-	TeamSearch(ctx context.Context, query, project string, limit int) ([]apitype.TeamHit, error)
+	TeamSearch(ctx context.Context, query, project string, limit int) (apitype.TeamSearchReply, error)
 }
 
 // Config configures a Server.
@@ -315,10 +315,24 @@ func (s *Server) teamSearch(ctx context.Context, a SearchArgs) (*mcp.CallToolRes
 	if !ok {
 		return nil, nil, errors.New("team memory is not available here")
 	}
-	hits, err := ts.TeamSearch(ctx, a.Query, a.Project, a.Limit)
+	rep, err := ts.TeamSearch(ctx, a.Query, a.Project, a.Limit)
 	if err != nil {
 		return nil, nil, err
 	}
+	if rep.Unreachable != "" {
+		// Cut off from the cluster: say so, and answer from this device, whose shared
+		// projects hold what was pulled so far.
+		var b strings.Builder
+		fmt.Fprintf(&b, "The team cluster did not answer: %s. ", rep.Unreachable)
+		if len(rep.Local) == 0 {
+			b.WriteString("No matching records on this device either.")
+			return text(b.String()), nil, nil
+		}
+		fmt.Fprintf(&b, "%d result(s) from this device instead (team records pulled so far included). Next: timeline(anchor=ID), get_observations(ids=[...]).\n", len(rep.Local))
+		_ = apitype.WriteIndex(&b, rep.Local)
+		return text(b.String()), nil, nil
+	}
+	hits := rep.Hits
 	if len(hits) == 0 {
 		return text("No matching records on the team cluster."), nil, nil
 	}

@@ -343,14 +343,14 @@ func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit i
 }
 
 // TeamSearch makes nodeConn a team searcher for the MCP server's search(team=true).
-func (n *nodeConn) TeamSearch(ctx context.Context, query, project string, limit int) ([]apitype.TeamHit, error) {
+func (n *nodeConn) TeamSearch(ctx context.Context, query, project string, limit int) (apitype.TeamSearchReply, error) {
 	v := url.Values{"q": {query}, "limit": {fmt.Sprint(limit)}}
 	if project != "" {
 		v.Set("project", project)
 	}
-	return with(ctx, n, func(c *client.Client) ([]apitype.TeamHit, error) {
+	return with(ctx, n, func(c *client.Client) (apitype.TeamSearchReply, error) {
 		var rep apitype.TeamSearchReply
 		err := c.Call(ctx, http.MethodGet, "/api/team/search?"+v.Encode(), nil, &rep)
-		return rep.Hits, err
+		return rep, err
 	})
 }

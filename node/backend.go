@@ -220,6 +220,7 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		Sync:       apitype.SyncStatus{State: n.syncSummary(ctx)},
 		Storage:    n.storageStatus(ps),
 		Team:       n.teamSummary(ctx),
+		Agents:     n.seen.list(),
 	}
 	if cs, err := capture.Load(datadir.Dir(n.cfg.DataDir).Capture()); err != nil {
 		st.Capture = []string{err.Error() + " (hooks record nothing until 'memnode resume' rewrites it)"}

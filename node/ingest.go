@@ -25,6 +25,9 @@ func (n *Node) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventReply
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w: %w", memory.ErrCorrupt, err)
 	}
 	rep, err := p.Ingest(ctx, ev)
+	if err == nil {
+		n.seen.note(ev.Platform, n.cfg.Now())
+	}
 	if err == nil && rep.Status != "skipped" {
 		n.noteContextFile(ev.Platform, privacy.Clean(ev.Project), privacy.Clean(ev.Cwd))
 	}

@@ -93,6 +93,7 @@ type Config struct {
 // Node is the running daemon.
 type Node struct {
 	cfg    Config
+	seen   agentsSeen // the last event of each agent since start (doctor)
 	log    *slog.Logger
 	lockF  *os.File
 	token  string

@@ -30,6 +30,15 @@ type Status struct {
 	// Capture says what is not recorded now, one line each: the user's pauses (memnode
 	// pause), opt-in mode (setting capture); empty when every project is recorded.
 	Capture []string `json:"capture,omitempty"`
+	// Agents are the coding agents whose events reached this node since it started, each
+	// with the time of its last one (epoch ms); memnode doctor shows them.
+	Agents []AgentSeen `json:"agents,omitempty"`
+}
+
+// AgentSeen is when the last event of one coding agent reached the node.
+type AgentSeen struct {
+	Platform  string `json:"platform"`
+	LastEvent int64  `json:"last_event"`
 }
 
 // RecordCounts are the sizes of the replica's tables.

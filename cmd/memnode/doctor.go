@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -181,7 +182,12 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 			datadir.Dir(env.DataDir).NodeLog()), "memnode stop && memnode repair --purge-dead && memnode start")
 	}
 	for _, a := range agents {
-		good("last event", "%s: %s", a, lastRecord(ctx, env, a))
+		i := slices.IndexFunc(st.Agents, func(s apitype.AgentSeen) bool { return s.Platform == a })
+		if i >= 0 {
+			good("last event", "%s: received %s ago", a, time.Since(time.UnixMilli(st.Agents[i].LastEvent)).Truncate(time.Second))
+			continue
+		}
+		good("last event", "%s: none since the node started; newest record: %s", a, lastRecord(ctx, env, a))
 	}
 	good("compressor", "%s", st.Compressor.Name)
 	if ai := st.Compressor.AI; ai != nil {

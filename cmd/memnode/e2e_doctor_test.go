@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,8 +76,18 @@ func TestDoctor(t *testing.T) {
 	in.mustRun(nil, "install", "claude-code")
 	failed, text = doctor(t, in)
 	wantProblem(t, "healthy", failed, text, nil)
-	if !strings.Contains(text, "claude-code: hooks and MCP server") || !strings.Contains(text, "memnode is working") {
+	if !strings.Contains(text, "claude-code: hooks and MCP server") || !strings.Contains(text, "memnode is working") ||
+		!strings.Contains(text, "claude-code: none since the node started") {
 		t.Errorf("healthy report:\n%s", text)
+	}
+	// An event of the agent reaches the node: doctor says when, from the node, not from
+	// the newest stored record.
+	payload := fmt.Sprintf(`{"session_id":"doctor-hook","cwd":%q,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"make doctor"},"tool_response":{"stdout":"ok"}}`, in.dataDir)
+	if r := in.run([]byte(payload), "hook", "claude-code", "observation"); r.code != 0 {
+		t.Fatalf("hook: exit %d: %s", r.code, r.stderr)
+	}
+	if _, text = doctor(t, in); !regexp.MustCompile(`claude-code: received \d+s ago`).MatchString(text) {
+		t.Errorf("after a hook event, doctor does not say it was received:\n%s", text)
 	}
 
 	// hooks, but the MCP server entry removed (the user edited ~/.claude.json)

@@ -60,7 +60,7 @@ func TestTeamAdminsAddedAndRemovedBySignedOps(t *testing.T) {
 		t.Fatalf("admin add by a non-admin: %v, want ErrNotAdmin", err)
 	}
 	early := a.record(t, P, "EARLY record bob forgets before he is an admin")
-	testkit.WaitFor(t, "early record on bob and carol", 5*time.Second, func() bool {
+	testkit.WaitFor(t, "early record on bob and carol", 30*time.Second, func() bool {
 		return b.has(t, "EARLY record bob forgets before he is an admin") && m.has(t, "EARLY record bob forgets before he is an admin")
 	})
 	b.writeTombstone(t, P, early, 1000) // past its own stream: its real ops keep their numbers
@@ -81,12 +81,12 @@ func TestTeamAdminsAddedAndRemovedBySignedOps(t *testing.T) {
 		return st.Admin, fmt.Sprintf("%+v", st)
 	})
 	late := a.record(t, P, "LATE record bob forgets as an admin")
-	testkit.WaitFor(t, "late record on bob", 5*time.Second, func() bool { return b.has(t, "LATE record bob forgets as an admin") })
+	testkit.WaitFor(t, "late record on bob", 30*time.Second, func() bool { return b.has(t, "LATE record bob forgets as an admin") })
 	if _, err := b.r.Forget(ctx, []string{late}); err != nil {
 		t.Fatal(err)
 	}
 	for name, x := range map[string]*member{"alice": a, "carol": m} {
-		testkit.WaitFor(t, "bob's tombstone honoured by "+name, 5*time.Second, func() bool { return !x.has(t, "LATE record bob forgets as an admin") })
+		testkit.WaitFor(t, "bob's tombstone honoured by "+name, 30*time.Second, func() bool { return !x.has(t, "LATE record bob forgets as an admin") })
 		if !x.has(t, "EARLY record bob forgets before he is an admin") {
 			t.Fatalf("%s applied the tombstone bob wrote before he was an admin", name)
 		}
@@ -127,7 +127,7 @@ func TestTeamAdminsAddedAndRemovedBySignedOps(t *testing.T) {
 		t.Fatalf("admin remove: %+v %v", ch, err)
 	}
 	gone := a.record(t, P, "GONE record bob forgets after his removal")
-	testkit.WaitFor(t, "record on carol", 5*time.Second, func() bool { return m.has(t, "GONE record bob forgets after his removal") })
+	testkit.WaitFor(t, "record on carol", 30*time.Second, func() bool { return m.has(t, "GONE record bob forgets after his removal") })
 	b.writeTombstone(t, P, gone, 2000)
 	testkit.WaitForState(t, "carol refuses the removed admin's tombstone", 5*time.Second, func() (bool, string) {
 		st := m.status(t)

@@ -49,7 +49,7 @@ func TestTeamForgetOnAPairedDeviceReachesTheTeam(t *testing.T) {
 	gone := a.record(t, P, "ALICE record forgotten on her phone")
 	a.record(t, P, "ALICE record that stays")
 	bobs := b.record(t, P, "BOB record alice's phone forgets locally")
-	testkit.WaitFor(t, "records on both members", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "records on both members", 30*time.Second, func() bool {
 		return b.has(t, "ALICE record forgotten on her phone") && a.has(t, "BOB record alice's phone forgets locally")
 	})
 	syncOps(t, a.r, phone, 0)
@@ -73,7 +73,7 @@ func TestTeamForgetOnAPairedDeviceReachesTheTeam(t *testing.T) {
 			fmt.Sprintf("cluster: %d ops with content, %d searchable rows; bob has it: %v", ops, rows, b.has(t, "ALICE record forgotten on her phone"))
 	})
 	a.record(t, P, "ALICE sentinel after the forget")
-	testkit.WaitFor(t, "sentinel on bob", 10*time.Second, func() bool { return b.has(t, "ALICE sentinel after the forget") })
+	testkit.WaitFor(t, "sentinel on bob", 30*time.Second, func() bool { return b.has(t, "ALICE sentinel after the forget") })
 	if !b.has(t, "ALICE record that stays") || !b.has(t, "BOB record alice's phone forgets locally") {
 		t.Fatal("bob lost a record nobody with the right forgot")
 	}

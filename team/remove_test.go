@@ -35,9 +35,9 @@ func TestTeamRemovedMemberIsRefusedEverywhere(t *testing.T) {
 	a.record(t, P, "ALICE record mallory pulled")
 	before := m.record(t, P, "MALLORY record before her removal")
 	for name, x := range map[string]*member{"alice": a, "bob": b} {
-		testkit.WaitFor(t, "mallory's record on "+name, 10*time.Second, func() bool { return x.has(t, "MALLORY record before her removal") })
+		testkit.WaitFor(t, "mallory's record on "+name, 30*time.Second, func() bool { return x.has(t, "MALLORY record before her removal") })
 	}
-	testkit.WaitFor(t, "alice's record on mallory", 10*time.Second, func() bool { return m.has(t, "ALICE record mallory pulled") })
+	testkit.WaitFor(t, "alice's record on mallory", 30*time.Second, func() bool { return m.has(t, "ALICE record mallory pulled") })
 
 	if _, err := b.t.Remove(ctx, "@mallory/evil"); !errors.Is(err, ErrNotAdmin) {
 		t.Fatalf("removal by a non-admin: %v, want ErrNotAdmin", err)

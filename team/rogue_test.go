@@ -139,7 +139,7 @@ func TestTeamRogueMemberIsRefused(t *testing.T) {
 	if err := m.t.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, "records on alice and bob", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "records on alice and bob", 30*time.Second, func() bool {
 		return b.has(t, "ALICE record mallory wants gone") && a.has(t, "MALLORY own record") && b.has(t, "MALLORY own record")
 	})
 	tmpl := m.payloadOf(t, malRec)

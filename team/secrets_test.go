@@ -37,7 +37,7 @@ func TestTeamRogueSecretsAreRedactedOnPull(t *testing.T) {
 	if err := m.t.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFor(t, "mallory's record on alice", 10*time.Second, func() bool { return a.has(t, "MALLORY own record") })
+	testkit.WaitFor(t, "mallory's record on alice", 30*time.Second, func() bool { return a.has(t, "MALLORY own record") })
 	tmpl := m.payloadOf(t, malRec)
 	evil := rogue{m}
 	samples := secretsample.All("rg")

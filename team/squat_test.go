@@ -27,7 +27,7 @@ func TestTeamSquattedSequenceIsReportedToItsPusher(t *testing.T) {
 	a.t.Start(ctx)
 	b.t.Start(ctx)
 	a.record(t, P, "first record of alice")
-	testkit.WaitFor(t, "first record on bob", 5*time.Second, func() bool { return b.has(t, "first record of alice") })
+	testkit.WaitFor(t, "first record on bob", 30*time.Second, func() bool { return b.has(t, "first record of alice") })
 	if st := a.status(t); len(st.Squatted) != 0 {
 		t.Fatalf("squats before any: %+v", st.Squatted)
 	}
@@ -46,7 +46,7 @@ func TestTeamSquattedSequenceIsReportedToItsPusher(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.record(t, P, "second record of alice, its number squatted")
-	testkit.WaitFor(t, "alice's real op on bob", 5*time.Second, func() bool { return b.has(t, "second record of alice, its number squatted") })
+	testkit.WaitFor(t, "alice's real op on bob", 30*time.Second, func() bool { return b.has(t, "second record of alice, its number squatted") })
 	if b.has(t, "SQUAT") {
 		t.Fatal("bob applied the squatting row")
 	}

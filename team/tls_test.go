@@ -29,7 +29,7 @@ func TestTeamOverHTTPSWithATestCA(t *testing.T) {
 		x.t.Start(ctx)
 	}
 	a.record(t, P, "TLS record from alice")
-	testkit.WaitFor(t, "alice's record on bob over https", 10*time.Second, func() bool { return b.has(t, "TLS record from alice") })
+	testkit.WaitFor(t, "alice's record on bob over https", 30*time.Second, func() bool { return b.has(t, "TLS record from alice") })
 	if hits, err := b.t.Search(ctx, "TLS record", "", 10); err != nil || len(hits) != 1 || hits[0].Author != "alice/laptop" {
 		t.Fatalf("search --team over https: %+v %v", hits, err)
 	}

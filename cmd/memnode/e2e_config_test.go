@@ -89,3 +89,31 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 		t.Errorf("config list:\n%s", out)
 	}
 }
+
+// TestContextSettingsApplyLive (issue 32): the context settings are live — `memnode config
+// set` of one is applied by the running node (same pid), and the next session-start context
+// shows it: the economics line goes with context_economics_off, a type goes with
+// context_exclude_types.
+func TestContextSettingsApplyLive(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	pid := in.pidFile()
+	in.mustRun(nil, "save", "we deploy with blue-green switches", "--project", "demo", "--title", "deploy style")
+	in.mustRun(nil, "save", "staging is rebuilt every night", "--project", "demo", "--title", "staging nightly", "--type", "decision")
+	ctx := func() string { return in.mustRun(nil, "context", "--project", "demo") }
+	if c := ctx(); !strings.Contains(c, "Token economics:") || !strings.Contains(c, "deploy style") || !strings.Contains(c, "staging nightly") {
+		t.Fatalf("context before the settings:\n%s", c)
+	}
+	for _, kv := range [][2]string{{"context_economics_off", "true"}, {"context_exclude_types", "note"}} {
+		if out := in.mustRun(nil, "config", "set", kv[0], kv[1]); !strings.Contains(out, "applied it") {
+			t.Fatalf("config set %s %s: %s", kv[0], kv[1], out)
+		}
+	}
+	c := ctx()
+	if strings.Contains(c, "Token economics:") || strings.Contains(c, "deploy style") || !strings.Contains(c, "staging nightly") {
+		t.Fatalf("context after context_economics_off and context_exclude_types note:\n%s", c)
+	}
+	if got := in.pidFile(); got != pid {
+		t.Fatalf("the node restarted (pid %d, was %d): the settings are live", got, pid)
+	}
+}

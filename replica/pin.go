@@ -30,6 +30,8 @@ func encodePin(p pinPayload) []byte {
 	return mustJSON(p)
 }
 
+func (p pinPayload) target() (id, session string) { return p.ID, p.SessionID }
+
 func decodePin(b []byte) (pinPayload, error) {
 	var p pinPayload
 	err := decode(b, &p, &p.ID)
@@ -122,24 +124,7 @@ func (r *Replica) Pinned(ctx context.Context, ids []string) (map[string]bool, er
 // carries no pins table): an op with a payload is a write whose record and session are not
 // forgotten, and the register's winner is the same in any order.
 func repinFromOps(ctx context.Context, tx *wtx) error {
-	ops, err := payloadOps(ctx, tx, store.OpPin)
-	if err != nil {
-		return fmt.Errorf("repin: %w", err)
-	}
-	for _, op := range ops {
-		p, err := decodePin(op.Payload)
-		if err != nil || p.ID != op.RecordID {
-			continue // a malformed op applies nothing, as in ApplyOps
-		}
-		dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID)
-		if err != nil {
-			return err
-		}
-		if !dead {
-			if err := upsertPin(ctx, tx, p, op.HLC, op.Origin); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return rederive(ctx, tx, store.OpPin, decodePin, func(p pinPayload, op store.Op) error {
+		return upsertPin(ctx, tx, p, op.HLC, op.Origin)
+	})
 }

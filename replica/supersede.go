@@ -232,27 +232,48 @@ func (r *Replica) Supersessions(ctx context.Context, ids []string) ([]store.Supe
 // links are not a snapshot table (the format stays that of builds without them), and an op
 // with a payload is exactly a link whose record and session are not forgotten.
 func relinkSupersedes(ctx context.Context, tx *wtx) error {
-	ops, err := payloadOps(ctx, tx, store.OpSupersede)
+	return rederive(ctx, tx, store.OpSupersede, decodeSupersede, func(p supersedePayload, _ store.Op) error {
+		return insertSupersede(ctx, tx, p)
+	})
+}
+
+// derivedPayload is the payload of an op kind whose table a snapshot's receiver derives from
+// the op-log (supersede links, pins): the record it is about, and that record's session.
+type derivedPayload interface {
+	target() (id, session string)
+}
+
+// rederive applies, through apply, every op of kind that still carries a payload and whose
+// record and session are not forgotten. A malformed op (no decode, or a payload naming
+// another record than the op) applies nothing, as in ApplyOps.
+func rederive[P derivedPayload](ctx context.Context, tx *wtx, kind string, decode func([]byte) (P, error), apply func(P, store.Op) error) error {
+	ops, err := payloadOps(ctx, tx, kind)
 	if err != nil {
-		return fmt.Errorf("relink supersedes: %w", err)
+		return fmt.Errorf("rederive %s: %w", kind, err)
 	}
 	for _, op := range ops {
-		p, err := decodeSupersede(op.Payload)
-		if err != nil || p.ID != op.RecordID {
-			continue // a malformed op applies nothing, as in ApplyOps
+		p, err := decode(op.Payload)
+		if err != nil {
+			continue
 		}
-		dead, err := isTombstoned(ctx, tx, p.ID, p.SessionID)
+		id, session := p.target()
+		if id != op.RecordID {
+			continue
+		}
+		dead, err := isTombstoned(ctx, tx, id, session)
 		if err != nil {
 			return err
 		}
 		if !dead {
-			if err := insertSupersede(ctx, tx, p); err != nil {
+			if err := apply(p, op); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
 }
+
+func (p supersedePayload) target() (id, session string) { return p.ID, p.SessionID }
 
 // payloadOps reads the ops of kind that still carry a payload (of records and sessions not
 // forgotten): what a snapshot's receiver derives the supersede links and the pins from.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/search"
 	"github.com/memnode/memnode/store"
 )
 
@@ -41,17 +42,8 @@ type Store interface {
 	QueueDepth(ctx context.Context) (int, error)
 
 	SetDeviceName(ctx context.Context, origin, name string) error
-	// The index reads search ranks over (search.Index).
-	CountMatches(ctx context.Context, kind, match string, max int) (int, error)
-	ListRecords(ctx context.Context, kind string, f store.SearchFilter, oldest bool, limit int) ([]store.IndexHit, error)
-	WindowMatches(ctx context.Context, kind string, q store.WindowQuery) ([]store.IndexHit, error)
-	WindowTitles(ctx context.Context, kind string, q store.WindowQuery, words []string, bonus float64) ([]store.IndexHit, error)
-	BestMatches(ctx context.Context, kind, match string, f store.SearchFilter, limit int) ([]store.IndexHit, error)
-	HitsByID(ctx context.Context, kind string, ids []string, f store.SearchFilter) ([]store.IndexHit, error)
-	RecordsAround(ctx context.Context, kind string, f store.SearchFilter, at int64, id string, before bool, n int) ([]store.IndexHit, error)
-	HitByID(ctx context.Context, kind, id string) (store.IndexHit, bool, error)
-	LatestSummaryHit(ctx context.Context, sessionID string) (store.IndexHit, bool, error)
-	SessionStart(ctx context.Context, id string) (int64, bool, error)
+	// The index reads search ranks over.
+	search.Index
 }
 
 // Open opens a fresh, empty store whose op-log origin is origin, on storage of its own, and

@@ -190,12 +190,7 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "uninstall", kind: "flag", args: []string{"uninstall", "claude-code", "--frob"}, code: 2},
 		{cmd: "uninstall", kind: "bad", args: []string{"uninstall", "nosuch"}, code: 2},
 		{cmd: "uninstall", kind: "good", args: []string{"uninstall", "claude-code"}, outMin: 1},
-	}
-	// hook answers the agent, whatever it gets: exit 0 and "{}" on stdout, so a bad hook
-	// line never breaks the IDE; still one line on stderr says what is wrong.
-	hookCases := []argCase{
-		{cmd: "hook", kind: "good", args: []string{"hook", "claude-code", "context"}, stdin: "{}", outMin: 1},
-		{cmd: "hook", kind: "missing", args: []string{"hook", "claude-code"}},
+
 		{cmd: "pin", kind: "good", args: []string{"pin", keep}, outMin: 1},
 		{cmd: "pin", kind: "missing", args: []string{"pin"}, code: 2},
 		{cmd: "pin", kind: "flag", args: []string{"pin", keep, "--frob"}, code: 2},
@@ -219,7 +214,12 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "track", kind: "good", args: []string{"track", "otherproj"}, outMin: 1},
 		{cmd: "track", kind: "flag", args: []string{"track", "otherproj", "--frob"}, code: 2},
 		{cmd: "track", kind: "bad", args: []string{"track", "otherproj", "now"}, code: 2},
-
+	}
+	// hook answers the agent, whatever it gets: exit 0 and "{}" on stdout, so a bad hook
+	// line never breaks the IDE; still one line on stderr says what is wrong.
+	hookCases := []argCase{
+		{cmd: "hook", kind: "good", args: []string{"hook", "claude-code", "context"}, stdin: "{}", outMin: 1},
+		{cmd: "hook", kind: "missing", args: []string{"hook", "claude-code"}},
 		{cmd: "hook", kind: "flag", args: []string{"hook", "--frob"}},
 		{cmd: "hook", kind: "bad", args: []string{"hook", "nosuch", "context"}},
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,12 @@ func TestRealGeminiCLI(t *testing.T) {
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "read_file", Args: map[string]any{"file_path": app}}}},
 		agentcli.Turn{Text: agentAnswer2},
 	))
-	run(s2, agentPrompt2)
+	out2 := run(s2, agentPrompt2)
+	// The session start's line for the user: headless Gemini CLI writes a SessionStart
+	// hook's systemMessage to stderr, never to the model.
+	if !regexp.MustCompile(`(?m)^memnode: [0-9]+ memor(y|ies) from [0-9]+ sessions? · viewer: `).MatchString(out2.Stderr) {
+		t.Errorf("session 2: Gemini CLI did not show memnode's line to the user; stderr:\n%s", out2.Stderr)
+	}
 	reqs := s2.ModelRequests()
 	if len(reqs) < 3 || !reqs[0].HasTool("mcp_memnode_search") {
 		t.Fatalf("session 2: %d model requests; memnode's MCP tools offered: %v", len(reqs), len(reqs) > 0 && reqs[0].HasTool("mcp_memnode_"))

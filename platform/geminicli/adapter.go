@@ -108,16 +108,32 @@ var hookEvents = map[string]string{
 // Format implements platform.Adapter: context goes out as hookSpecificOutput's
 // additionalContext (SessionStart: prepended to the first prompt; BeforeAgent: a part of
 // the user's turn; AfterTool, the observation's file context after a read: appended to the
-// tool's result); anything else is the neutral {}.
+// tool's result), SessionStart's line for the user as systemMessage (shown to the user,
+// never to the model); anything else is the neutral {}.
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
-	name, ok := hookEvents[event]
-	if !ok || res.AdditionalContext == "" {
+	return FormatHook(hookEvents, event, res)
+}
+
+// FormatHook renders res for an agent of Gemini CLI's output contract (Gemini CLI, Qwen
+// Code): events maps a memnode event to the agent's event whose output carries context.
+// The session start's SystemMessage goes out as the top-level systemMessage, which both
+// show the user and never the model.
+func FormatHook(events map[string]string, event string, res platform.Result) ([]byte, error) {
+	name, ok := events[event]
+	if !ok {
 		return []byte("{}"), nil
 	}
-	return EncodeJSON(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName":     name,
-		"additionalContext": res.AdditionalContext,
-	}})
+	out := map[string]any{}
+	if res.AdditionalContext != "" {
+		out["hookSpecificOutput"] = map[string]any{"hookEventName": name, "additionalContext": res.AdditionalContext}
+	}
+	if event == platform.EventContext && res.SystemMessage != "" {
+		out["systemMessage"] = res.SystemMessage
+	}
+	if len(out) == 0 {
+		return []byte("{}"), nil
+	}
+	return EncodeJSON(out)
 }
 
 // MCPTool implements platform.Adapter: Gemini CLI names MCP tools mcp_<server>_<tool>.

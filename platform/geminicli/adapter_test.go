@@ -181,6 +181,9 @@ func TestGeminiCLIFormat(t *testing.T) {
 		{"observation", platform.Result{AdditionalContext: "y"}, `{"hookSpecificOutput":{"additionalContext":"y","hookEventName":"AfterTool"}}`},
 		{"observation", platform.Result{}, `{}`},
 		{"file-context", platform.Result{AdditionalContext: "z"}, `{}`},
+		{"context", platform.Result{AdditionalContext: "c", SystemMessage: "memnode: 2 memories from 1 session"}, `{"hookSpecificOutput":{"additionalContext":"c","hookEventName":"SessionStart"},"systemMessage":"memnode: 2 memories from 1 session"}`},
+		{"context", platform.Result{SystemMessage: "memnode: 0 memories"}, `{"systemMessage":"memnode: 0 memories"}`},
+		{"session-init", platform.Result{AdditionalContext: "x", SystemMessage: "only at session start"}, `{"hookSpecificOutput":{"additionalContext":"x","hookEventName":"BeforeAgent"}}`},
 		{"summarize", platform.Result{}, `{}`},
 		{"session-end", platform.Result{}, `{}`},
 	}

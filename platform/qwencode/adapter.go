@@ -98,14 +98,7 @@ var hookEvents = map[string]string{
 // without context is the neutral {} (never plain text: Qwen Code hands a SessionStart or
 // UserPromptSubmit hook's plain stdout to the model).
 func (Adapter) Format(event string, res platform.Result) ([]byte, error) {
-	name, ok := hookEvents[event]
-	if !ok || res.AdditionalContext == "" {
-		return []byte("{}"), nil
-	}
-	return geminicli.EncodeJSON(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName":     name,
-		"additionalContext": res.AdditionalContext,
-	}})
+	return geminicli.FormatHook(hookEvents, event, res)
 }
 
 // MCPTool implements platform.Adapter: Qwen Code names MCP tools mcp__<server>__<tool> and

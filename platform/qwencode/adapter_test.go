@@ -158,6 +158,9 @@ func TestQwenCodeFormat(t *testing.T) {
 		{"observation", platform.Result{AdditionalContext: "y"}, `{"hookSpecificOutput":{"additionalContext":"y","hookEventName":"PostToolUse"}}`},
 		{"observation", platform.Result{}, `{}`},
 		{"file-context", platform.Result{AdditionalContext: "z"}, `{}`},
+		{"context", platform.Result{AdditionalContext: "c", SystemMessage: "memnode: 2 memories from 1 session"}, `{"hookSpecificOutput":{"additionalContext":"c","hookEventName":"SessionStart"},"systemMessage":"memnode: 2 memories from 1 session"}`},
+		{"context", platform.Result{SystemMessage: "memnode: 0 memories"}, `{"systemMessage":"memnode: 0 memories"}`},
+		{"session-init", platform.Result{AdditionalContext: "x", SystemMessage: "only at session start"}, `{"hookSpecificOutput":{"additionalContext":"x","hookEventName":"UserPromptSubmit"}}`},
 		{"summarize", platform.Result{}, `{}`},
 	}
 	for _, c := range cases {

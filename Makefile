@@ -27,7 +27,7 @@ STATICCHECK_BIN := $(TOOLS_CACHE)/staticcheck-$(STATICCHECK)/staticcheck
 # Packages whose code is concurrent: always tested under the race detector.
 RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hooks/... ./ai/... ./sync/... ./team/... ./search/... ./embed/... ./viewer/... ./contextfile/... ./mcpserver/...
 
-.PHONY: help build run test test-short race bench bench-ab bench-anchor bench-viewer lint tidy clean rqlited dist dist-platform arm64 npm release-builds
+.PHONY: help build run test test-short race bench bench-scale bench-ab bench-anchor bench-viewer lint tidy clean rqlited dist dist-platform arm64 npm release-builds
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -156,6 +156,12 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkTeam -benchtime 1x -timeout 20m ./team/
 	@echo "== end to end against the real binary (hooks, ingest, context, memory)"
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN)
+
+# The scale benchmark's sizes (make bench-scale SIZES=10k,100k for a quick run) and where its
+# datasets are cached (generated and imported once per generator version).
+SIZES ?= 10k,100k,1m
+bench-scale: build ## issue 29's figures at 10k/100k/1M observations with the growth between sizes: make bench-scale [SIZES=10k,100k] [REIMPORT=1] (docs/BENCH.md "Scale")
+	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -scale $(SIZES) $(if $(REIMPORT),-reimport) $(if $(SCALE_CACHE),-scale-cache $(SCALE_CACHE))
 
 bench-viewer: ## the viewer's figures in a real Chromium: first paint of the feed with 10,000 records, the feed under 50 records/s
 	$(GO) test -tags $(TAGS) -count=1 -run 'TestViewerInBrowser/first_paint|TestViewerLiveBurst' -v ./cmd/memnode/ | grep -E 'first card|records in|per record|DOM holds|^(---|ok|FAIL)'

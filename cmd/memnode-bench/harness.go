@@ -145,25 +145,17 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	}
 
 	t0 := time.Now()
-	if _, err := h.memnode(ctx, nil, h.root, "start"); err != nil {
-		return fmt.Errorf("start node: %w", err)
+	if err := h.start(ctx); err != nil {
+		return err
 	}
 	res.StartMs = ms(time.Since(t0))
-	if err := h.connect(); err != nil {
-		return err
-	}
-	hl, err := h.health(ctx)
-	if err != nil {
-		return err
-	}
-	h.pid = hl.PID
-	h.box.set(hl.PID)
-	res.NodePID = hl.PID
+	res.NodePID = h.pid
 	h.logf("node pid %d ready after %.1f ms", h.pid, res.StartMs)
 
 	if err := pause(ctx, cfg.Settle); err != nil {
 		return err
 	}
+	var err error
 	if res.RSS.Idle, err = procMem(h.pid); err != nil {
 		return err
 	}

@@ -49,6 +49,11 @@ type config struct {
 	// than that proof cannot give (A/B mode, for both binaries alike).
 	Unproven bool
 
+	// Scale, when set, runs the scale benchmark at these sizes (scale.go) instead.
+	Scale      string
+	ScaleCache string // the datasets' cache root; empty: ~/.cache/memnode-bench/scale
+	Reimport   bool   // scale: import each dataset again (this run's import figures, not the cache's)
+
 	Keep bool      // keep the temp data dir
 	Log  io.Writer // progress lines; nil discards
 }
@@ -101,6 +106,9 @@ func main() {
 	fs.BoolVar(&cfg.Unproven, "unproven", false, "reach the node over plain TCP without the token proof (a binary older than the proof; -base sets it for both)")
 	fs.StringVar(&cfg.Base, "base", "", "A/B mode: measure this (older) binary and -bin in turn, -rounds times each, and print both columns")
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "A/B mode: runs of each binary (ABBA order)")
+	fs.StringVar(&cfg.Scale, "scale", "", "scale benchmark at these sizes, e.g. 10k,100k,1m (datasets generated and imported once, cached; docs/BENCH.md)")
+	fs.StringVar(&cfg.ScaleCache, "scale-cache", "", "cache root of the scale datasets (default ~/.cache/memnode-bench/scale)")
+	fs.BoolVar(&cfg.Reimport, "reimport", false, "scale: import each dataset again into an empty data dir and report this run's import figures")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	fs.Parse(os.Args[1:])
@@ -118,6 +126,15 @@ func main() {
 	if cfg.Base != "" {
 		limit *= time.Duration(2 * cfg.Rounds)
 	}
+	var sizes []int
+	if cfg.Scale != "" {
+		var err error
+		if sizes, err = parseSizes(cfg.Scale); err != nil {
+			fmt.Fprintln(os.Stderr, "memnode-bench:", err)
+			os.Exit(2)
+		}
+		limit = 4 * time.Hour // a first 1M build generates and imports a million records
+	}
 	if cfg.Anchor != "" {
 		limit += cfg.AnchorTimeout
 	}
@@ -133,6 +150,13 @@ func main() {
 	})
 	defer hard.Stop()
 
+	if cfg.Scale != "" {
+		if err := runScale(ctx, cfg, sizes, &nodePID, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "memnode-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg.Base != "" {
 		if err := runAB(ctx, cfg, &nodePID, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "memnode-bench:", err)

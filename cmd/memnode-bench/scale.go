@@ -1,0 +1,613 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/internal/datadir"
+)
+
+// The scale benchmark (make bench-scale, docs/BENCH.md "Scale"): realistic datasets of 10k,
+// 100k and 1M observations, generated once and imported once into a data dir that is
+// cached, then every figure of issue 29 measured through the real binaries on a copy.
+
+// scaleSeed is the generator's seed: one dataset per size, the same on every machine.
+const scaleSeed = 29
+
+// parseSizes reads "10k,100k,1m" (k and m suffixes, any case, or plain numbers).
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mult, f = 1_000, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "m"):
+			mult, f = 1_000_000, strings.TrimSuffix(f, "m")
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("size %q: want a number like 10k, 100k or 1m", f)
+		}
+		out = append(out, n*mult)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no sizes given (e.g. -scale 10k,100k,1m)")
+	}
+	return out, nil
+}
+
+func sizeName(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dm", n/1_000_000)
+	case n%1_000 == 0:
+		return fmt.Sprintf("%dk", n/1_000)
+	}
+	return strconv.Itoa(n)
+}
+
+// scaleCacheDir is where datasets live: ~/.cache/memnode-bench/scale/v<version>.
+func scaleCacheDir(root string) (string, error) {
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache dir (set -scale-cache): %w", err)
+		}
+		root = filepath.Join(c, "memnode-bench", "scale")
+	}
+	return filepath.Join(root, fmt.Sprintf("v%d", scaleGenVersion)), nil
+}
+
+// scaleSet is one size's cached dataset: the export file, the data dir it was imported
+// into (stopped cleanly), and the manifest.
+type scaleSet struct {
+	n       int
+	dir     string
+	export  string
+	dataDir string
+	man     scaleManifest
+}
+
+func (s scaleSet) manifestPath() string { return filepath.Join(s.dir, "manifest.json") }
+
+// ScaleRow is one size's figures.
+type ScaleRow struct {
+	Size         int     `json:"size"`
+	Observations int     `json:"observations"`
+	Largest      int     `json:"largest_project_observations"`
+	StartMs      float64 `json:"start_ready_warm_ms"`
+	StartColdMs  float64 `json:"start_ready_first_ms"`
+	ContextHook  Stats   `json:"context_hook_ms"`
+	Timeline     Stats   `json:"timeline_ms"`
+	SearchProj   Stats   `json:"search_project_ms"`
+	Search       Stats   `json:"search_ms"`
+	Status       Stats   `json:"status_ms"`
+	Forget       Stats   `json:"forget_one_ms"`
+	HookInForget Stats   `json:"posttooluse_during_forget_ms"`
+	// ColdHookMs is a SessionStart hook run while the node is stopped: it starts the node;
+	// ColdHookContext says whether it still injected the context within its budget.
+	ColdHookMs      float64      `json:"context_hook_node_stopped_ms"`
+	ColdHookContext bool         `json:"context_hook_node_stopped_injected"`
+	Import          *scaleImport `json:"import"`
+	ImportCached    bool         `json:"import_cached"` // the build's import, not this run's
+	DBBytes         int64        `json:"db_bytes"`
+	Load            string       `json:"load"`
+}
+
+// runScale builds what is missing and measures each size in turn.
+func runScale(ctx context.Context, cfg config, sizes []int, box *pidBox, out io.Writer) error {
+	root, err := scaleCacheDir(cfg.ScaleCache)
+	if err != nil {
+		return err
+	}
+	logf := func(format string, a ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, "[bench-scale %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+		}
+	}
+	var rows []ScaleRow
+	for _, n := range sizes {
+		set, err := ensureScaleSet(ctx, cfg, root, n, box, logf)
+		if err != nil {
+			return fmt.Errorf("%s dataset: %w", sizeName(n), err)
+		}
+		row, err := measureScale(ctx, cfg, set, box, logf)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sizeName(n), err)
+		}
+		rows = append(rows, row)
+		writeScaleTable(out, rows) // after each size: a 1M run that fails still leaves 10k and 100k printed
+	}
+	return nil
+}
+
+// ensureScaleSet generates and imports the dataset of n observations unless the cache has it.
+func ensureScaleSet(ctx context.Context, cfg config, root string, n int, box *pidBox, logf func(string, ...any)) (scaleSet, error) {
+	set := scaleSet{n: n, dir: filepath.Join(root, sizeName(n))}
+	set.export = filepath.Join(set.dir, "export.jsonl.gz")
+	set.dataDir = filepath.Join(set.dir, "data")
+	if b, err := os.ReadFile(set.manifestPath()); err == nil && json.Unmarshal(b, &set.man) == nil &&
+		set.man.Version == scaleGenVersion && set.man.Import != nil && dirExists(set.dataDir) {
+		logf("%s: cached in %s", sizeName(n), set.dir)
+		return set, nil
+	}
+	if err := os.MkdirAll(set.dir, 0o700); err != nil {
+		return set, err
+	}
+	if !fileExists(set.export) || set.man.Version != scaleGenVersion {
+		logf("%s: generating %d observations into %s", sizeName(n), n, set.export)
+		man, err := writeScaleExport(set.export, n, func(done int) {
+			if done%max(1, n/10) < max(1, n/100) {
+				logf("%s: generated %d of %d observations", sizeName(n), done, n)
+			}
+		})
+		if err != nil {
+			return set, err
+		}
+		set.man = man
+		if err := writeManifest(set); err != nil {
+			return set, err
+		}
+	}
+	logf("%s: importing %s with `memnode import` into a fresh data dir (at 1M this takes minutes)", sizeName(n), set.export)
+	building := set.dataDir + ".building"
+	os.RemoveAll(building)
+	os.RemoveAll(set.dataDir)
+	imp, err := scaleImportInto(ctx, cfg, set, building, box, logf)
+	if err != nil {
+		return set, err
+	}
+	if err := os.Rename(building, set.dataDir); err != nil {
+		return set, err
+	}
+	set.man.Import = imp
+	return set, writeManifest(set)
+}
+
+func writeManifest(set scaleSet) error {
+	b, err := json.MarshalIndent(set.man, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(set.manifestPath(), b, 0o600)
+}
+
+// writeScaleExport generates the dataset into path (gzip, fast level), via a temp file.
+func writeScaleExport(path string, n int, progress func(int)) (scaleManifest, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), ".export-*")
+	if err != nil {
+		return scaleManifest{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	z, _ := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	w := importer.NewWriter(z)
+	man, err := genDataset(w, n, scaleSeed, progress)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = z.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	return man, err
+}
+
+// scaleImportInto starts a node on an empty data dir, runs `memnode import` of the dataset
+// (its progress bar on our stderr), and stops the node: the import's rate and the bytes the
+// node wrote to disk meanwhile.
+func scaleImportInto(ctx context.Context, cfg config, set scaleSet, dataDir string, box *pidBox, logf func(string, ...any)) (*scaleImport, error) {
+	h, err := newScaleHarness(cfg, dataDir, box)
+	if err != nil {
+		return nil, err
+	}
+	defer h.close()
+	if err := h.start(ctx); err != nil {
+		return nil, err
+	}
+	w0 := procWriteBytes(h.pid)
+	t0 := time.Now()
+	c := h.cmd(ctx, h.root, "import", set.export)
+	c.Stdout, c.Stderr = cfg.Log, cfg.Log
+	if c.Stdout == nil {
+		c.Stdout, c.Stderr = io.Discard, io.Discard
+	}
+	if err := c.Run(); err != nil {
+		return nil, fmt.Errorf("memnode import: %w", err)
+	}
+	took := time.Since(t0)
+	w1 := procWriteBytes(h.pid)
+	if _, err := h.memnode(ctx, nil, h.root, "stop"); err != nil {
+		return nil, err
+	}
+	waitGone(h.pid, time.Minute)
+	h.pid = 0
+	imp := &scaleImport{Records: set.man.Records, Seconds: took.Seconds(), WriteBytes: w1 - w0,
+		DBBytes: dbBytes(dataDir), Load: loadAvg(), MeasuredUTC: time.Now().UTC().Format(time.RFC3339)}
+	logf("%s: imported %d records in %.1f s (%.0f/s), node wrote %s, DB %s",
+		sizeName(set.n), imp.Records, imp.Seconds, float64(imp.Records)/imp.Seconds, mibOf(imp.WriteBytes), mibOf(imp.DBBytes))
+	return imp, nil
+}
+
+// newScaleHarness is a harness on the given data dir (kept: the caller owns it; empty: one
+// in the harness's temp root) with a temp root for home and projects.
+func newScaleHarness(cfg config, dataDir string, box *pidBox) (*harness, error) {
+	cfg.Keep = false
+	h, err := newHarness(cfg, box)
+	if err != nil {
+		return nil, err
+	}
+	if dataDir == "" {
+		dataDir = filepath.Join(h.root, "data")
+	}
+	h.dataDir = dataDir
+	for i, kv := range h.env {
+		if strings.HasPrefix(kv, "MEMNODE_DATA_DIR=") {
+			h.env[i] = "MEMNODE_DATA_DIR=" + dataDir
+		}
+	}
+	return h, os.MkdirAll(dataDir, 0o700)
+}
+
+// start runs `memnode start` (it returns when the node is ready), connects and checks that
+// the node serves our data dir.
+func (h *harness) start(ctx context.Context) error {
+	if _, err := h.memnode(ctx, nil, h.root, "start"); err != nil {
+		return fmt.Errorf("start node: %w", err)
+	}
+	if err := h.connect(); err != nil {
+		return err
+	}
+	st, err := h.health(ctx)
+	if err != nil {
+		return err
+	}
+	h.pid = st.PID
+	h.box.set(st.PID)
+	return nil
+}
+
+// stopNode stops the node (the harness stays usable for another start).
+func (h *harness) stopNode(ctx context.Context) error {
+	if _, err := h.memnode(ctx, nil, h.root, "stop"); err != nil {
+		return err
+	}
+	if !waitGone(h.pid, time.Minute) {
+		return fmt.Errorf("node pid %d did not stop", h.pid)
+	}
+	h.pid = 0
+	h.box.set(0)
+	if h.hc != nil {
+		h.hc.CloseIdleConnections()
+	}
+	return nil
+}
+
+// measureScale copies the cached data dir and measures every figure on the copy.
+func measureScale(ctx context.Context, cfg config, set scaleSet, box *pidBox, logf func(string, ...any)) (ScaleRow, error) {
+	row := ScaleRow{Size: set.n, Observations: set.man.Observations, Largest: set.man.LargestObs, Import: set.man.Import, ImportCached: true}
+	h, err := newScaleHarness(cfg, "", box)
+	if err != nil {
+		return row, err
+	}
+	defer h.close()
+	os.RemoveAll(h.dataDir) // cp makes it
+	logf("%s: copying the cached data dir to %s", sizeName(set.n), h.dataDir)
+	if out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", set.dataDir, h.dataDir).CombinedOutput(); err != nil {
+		return row, fmt.Errorf("copy data dir: %w: %s", err, out)
+	}
+	row.DBBytes = dbBytes(h.dataDir)
+	// start → ready: the first start after the copy, then a warm one (the OS cache holds the files).
+	t0 := time.Now()
+	if err := h.start(ctx); err != nil {
+		return row, err
+	}
+	row.StartColdMs = ms(time.Since(t0))
+	if err := h.stopNode(ctx); err != nil {
+		return row, err
+	}
+	t0 = time.Now()
+	if err := h.start(ctx); err != nil {
+		return row, err
+	}
+	row.StartMs = ms(time.Since(t0))
+	logf("%s: start → ready %.0f ms (first after copy %.0f ms)", sizeName(set.n), row.StartMs, row.StartColdMs)
+
+	runs := min(cfg.HookRuns, 50)
+	prj := filepath.Join(h.root, "projects", set.man.Largest)
+	if err := os.MkdirAll(filepath.Join(prj, ".git"), 0o700); err != nil {
+		return row, err
+	}
+	pl, err := loadPayloads(cfg.Fixture, prj)
+	if err != nil {
+		return row, err
+	}
+	h.cfg.HookRuns, h.cfg.Warmup = runs, min(cfg.Warmup, 5)
+	logf("%s: SessionStart context hook in %s (%d observations): %d runs", sizeName(set.n), set.man.Largest, set.man.LargestObs, runs)
+	if row.ContextHook, err = h.timeHook(ctx, "claude-code", "context", prj, pl.context, true); err != nil {
+		return row, err
+	}
+	q := url.QueryEscape(set.man.Query)
+	for _, m := range []struct {
+		name string
+		path string
+		dst  *Stats
+	}{
+		{"timeline", "/api/timeline?anchor=" + set.man.Anchor + "&project=" + set.man.Largest, &row.Timeline},
+		{"project search", "/api/search?query=" + q + "&project=" + set.man.Largest, &row.SearchProj},
+		{"search", "/api/search?query=" + q, &row.Search},
+		{"status", "/api/status", &row.Status},
+	} {
+		logf("%s: %s: %d requests", sizeName(set.n), m.name, runs)
+		if *m.dst, err = h.timeGET(ctx, m.path, runs); err != nil {
+			return row, err
+		}
+	}
+	logf("%s: forget %d records one by one while PostToolUse hooks run", sizeName(set.n), len(set.man.Forget))
+	if row.Forget, row.HookInForget, err = h.forgetUnderHooks(ctx, set.man.Forget, prj, pl); err != nil {
+		return row, err
+	}
+	logf("%s: SessionStart hook with the node stopped (the hook starts it)", sizeName(set.n))
+	if err := h.stopNode(ctx); err != nil {
+		return row, err
+	}
+	if row.ColdHookMs, row.ColdHookContext, err = h.coldContextHook(ctx, prj, pl); err != nil {
+		return row, err
+	}
+	row.Load = loadAvg()
+	if cfg.Reimport {
+		if err := h.stopNode(ctx); err != nil {
+			return row, err
+		}
+		logf("%s: -reimport: importing again into an empty data dir", sizeName(set.n))
+		dir, err := os.MkdirTemp("", "memnode-bench-import-")
+		if err != nil {
+			return row, err
+		}
+		defer os.RemoveAll(dir)
+		if row.Import, err = scaleImportInto(ctx, cfg, set, filepath.Join(dir, "data"), box, logf); err != nil {
+			return row, err
+		}
+		row.ImportCached = false
+	}
+	return row, nil
+}
+
+// coldContextHook runs one SessionStart hook with the node stopped and adopts the node it
+// starts (so close stops it).
+func (h *harness) coldContextHook(ctx context.Context, prj string, pl *payloads) (float64, bool, error) {
+	c := h.cmd(ctx, prj, "hook", "claude-code", "context")
+	if lean := filepath.Join(filepath.Dir(h.bin), "memnode-hook"); fileExists(lean) {
+		c.Path, c.Args[0] = lean, lean
+	}
+	c.Stdin = strings.NewReader(string(pl.context(0)))
+	t := time.Now()
+	out, err := c.Output()
+	took := ms(time.Since(t))
+	if err != nil {
+		return took, false, fmt.Errorf("SessionStart hook with the node stopped: %w", err)
+	}
+	// The hook started the node (or left it starting): wait for it, so it is stopped at the end.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := h.health(ctx)
+		if err == nil {
+			h.pid = st.PID
+			h.box.set(st.PID)
+			break
+		}
+		if time.Now().After(deadline) {
+			return took, false, fmt.Errorf("the node the hook started is not ready after 5 min: %w", err)
+		}
+		if err := pause(ctx, 100*time.Millisecond); err != nil {
+			return took, false, err
+		}
+	}
+	return took, strings.Contains(string(out), "<memnode-context>"), nil
+}
+
+// timeGET times n sequential GETs of path (after a short warm-up).
+func (h *harness) timeGET(ctx context.Context, path string, n int) (Stats, error) {
+	d := make([]time.Duration, 0, n)
+	for i := range h.cfg.Warmup + n {
+		t := time.Now()
+		if _, err := h.do(ctx, http.MethodGet, path, nil); err != nil {
+			return Stats{}, err
+		}
+		if i >= h.cfg.Warmup {
+			d = append(d, time.Since(t))
+		}
+	}
+	return statsOf(d), nil
+}
+
+// forgetUnderHooks forgets ids one by one (POST /api/forget) while PostToolUse hooks run
+// back to back in the project: the forgets' latencies, and those of the hooks that ran while
+// a forget was in flight (at least a few more after the last, so a fast forget still has a
+// series).
+func (h *harness) forgetUnderHooks(ctx context.Context, ids []string, prj string, pl *payloads) (Stats, Stats, error) {
+	var (
+		mu      sync.Mutex
+		forgets []time.Duration
+		ferr    error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for _, id := range ids {
+			t := time.Now()
+			b, err := h.do(ctx, http.MethodPost, "/api/forget", mustJSON(map[string][]string{"ids": {id}}))
+			took := time.Since(t)
+			var rep struct{ Found int }
+			if err == nil {
+				err = json.Unmarshal(b, &rep)
+			}
+			if err == nil && rep.Found != 1 {
+				err = fmt.Errorf("forget %s: found %d, want 1: %s", id, rep.Found, b)
+			}
+			mu.Lock()
+			forgets = append(forgets, took)
+			if err != nil && ferr == nil {
+				ferr = err
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var hooks []time.Duration
+	after := 0
+	for i := 0; after < 5; i++ {
+		select {
+		case <-done:
+			after++
+		default:
+		}
+		c := h.cmd(ctx, prj, "hook", "claude-code", "observation")
+		if lean := filepath.Join(filepath.Dir(h.bin), "memnode-hook"); fileExists(lean) {
+			c.Path, c.Args[0] = lean, lean
+		}
+		c.Stdin = strings.NewReader(string(pl.observation(100000 + i)))
+		t := time.Now()
+		if out, err := c.CombinedOutput(); err != nil {
+			<-done
+			return Stats{}, Stats{}, fmt.Errorf("PostToolUse hook during forget: %w: %s", err, out)
+		}
+		hooks = append(hooks, time.Since(t))
+	}
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	return statsOf(forgets), statsOf(hooks), ferr
+}
+
+// procWriteBytes is /proc/<pid>/io's write_bytes: what the process caused to be written to
+// the storage layer (page cache write-back included); 0 when unreadable.
+func procWriteBytes(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "write_bytes:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// dbBytes is the replica database's size on disk: memnode.db and its WAL.
+func dbBytes(dataDir string) int64 {
+	var n int64
+	db := datadir.Dir(dataDir).DB()
+	for _, p := range []string{db, db + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func mibOf(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// writeScaleTable prints one row per figure, one column per size, then the growth from
+// each size to the next: a path that is O(n) shows ×10 per ×10 of data.
+func writeScaleTable(w io.Writer, rows []ScaleRow) {
+	fmt.Fprintf(w, "\n== memnode at scale (make bench-scale; dataset generator v%d, seed %d)\n", scaleGenVersion, scaleSeed)
+	head := []string{"figure"}
+	for i, r := range rows {
+		head = append(head, sizeName(r.Size))
+		if i > 0 {
+			head = append(head, fmt.Sprintf("×%s→%s", sizeName(rows[i-1].Size), sizeName(r.Size)))
+		}
+	}
+	var lines [][]string
+	add := func(name string, f func(r ScaleRow) float64, format string) {
+		l := []string{name}
+		for i, r := range rows {
+			l = append(l, fmt.Sprintf(format, f(r)))
+			if i > 0 {
+				if prev := f(rows[i-1]); prev > 0 {
+					l = append(l, fmt.Sprintf("×%.1f", f(r)/prev))
+				} else {
+					l = append(l, "-")
+				}
+			}
+		}
+		lines = append(lines, l)
+	}
+	add("largest project (observations)", func(r ScaleRow) float64 { return float64(r.Largest) }, "%.0f")
+	add("start → ready, warm (ms)", func(r ScaleRow) float64 { return r.StartMs }, "%.0f")
+	add("start → ready, first after copy (ms)", func(r ScaleRow) float64 { return r.StartColdMs }, "%.0f")
+	add("SessionStart context hook p50, largest project (ms)", func(r ScaleRow) float64 { return r.ContextHook.P50 }, "%.1f")
+	add("timeline p50 (ms)", func(r ScaleRow) float64 { return r.Timeline.P50 }, "%.1f")
+	add("search with project filter p50 (ms)", func(r ScaleRow) float64 { return r.SearchProj.P50 }, "%.1f")
+	add("search p50 (ms)", func(r ScaleRow) float64 { return r.Search.P50 }, "%.1f")
+	add("/api/status p50 (ms)", func(r ScaleRow) float64 { return r.Status.P50 }, "%.1f")
+	add("forget one record p50 (ms)", func(r ScaleRow) float64 { return r.Forget.P50 }, "%.0f")
+	add("forget one record max (ms)", func(r ScaleRow) float64 { return r.Forget.Max }, "%.0f")
+	add("PostToolUse hook p99 during forgets (ms)", func(r ScaleRow) float64 { return r.HookInForget.P99 }, "%.1f")
+	add("SessionStart hook, node stopped: hook starts it (ms)", func(r ScaleRow) float64 { return r.ColdHookMs }, "%.0f")
+	add("  ... and it injected the context (1 = yes)", func(r ScaleRow) float64 {
+		if r.ColdHookContext {
+			return 1
+		}
+		return 0
+	}, "%.0f")
+	add("import (records/s)", func(r ScaleRow) float64 { return float64(r.Import.Records) / r.Import.Seconds }, "%.0f")
+	add("import: bytes written to disk (MiB)", func(r ScaleRow) float64 { return float64(r.Import.WriteBytes) / (1 << 20) }, "%.0f")
+	add("import: DB size after (MiB)", func(r ScaleRow) float64 { return float64(r.Import.DBBytes) / (1 << 20) }, "%.0f")
+	add("import: written ÷ DB size", func(r ScaleRow) float64 { return float64(r.Import.WriteBytes) / float64(max(1, r.Import.DBBytes)) }, "%.1f")
+	add("DB bytes per observation", func(r ScaleRow) float64 { return float64(r.DBBytes) / float64(max(1, r.Observations)) }, "%.0f")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, l := range lines {
+		fmt.Fprintln(tw, strings.Join(l, "\t"))
+	}
+	tw.Flush()
+	for _, r := range rows {
+		src := "this run"
+		if r.ImportCached {
+			src = "when the cache was built, " + r.Import.MeasuredUTC
+		}
+		fmt.Fprintf(w, "%s: load %s after its figures; import measured %s (load %s then); %d forgets, %d hooks during them\n",
+			sizeName(r.Size), r.Load, src, r.Import.Load, r.Forget.N, r.HookInForget.N)
+	}
+}

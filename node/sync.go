@@ -33,7 +33,7 @@ func (n *Node) startSync(ctx context.Context, rep *replica.Replica) {
 		},
 		GossipBindAddr: host,
 		GossipPort:     gport,
-		Store:          rep,
+		Store:          syncStore(rep),
 		Feed:           n.feed,
 		Logger:         n.log,
 		Version:        n.cfg.Version,

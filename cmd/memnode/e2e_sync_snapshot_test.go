@@ -19,25 +19,9 @@ func TestSyncSnapshotSurvivesKill9(t *testing.T) {
 	ports := syncPorts{}
 	a, c := newSyncNode(t, "dev-a", ports), newSyncNode(t, "dev-c", ports)
 	clog := filepath.Join(c.dataDir, "logs", "memnode.log")
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, n := range []*syncNode{a, c} {
-				logs, _ := os.ReadFile(filepath.Join(n.dataDir, "logs", "memnode.log"))
-				t.Logf("---- %s log:\n%s", n.name, tail(string(logs), 6000))
-			}
-		}
-	})
-	var lines strings.Builder
-	for i := range total {
-		fmt.Fprintf(&lines, `{"kind":"observation","observation":{"id":"01M8SA%020d","session_id":"snap-%d","project":"snapproj","type":"discovery","title":"snapshot record %d","narrative":"what the new device must install whole or not at all, number %d","created_at":%d}}`+"\n",
-			i, i/100, i, i, 1_700_000_000_000+int64(i))
-	}
-	file := filepath.Join(t.TempDir(), "history.jsonl")
-	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	logsOnFailure(t, a, c)
 	a.startSync(t)
-	a.mustRun(nil, "import", "--quiet", file)
+	importHistory(t, a, total, "01M8SA", "snapshot record %d", "what the new device must install whole or not at all")
 	adb := a.rodb()
 	defer adb.Close()
 	if n := a.count(adb, "SELECT COUNT(*) FROM observations"); n != total {
@@ -86,4 +70,33 @@ func TestSyncSnapshotSurvivesKill9(t *testing.T) {
 	if got := c.count(cdb, "SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH 'snapshot AND record AND 12345'"); got != 1 {
 		t.Fatalf("C's search finds %d copies of a snapshot record, want 1", got)
 	}
+}
+
+// logsOnFailure has a failing test print the tail of each node's log.
+func logsOnFailure(t *testing.T, nodes ...*syncNode) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, n := range nodes {
+				logs, _ := os.ReadFile(filepath.Join(n.dataDir, "logs", "memnode.log"))
+				t.Logf("---- %s log:\n%s", n.name, tail(string(logs), 6000))
+			}
+		}
+	})
+}
+
+// importHistory imports total observations into the running n with `memnode import`: IDs
+// idPrefix and a 20-digit number, 100 per session, titles from the format title (given the
+// number) and the narrative text with the number appended.
+func importHistory(t *testing.T, n *syncNode, total int, idPrefix, title, narrative string) {
+	t.Helper()
+	var lines strings.Builder
+	for i := range total {
+		fmt.Fprintf(&lines, `{"kind":"observation","observation":{"id":"%s%020d","session_id":"%s-%d","project":"%sproj","type":"discovery","title":%q,"narrative":"%s, number %d","created_at":%d}}`+"\n",
+			idPrefix, i, idPrefix, i/100, idPrefix, fmt.Sprintf(title, i), narrative, i, 1_700_000_000_000+int64(i))
+	}
+	file := filepath.Join(t.TempDir(), "history.jsonl")
+	if err := os.WriteFile(file, []byte(lines.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.mustRun(nil, "import", "--quiet", file)
 }

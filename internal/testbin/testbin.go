@@ -225,15 +225,16 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Memnode builds the daemon as make builds it (sqlite_fts5, nomsgpack) and the lean hook
-// binary (no cgo) into one directory and returns it.
+// Memnode builds the daemon as make builds it (sqlite_fts5, nomsgpack) plus the tag
+// memnode_e2e (test-only knobs read from the environment, node/e2egate_e2e.go; inert unless
+// a test sets them) and the lean hook binary (no cgo) into one directory and returns it.
 func Memnode() (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
 	return Build(Set{Dir: root, Bins: []Spec{
-		{Name: "memnode", Pkg: "./cmd/memnode", Tags: "sqlite_fts5,nomsgpack"},
+		{Name: "memnode", Pkg: "./cmd/memnode", Tags: "sqlite_fts5,nomsgpack,memnode_e2e"},
 		{Name: "memnode-hook", Pkg: "./cmd/memnode-hook", Env: []string{"CGO_ENABLED=0"}},
 	}})
 }

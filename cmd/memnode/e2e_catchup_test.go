@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// catchUpRE is the progress line `memnode peers` prints while a device catches up.
+var catchUpRE = regexp.MustCompile(`catching up: (\d+) of (\d+) ops here, (\d+) to pull`)
+
+// TestCatchUpShowsProgress is issue 25's "catch-up shows progress" end to end: a new device
+// B joins A, which holds 3,000 imported observations, over real libp2p on loopback, and is
+// held mid-transfer by the e2e binary's snapshot gate (A serves one chunk and waits while
+// the gate file exists: node/e2egate_e2e.go), so nothing here depends on timing. While it
+// is held, `memnode peers`, `memnode status` and the viewer's Devices page in a real
+// Chromium all say how many ops B has of how many it expects — never "nothing to pull" —
+// and once the gate opens, B holds everything and the line is gone everywhere.
+func TestCatchUpShowsProgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real processes and a browser: skipped in -short")
+	}
+	const total = 3_000
+	b := newBrowser(t)
+	ports := syncPorts{}
+	a, dev := newSyncNode(t, "dev-a", ports), newSyncNode(t, "dev-b", ports)
+	gate := filepath.Join(t.TempDir(), "hold-the-snapshot")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.extra = append(a.extra, "MEMNODE_E2E_SNAPSHOT_GATE="+gate)
+	logsOnFailure(t, a, dev)
+	a.startSync(t)
+	importHistory(t, a, total, "01M8CU", "catch-up record %d", "arrives on the new device while it shows its progress")
+	aOps := a.peers().OpsHeld
+	if aOps < total {
+		t.Fatalf("A holds %d ops after importing %d observations", aOps, total)
+	}
+
+	dev.startSync(t)
+	if out := dev.mustRun(nil, "peers", "join", a.invite("2m")); !strings.Contains(out, "Joined") {
+		t.Fatalf("join: %s", out)
+	}
+	blog := filepath.Join(dev.dataDir, "logs", "memnode.log")
+	poll(t, "B to start A's snapshot and hear what A holds", 60*time.Second, func() bool {
+		st := dev.peers()
+		logged, _ := os.ReadFile(blog)
+		return len(st.Devices) == 2 && st.Devices[1].Compared && strings.Contains(string(logged), "catching up from a snapshot")
+	})
+
+	// Held: B has heard A's vector and A has sent one chunk of its snapshot.
+	st := dev.peers()
+	if st.OpsKnown < aOps || st.OpsHeld >= st.OpsKnown {
+		t.Fatalf("B mid-transfer: %d of %d ops, want fewer than it knows, and it knows at least A's %d", st.OpsHeld, st.OpsKnown, aOps)
+	}
+	if d := st.Devices[1]; d.Ahead == 0 || d.Ahead > st.OpsKnown-st.OpsHeld {
+		t.Fatalf("B mid-transfer: A's row says %d to pull, catch-up says %d", d.Ahead, st.OpsKnown-st.OpsHeld)
+	}
+	out := dev.mustRun(nil, "peers")
+	m := catchUpRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("B's peers mid-transfer has no catch-up line:\n%s", out)
+	}
+	held, _ := strconv.ParseUint(m[1], 10, 64)
+	known, _ := strconv.ParseUint(m[2], 10, 64)
+	pull, _ := strconv.ParseUint(m[3], 10, 64)
+	if held >= known || pull != known-held || known < aOps {
+		t.Fatalf("B's peers mid-transfer says %q (A holds %d ops)\n%s", m[0], aOps, out)
+	}
+	if !regexp.MustCompile(`dev-a\s.*\s` + strconv.FormatUint(st.Devices[1].Ahead, 10) + `\s+\d+\s`).MatchString(out) {
+		t.Errorf("B's peers mid-transfer: A's row does not show %d to pull:\n%s", st.Devices[1].Ahead, out)
+	}
+	if out := dev.mustRun(nil, "status"); !regexp.MustCompile(`sync:\s+2 devices, .*catching up: \d+ of ` + m[2] + ` ops here`).MatchString(out) {
+		t.Errorf("B's status mid-transfer does not show the catch-up:\n%s", out)
+	}
+
+	url := strings.Fields(dev.mustRun(nil, "viewer"))[0]
+	b.do("open B's one-time viewer URL", chromedp.Navigate(url))
+	b.waitJS("the viewer to be ready", `document.body.dataset.ready === 'true'`, 30*time.Second)
+	b.do("open B's devices page", chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/#/devices", dev.port)))
+	b.waitJS("the catch-up line", `/^Catching up: \d+ of \d+ ops here, \d+ to pull$/.test(document.getElementById('catch-up')?.textContent || '')`, 30*time.Second)
+	line := eval[string](b, `document.getElementById('catch-up').textContent`)
+	vm := regexp.MustCompile(`Catching up: (\d+) of (\d+) ops here, (\d+) to pull`).FindStringSubmatch(line)
+	vHeld, _ := strconv.ParseUint(vm[1], 10, 64)
+	vKnown, _ := strconv.ParseUint(vm[2], 10, 64)
+	if vHeld >= vKnown || vKnown < aOps {
+		t.Fatalf("B's devices page mid-transfer: %q (A holds %d ops)", line, aOps)
+	}
+	if pullCell := eval[string](b, `[...document.querySelectorAll('#peers tbody tr')].find((r) => r.textContent.includes('dev-a')).children[4].textContent`); pullCell == "0" || pullCell == "" {
+		t.Fatalf("B's devices page mid-transfer: A's To pull cell is %q", pullCell)
+	}
+	b.shot("catch-up-mid-transfer")
+
+	// The gate opens: B installs the rest and the progress line goes away everywhere.
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, "B to hold everything A announced", 2*time.Minute, func() bool {
+		st := dev.peers()
+		return st.OpsHeld == st.OpsKnown && st.OpsHeld >= aOps
+	})
+	bdb := dev.rodb()
+	defer bdb.Close()
+	if n := dev.count(bdb, "SELECT COUNT(*) FROM observations"); n != total {
+		t.Fatalf("B holds %d observations once caught up, want %d", n, total)
+	}
+	if out := dev.mustRun(nil, "peers"); strings.Contains(out, "catching up") {
+		t.Errorf("B's peers once caught up still shows catching up:\n%s", out)
+	}
+	if out := dev.mustRun(nil, "status"); strings.Contains(out, "catching up") {
+		t.Errorf("B's status once caught up still shows catching up:\n%s", out)
+	}
+	b.waitJS("the catch-up line to go", `document.querySelector('#peers') && !document.getElementById('catch-up')`, 30*time.Second)
+}

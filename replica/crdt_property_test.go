@@ -89,6 +89,15 @@ func permute(t *rapid.T, ops []store.Op, label string) []store.Op {
 
 var sessionIDs = []string{"sess-1", "sess-2", "sess-3"}
 
+// sessionProject is the project a session's records are written in: two projects, so the
+// per-project counts have more than one row to keep apart.
+func sessionProject(sid string) string {
+	if sid == "sess-3" {
+		return "q"
+	}
+	return "p"
+}
+
 // commit writes a random local batch at origin i.
 func (w *world) commit(i int) {
 	t := w.t
@@ -99,14 +108,15 @@ func (w *world) commit(i int) {
 	// tombstones for sessions (see TestCRDTForgottenSessionIsNotRevivedLocally).
 	_, gone := w.forgottenAt[i][sid]
 	if !gone && rapid.Bool().Draw(t, "touch session") {
-		b.Sessions = []memory.Session{{ID: sid, Project: "p", StartedAt: 1000,
+		// The project is part of the session's LWW register: a later write may move it.
+		b.Sessions = []memory.Session{{ID: sid, Project: rapid.SampledFrom([]string{"p", "q"}).Draw(t, "session project"), StartedAt: 1000,
 			Status: rapid.SampledFrom([]string{"active", "completed", "failed"}).Draw(t, "status")}}
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "observations") {
 		w.seq++
 		text := fmt.Sprintf("obs%dtext", w.seq)
-		b.Observations = append(b.Observations, memory.Observation{SessionID: sid, Project: "p", Type: "discovery",
-			Title: text, Narrative: "n", Facts: []string{"f"}, FilesRead: []string{"a.go"}, CreatedAt: int64(w.seq)})
+		b.Observations = append(b.Observations, memory.Observation{SessionID: sid, Project: sessionProject(sid), Type: "discovery",
+			Title: text, DiscoveryTokens: w.seq * 7, Narrative: "n", Facts: []string{"f"}, FilesRead: []string{"a.go"}, CreatedAt: int64(w.seq)})
 	}
 	if rapid.Bool().Draw(t, "prompt") {
 		w.seq++

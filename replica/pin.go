@@ -89,9 +89,10 @@ func applyPin(ctx context.Context, tx *wtx, op store.Op, payload []byte) error {
 // stored record supersedes, newest first, at most limit.
 func (r *Replica) PinnedObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error) {
 	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+` FROM observations
-		WHERE (project = ?1 AND id IN (SELECT id FROM pins WHERE pinned = 1 AND project = ?1)
-			OR project = ?2 AND (session_id = ?3 OR id IN (SELECT id FROM pins WHERE pinned = 1 AND project = ?2)))
-		AND `+currentObservation("id")+" ORDER BY created_at DESC, id DESC LIMIT ?4",
+		WHERE (id IN (SELECT id FROM pins WHERE pinned = 1 AND project = ?1) AND +project = ?1
+			OR id IN (SELECT id FROM pins WHERE pinned = 1 AND project = ?2) AND +project = ?2
+			OR session_id = ?3 AND +project = ?2)
+		AND `+currentObservation("observations.id")+" ORDER BY created_at DESC, id DESC LIMIT ?4",
 		project, memory.GlobalProject, memory.ManualSession(memory.GlobalProject), limit)
 	if err != nil {
 		return nil, fmt.Errorf("pinned observations: %w", err)

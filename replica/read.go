@@ -60,7 +60,7 @@ func (r *Replica) queryObservations(ctx context.Context, q string, args ...any) 
 // RecentObservations returns a project's newest observations that no stored record
 // supersedes, newest first.
 func (r *Replica) RecentObservations(ctx context.Context, project string, limit int) ([]memory.Observation, error) {
-	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? AND "+currentObservation("id")+" ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
+	out, err := r.queryObservations(ctx, "SELECT "+obsColumns+" FROM observations WHERE project = ? AND "+currentObservation("observations.id")+" ORDER BY created_at DESC, id DESC LIMIT ?", project, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent observations: %w", err)
 	}
@@ -165,14 +165,37 @@ type Counts struct {
 	Tombstones   int `json:"tombstones"`
 }
 
-// Counts returns table sizes.
+// Counts returns table sizes: the maintained counts of migration 0011 (table_counts), read
+// in one lookup each, never a count of the tables.
 func (r *Replica) Counts(ctx context.Context) (Counts, error) {
 	var c Counts
-	err := r.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM prompts),
-		(SELECT COUNT(*) FROM observations), (SELECT COUNT(*) FROM summaries),
-		(SELECT COUNT(*) FROM ops), (SELECT COUNT(*) FROM tombstones)`).
-		Scan(&c.Sessions, &c.Prompts, &c.Observations, &c.Summaries, &c.Ops, &c.Tombstones)
+	rows, err := r.reads.query(ctx, "SELECT name, n FROM table_counts")
 	if err != nil {
+		return c, fmt.Errorf("counts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return c, fmt.Errorf("counts: %w", err)
+		}
+		switch name {
+		case "sessions":
+			c.Sessions = n
+		case "prompts":
+			c.Prompts = n
+		case "observations":
+			c.Observations = n
+		case "summaries":
+			c.Summaries = n
+		case "ops":
+			c.Ops = n
+		case "tombstones":
+			c.Tombstones = n
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("counts: %w", err)
 	}
 	if c.Pending, err = r.QueueDepth(ctx); err != nil {
@@ -181,11 +204,25 @@ func (r *Replica) Counts(ctx context.Context) (Counts, error) {
 	return c, nil
 }
 
-// ProjectStats returns the total discovery tokens and observation count of a project.
+// ProjectStats returns the total discovery tokens and observation count of a project, from
+// its maintained counts: one row, whatever the project's size.
 func (r *Replica) ProjectStats(ctx context.Context, project string) (observations, discoveryTokens int, err error) {
-	err = r.reads.queryRow(ctx, "SELECT COUNT(*), COALESCE(SUM(discovery_tokens), 0) FROM observations WHERE project = ?", project).
-		Scan(&observations, &discoveryTokens)
+	observations, discoveryTokens, _, err = r.projectCounts(ctx, project)
 	return observations, discoveryTokens, err
+}
+
+// projectCounts reads a project's row of project_counts (migration 0011); a project with
+// no row has nothing yet.
+func (r *Replica) projectCounts(ctx context.Context, project string) (observations, discoveryTokens, sessions int, err error) {
+	err = r.reads.queryRow(ctx, "SELECT observations, discovery_tokens, sessions FROM project_counts WHERE project = ?", project).
+		Scan(&observations, &discoveryTokens, &sessions)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("project counts: %w", err)
+	}
+	return observations, discoveryTokens, sessions, nil
 }
 
 // DeviceNames maps every known origin to its device name.
@@ -416,11 +453,8 @@ func (r *Replica) SessionPlatforms(ctx context.Context, sessionIDs []string) (ma
 	return out, nil
 }
 
-// ProjectSessions counts the sessions of a project.
+// ProjectSessions counts the sessions of a project, from its maintained counts.
 func (r *Replica) ProjectSessions(ctx context.Context, project string) (int, error) {
-	var n int
-	if err := r.reads.queryRow(ctx, "SELECT COUNT(*) FROM sessions WHERE project = ?", project).Scan(&n); err != nil {
-		return 0, fmt.Errorf("project sessions: %w", err)
-	}
-	return n, nil
+	_, _, sessions, err := r.projectCounts(ctx, project)
+	return sessions, err
 }

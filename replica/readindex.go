@@ -306,23 +306,34 @@ func (r *Replica) HitsByID(ctx context.Context, kind string, ids []string, f sto
 // RecordsAround returns up to n records of kind that pass f, strictly before (or after)
 // the point (at, id), nearest first: records order by (time, id), and a time point (id "")
 // sits before every record of its millisecond.
+//
+// It is two reads, each a range of the kind's time index (project, created_at when f names
+// a project, else created_at) that stops after n rows: the rest of the anchor's millisecond
+// (by ID), then the times before (or after) it. One read with the condition
+// "created_at < ? OR (created_at = ? AND id < ?)" cost a walk of the whole index with a
+// table lookup per row (942 ms at 1M observations): SQLite cannot bound a range by an OR.
 func (r *Replica) RecordsAround(ctx context.Context, kind string, f store.SearchFilter, at int64, id string, before bool, n int) ([]store.IndexHit, error) {
+	if n <= 0 {
+		return nil, nil
+	}
 	k, err := indexKindOf(kind)
 	if err != nil {
 		return nil, err
 	}
-	where, args := k.where(kind, f)
-	var cond, order string
+	where, fargs := k.where(kind, f)
+	cmp, order := ">", "ASC"
 	if before {
-		cond, order = "(t.created_at < ? OR (t.created_at = ? AND t.id < ?))", "DESC"
-	} else {
-		cond, order = "(t.created_at > ? OR (t.created_at = ? AND t.id > ?))", "ASC"
+		cmp, order = "<", "DESC"
 	}
-	args = append([]any{at, at, id}, args...)
-	args = append(args, n)
-	query := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE " + cond + where +
-		" ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
-	return r.scanHits(ctx, query, args)
+	from := "SELECT " + k.hitCols() + ", 0 FROM " + k.table + " t LEFT JOIN devices d ON d.origin = t.origin WHERE "
+	same := from + "t.created_at = ? AND t.id " + cmp + " ?" + where + " ORDER BY t.id " + order + " LIMIT ?"
+	out, err := r.scanHits(ctx, same, append(append([]any{at, id}, fargs...), n))
+	if err != nil || len(out) == n {
+		return out, err
+	}
+	rest := from + "t.created_at " + cmp + " ?" + where + " ORDER BY t.created_at " + order + ", t.id " + order + " LIMIT ?"
+	more, err := r.scanHits(ctx, rest, append(append([]any{at}, fargs...), n-len(out)))
+	return append(out, more...), err
 }
 
 // HitByID returns the record of kind whose ID is id; ok is false when none has it.
@@ -402,6 +413,9 @@ type readStmts struct {
 	db    *sql.DB
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+	// trace, when set (by a test, before any read), sees every read: the query plan tests
+	// explain the statements the request paths really run.
+	trace func(q string, args []any)
 }
 
 func newReadStmts(db *sql.DB) *readStmts {
@@ -423,6 +437,9 @@ func uncancelled(ctx context.Context) context.Context {
 
 // query runs q through a cached prepared statement.
 func (c *readStmts) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if c.trace != nil {
+		c.trace(q, args)
+	}
 	ctx = uncancelled(ctx)
 	st, err := c.stmt(ctx, q)
 	if err != nil {
@@ -435,6 +452,9 @@ func (c *readStmts) query(ctx context.Context, q string, args ...any) (*sql.Rows
 }
 
 func (c *readStmts) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if c.trace != nil {
+		c.trace(q, args)
+	}
 	ctx = uncancelled(ctx)
 	st, err := c.stmt(ctx, q)
 	if err != nil || st == nil {

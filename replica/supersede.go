@@ -196,9 +196,12 @@ func applySupersede(ctx context.Context, tx *wtx, op store.Op, payload []byte) e
 }
 
 // currentObservation is the SQL condition that the observation whose ID is the column
-// expression col is not superseded by a stored record.
+// expression col (qualified: the subquery has its own observations, n) is not superseded
+// by a stored record: one primary-key lookup per row the
+// read looks at. (A NOT IN list of every superseded ID was built from a walk of all the
+// links at each read, which grows with the database, not with the read.)
 func currentObservation(col string) string {
-	return col + " NOT IN (SELECT s.old_id FROM supersedes s JOIN observations n ON n.id = s.new_id)"
+	return "NOT EXISTS (SELECT 1 FROM supersedes s JOIN observations n ON n.id = s.new_id WHERE s.old_id = " + col + ")"
 }
 
 // Supersessions returns the links that name any of ids, as old or as new, whose other end

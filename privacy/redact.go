@@ -364,21 +364,22 @@ func isWordByte(c byte) bool {
 }
 
 // triggers are the bytes at which scanHints looks closer: trigBase64 marks those that
-// are also the trigger byte of a base64 anchor.
-var triggers = buildTriggers()
+// are also the trigger byte of a base64 anchor. Built on first use, as every table here:
+// each memnode process pays its package inits, redacting or not.
+var triggers = sync.OnceValue(buildTriggers)
 
 const (
 	trigHere uint8 = 1 << iota
 	trigBase64
 )
 
-func buildTriggers() [256]uint8 {
-	var t [256]uint8
+func buildTriggers() *[256]uint8 {
+	t := new([256]uint8)
 	// '.' and 'p' are in moreTriggers; 'w' is .netrc's "password".
 	for _, c := range []byte("-_AJ:=GKIB.pw~" + moreTriggers) {
 		t[c] = trigHere
 	}
-	for c, as := range base64Index {
+	for c, as := range base64Index() {
 		if len(as) > 0 {
 			t[c] |= trigHere | trigBase64
 		}
@@ -393,9 +394,10 @@ func scanHints(s string) hints {
 	var h uint32
 	var as assignScanner
 	more := moreIdx()
+	trig := triggers()
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		t := triggers[c]
+		t := trig[c]
 		if t == 0 {
 			continue
 		}
@@ -808,12 +810,13 @@ var secretWords = [...]struct {
 }
 
 // secretWordsAt lists the secretWords by their first byte.
-var secretWordsAt = func() (t [256][]uint8) {
+var secretWordsAt = sync.OnceValue(func() *[256][]uint8 {
+	t := new([256][]uint8)
 	for i, w := range secretWords {
 		t[w.word[0]] = append(t[w.word[0]], uint8(i))
 	}
 	return t
-}()
+})
 
 // classifyKey returns the kind of secret a key name announces, or "".
 func classifyKey(key string) string {
@@ -847,7 +850,7 @@ func classifyKey(key string) string {
 // word: one pass over the key, looking up the words that start with each byte.
 func hasSecretWord(key, l string) bool {
 	for k := 0; k < len(l); k++ {
-		for _, wi := range secretWordsAt[l[k]] {
+		for _, wi := range secretWordsAt()[l[k]] {
 			if strings.HasPrefix(l[k:], secretWords[wi].word) && isWordAt(key, l, int(wi), k) {
 				return true
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Detectors for secrets that have no literal prefix of their own: a PEM body without its
@@ -131,10 +132,10 @@ type base64Anchor struct {
 }
 
 // base64Index lists the anchors by their trigger byte.
-var base64Index = buildBase64Index()
+var base64Index = sync.OnceValue(buildBase64Index)
 
-func buildBase64Index() [256][]base64Anchor {
-	var idx [256][]base64Anchor
+func buildBase64Index() *[256][]base64Anchor {
+	idx := new([256][]base64Anchor)
 	for _, w := range base64Words {
 		for pad := 0; pad < 3; pad++ {
 			enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + w + "xxx"))
@@ -146,7 +147,7 @@ func buildBase64Index() [256][]base64Anchor {
 			}) {
 				continue
 			}
-			a.trig = trigger(a.s, &idx)
+			a.trig = trigger(a.s, idx)
 			idx[a.s[a.trig]] = append(idx[a.s[a.trig]], a)
 		}
 	}
@@ -176,7 +177,7 @@ func trigger(a string, idx *[256][]base64Anchor) int {
 
 // base64AnchorAt reports whether an anchor's trigger byte is s[i] and the anchor is there.
 func base64AnchorAt(s string, i int) bool {
-	for _, a := range base64Index[s[i]] {
+	for _, a := range base64Index()[s[i]] {
 		// The first byte rules out nearly every candidate without a call.
 		if p := i - a.trig; p >= 0 && s[p] == a.s[0] && strings.HasPrefix(s[p:], a.s) {
 			return true
@@ -189,8 +190,9 @@ func base64AnchorAt(s string, i int) bool {
 func redactBase64Secrets(s string) string {
 	type span struct{ start, end int }
 	var spans []span
-	for c := range base64Index {
-		for _, a := range base64Index[c] {
+	idx := base64Index()
+	for c := range idx {
+		for _, a := range idx[c] {
 			for i := 0; ; {
 				k := strings.Index(s[i:], a.s)
 				if k < 0 {

@@ -88,8 +88,9 @@ func TestRedactNewShapesNegative(t *testing.T) {
 
 func TestBase64Anchors(t *testing.T) {
 	// Every anchor is long enough to be specific and is found by scanHints.
-	for c := range base64Index {
-		for _, a := range base64Index[c] {
+	idx := base64Index()
+	for c := range idx {
+		for _, a := range idx[c] {
 			if len(a.s) < 6 {
 				t.Errorf("anchor %q is too short", a.s)
 			}

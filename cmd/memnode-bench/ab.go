@@ -97,6 +97,7 @@ var abFigures = []abFigure{
 	{"  drain after last ack", "ms", false, func(r *Results) float64 { return r.Ingest.DrainAfterS * 1000 }},
 	{"context p50", "ms", false, func(r *Results) float64 { return r.Context.P50 }},
 	{"search p50", "ms", false, func(r *Results) float64 { return r.Search.P50 }},
+	{"memnode search p50", "ms", false, func(r *Results) float64 { return r.SearchCLI.P50 }},
 	// The node's CPU time per request of the two series above: a code path's cost, which
 	// the machine's load moves far less than a latency.
 	{"  context node CPU", "µs/req", false, func(r *Results) float64 { return r.Context.NodeCPU }},

@@ -188,7 +188,7 @@ func TestBenchTiny(t *testing.T) {
 	for name, s := range map[string]Stats{
 		"observation hook": res.Hooks.Observation, "session-init hook": res.Hooks.SessionInit,
 		"context hook": res.Hooks.Context, "context hook 10k": res.Hooks.Context10k,
-		"memnode version": res.Floor.Version, "/bin/true": res.Floor.True,
+		"memnode version": res.Floor.Version, "/bin/true": res.Floor.True, "memnode search": res.SearchCLI,
 	} {
 		if s.N != cfg.HookRuns || s.P50 <= 0 || s.P50 > s.P99 || s.Min > s.P50 {
 			t.Errorf("%s stats %+v", name, s)

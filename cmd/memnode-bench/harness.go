@@ -227,6 +227,20 @@ func (h *harness) measure(ctx context.Context, res *Results) error {
 	if res.Search, err = h.timeSearch(ctx, ctxName, cfg.ContextRuns); err != nil {
 		return err
 	}
+	// The same queries as a user types them: `memnode search` is a process start, the
+	// settings and token read, a connection and the same request (issue 30: within 2× of
+	// the HTTP figure above).
+	h.logf("memnode search in project %s: %d timed runs", ctxName, cfg.HookRuns)
+	if res.SearchCLI, err = timeRuns(ctx, cfg.Warmup, cfg.HookRuns, func(i int) *exec.Cmd {
+		return h.cmd(ctx, h.root, "search", searchTerms[i%len(searchTerms)], "--project", ctxName, "--limit", "20")
+	}, func(_ int, out []byte) error {
+		if len(out) == 0 {
+			return errors.New("memnode search printed no hits")
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("memnode search: %w", err)
+	}
 	ctxPl, err := loadPayloads(cfg.Fixture, h.ctxPrj)
 	if err != nil {
 		return err

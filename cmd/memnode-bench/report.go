@@ -99,9 +99,11 @@ type Results struct {
 	Context       Stats        `json:"context_ms"`
 	ContextBytes  int          `json:"context_bytes"`
 	// Search is GET /api/search over the context project (ab.go's searchTerms, in turn).
-	Search Stats        `json:"search_ms"`
-	Ingest IngestResult `json:"ingest"`
-	RSS    struct {
+	Search Stats `json:"search_ms"`
+	// SearchCLI is `memnode search` of the same terms in the same project, fork to exit.
+	SearchCLI Stats        `json:"search_cli_ms"`
+	Ingest    IngestResult `json:"ingest"`
+	RSS       struct {
 		Idle         mem `json:"idle"`
 		IdleLong     mem `json:"idle_long"` // after -idle-long of idleness; zero when skipped
 		AfterContext mem `json:"after_context"`
@@ -161,6 +163,8 @@ func (r *Results) rows() []Row {
 		{Key: "context_p50_ms", Label: fmt.Sprintf("GET /api/context, %d obs p50", r.ContextIngest.Observations), Value: r.Context.P50, Unit: "ms", Detail: st(r.Context) + fmt.Sprintf(", %d bytes", r.ContextBytes), Target: 20},
 		{Key: "context_p99_ms", Label: "GET /api/context p99", Value: r.Context.P99, Unit: "ms"},
 		{Key: "search_p50_ms", Label: fmt.Sprintf("GET /api/search, %d obs p50", r.ContextIngest.Observations), Value: r.Search.P50, Unit: "ms", Detail: st(r.Search)},
+		{Key: "search_cli_p50_ms", Label: fmt.Sprintf("memnode search, %d obs p50", r.ContextIngest.Observations), Value: r.SearchCLI.P50, Unit: "ms",
+			Detail: fmt.Sprintf("%s; %.1f× the HTTP p50", st(r.SearchCLI), r.SearchCLI.P50/max(r.Search.P50, 1e-9))},
 		{Key: "rss_idle_mib", Label: "node RSS idle (after start)", Value: mib(r.RSS.Idle.RSS), Unit: "MiB", Detail: memDetail(r.RSS.Idle), Target: 30},
 		{Key: "rss_after_10k_mib", Label: fmt.Sprintf("node RSS after %d obs + context", r.ContextIngest.Observations), Value: mib(r.RSS.AfterContext.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterContext)},
 		{Key: "rss_after_ingest_mib", Label: fmt.Sprintf("node RSS after all (%d obs)", r.FinalObservations), Value: mib(r.RSS.AfterIngest.RSS), Unit: "MiB", Detail: memDetail(r.RSS.AfterIngest)},

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,12 +57,15 @@ func cmdViewer(ctx context.Context, env *cliEnv, args []string) int {
 // loginPage forwards the browser to the login URL at once: a file only the user can read
 // carries the code, and the opener's argv (readable by every user in /proc) carries only
 // its path.
-var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+// Parsed on first use: every memnode process would pay the parse at init.
+var loginPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`<!doctype html>
 <meta charset="utf-8"><meta name="referrer" content="no-referrer">
 <meta http-equiv="refresh" content="0;url={{.URL}}">
 <title>memnode viewer</title>
 <p>Opening the memnode viewer… <a href="{{.URL}}">continue</a> (this link works once, until {{.Until}}).</p>
 `))
+})
 
 // writeLoginPage writes a fresh login page for code into dir (0700, made if missing) as a
 // new 0600 file and returns its path. Pages whose code has expired are removed first.
@@ -80,7 +84,7 @@ func writeLoginPage(dir string, code apitype.ViewerCode) (string, error) {
 		}
 	}
 	var b bytes.Buffer
-	if err := loginPage.Execute(&b, struct{ URL, Until string }{code.URL, code.Expires.Local().Format("15:04:05")}); err != nil {
+	if err := loginPage().Execute(&b, struct{ URL, Until string }{code.URL, code.Expires.Local().Format("15:04:05")}); err != nil {
 		return "", fmt.Errorf("login page: %w", err)
 	}
 	name := filepath.Join(dir, "viewer-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".html")

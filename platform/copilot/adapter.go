@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
@@ -123,7 +124,9 @@ func readFiles(p payload, cwd string) []string {
 }
 
 // exitLine is the line Copilot's bash tool ends its output with.
-var exitLine = regexp.MustCompile(`\n?<shellId: [^>]* completed with exit code (-?\d+)>\s*$`)
+var exitLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n?<shellId: [^>]* completed with exit code (-?\d+)>\s*$`)
+})
 
 // canonicalCall maps a Copilot call onto Claude Code's shapes: view → Read, edit → Edit,
 // create → Write (path → file_path, old_str/new_str → old_string/new_string), bash → Bash
@@ -147,7 +150,7 @@ func canonicalCall(in *platform.Input, p payload) {
 	text := p.ToolResult.TextResultForLlm
 	if in.ToolName == "Bash" {
 		code := 0
-		if m := exitLine.FindStringSubmatch(text); m != nil {
+		if m := exitLine().FindStringSubmatch(text); m != nil {
 			code, _ = strconv.Atoi(m[1])
 			text = text[:len(text)-len(m[0])]
 		}

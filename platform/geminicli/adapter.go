@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/memnode/memnode/install"
 	"github.com/memnode/memnode/platform"
@@ -35,14 +36,16 @@ type payload struct {
 // hookContext matches the context a hook injected, which Gemini CLI prepends to the prompt
 // it then hands to BeforeAgent and AfterAgent: memnode must not store its own context as
 // the user's words.
-var hookContext = regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>\s*`)
+var hookContext = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s)<hook_context>.*?</hook_context>\s*`)
+})
 
 // StripHookContext removes injected <hook_context> blocks from a prompt.
 func StripHookContext(s string) string {
 	if !strings.Contains(s, "<hook_context>") {
 		return s
 	}
-	return strings.TrimSpace(hookContext.ReplaceAllString(s, ""))
+	return strings.TrimSpace(hookContext().ReplaceAllString(s, ""))
 }
 
 // Normalize implements platform.Adapter. Unknown fields are ignored; fields of an

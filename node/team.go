@@ -11,6 +11,7 @@ import (
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/team"
+	"github.com/memnode/memnode/team/statedb"
 )
 
 // startTeam opens team memory; it contacts the cluster only once this device has joined.
@@ -22,6 +23,7 @@ func (n *Node) startTeam(ctx context.Context, rep *replica.Replica, key crypto.P
 	}
 	t, err := team.New(ctx, team.Config{
 		StatePath: datadir.Dir(n.cfg.DataDir).Team(),
+		OpenState: func(ctx context.Context, path string) (team.StateDB, error) { return statedb.Open(ctx, path) },
 		Replica:   rep,
 		Key:       key,
 		Device:    device,

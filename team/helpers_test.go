@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/memnode/memnode/team/statedb"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -65,7 +66,7 @@ func newTunedMember(tb testing.TB, user, device string, tune func(*Config), loca
 		}
 		return false
 	}
-	cfg := Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), Replica: r, Key: key,
+	cfg := Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), OpenState: openStateDB, Replica: r, Key: key,
 		Device: device, LocalOnly: lo, Feed: bus, Every: 50 * time.Millisecond, Timeout: 3 * time.Second}
 	if tune != nil {
 		tune(&cfg)
@@ -164,3 +165,6 @@ func obs(project, title string, i int) memory.Observation {
 	return memory.Observation{SessionID: "bulk-" + project, Project: project, Type: "change", Title: title,
 		Narrative: "bulk narrative " + title, CreatedAt: int64(1790000000000 + i)}
 }
+
+// openStateDB is what node wires: team's state in a real SQLite file.
+func openStateDB(ctx context.Context, path string) (StateDB, error) { return statedb.Open(ctx, path) }

@@ -32,7 +32,7 @@ func TestTeamSquattedSequenceIsReportedToItsPusher(t *testing.T) {
 		t.Fatalf("squats before any: %+v", st.Squatted)
 	}
 	var next int
-	if err := a.t.st.db.QueryRow(`SELECT MAX(tseq) + 1 FROM outbox WHERE project = ?`, P).Scan(&next); err != nil {
+	if err := a.t.st.db.QueryRowContext(context.Background(), `SELECT MAX(tseq) + 1 FROM outbox WHERE project = ?`, P).Scan(&next); err != nil {
 		t.Fatal(err)
 	}
 	squat := Op{Origin: a.r.Origin(), TSeq: uint64(next), Project: P, Kind: store.OpObservation, RecordID: "01SQUATSQUATSQUATSQUATSQUA",

@@ -5,18 +5,29 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
-
-	_ "github.com/mattn/go-sqlite3" // the SQLite driver
 )
+
+// StateDB is the SQL database that holds this device's team state, in SQLite's dialect: the
+// schema below and every query are team's, the driver is not. Whoever wires team opens the
+// file (node: team/statedb.Open, go-sqlite3), so team links no SQLite; *sql.DB satisfies it.
+// Writes need one connection (or immediate transactions): team does not retry SQLITE_BUSY.
+type StateDB interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	Close() error
+}
+
+// OpenStateFunc opens the state file at a path (Config.OpenState).
+type OpenStateFunc func(ctx context.Context, path string) (StateDB, error)
 
 // state is this device's side of the team: <data dir>/team.db (0600). It holds the join
 // (cluster URLs, user, pinned admins — never the password, which lives in the key store),
 // the shared projects, the outbox, the pull cursors, the authors learned from verified ops,
 // and the rejected ops.
-type state struct{ db *sql.DB }
+type state struct{ db StateDB }
 
 func stateSchema() []string {
 	return []string{
@@ -50,22 +61,11 @@ func stateSchema() []string {
 	}
 }
 
-func openState(ctx context.Context, path string) (*state, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+func openState(ctx context.Context, open OpenStateFunc, path string) (*state, error) {
+	db, err := open(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open team state: %w", err)
 	}
-	f.Close()
-	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
-	q.Set("_synchronous", "FULL")
-	q.Set("_busy_timeout", "5000")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open team state: %w", err)
-	}
-	db.SetMaxOpenConns(1)
 	for _, s := range stateSchema() {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			db.Close()

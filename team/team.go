@@ -32,6 +32,9 @@ type Replica interface {
 // Config configures a Team.
 type Config struct {
 	StatePath string            // <data dir>/team.db
+	// OpenState opens the state file at StatePath (team/statedb.Open: SQLite). team keeps
+	// the schema and the queries; the driver is the caller's, so team links no SQLite.
+	OpenState OpenStateFunc
 	Replica   Replica           // the local replica
 	Key       crypto.PrivKey    // the device identity (sync's identity.key): signs every op
 	Device    string            // this device's name, shown as @user/device
@@ -121,10 +124,10 @@ type Team struct {
 // New opens the team state; it contacts no cluster until Start or Join.
 func New(ctx context.Context, cfg Config) (*Team, error) {
 	cfg.defaults()
-	if cfg.Replica == nil || cfg.Key == nil || cfg.StatePath == "" {
-		return nil, errors.New("team: Replica, Key and StatePath are required")
+	if cfg.Replica == nil || cfg.Key == nil || cfg.StatePath == "" || cfg.OpenState == nil {
+		return nil, errors.New("team: Replica, Key, StatePath and OpenState are required")
 	}
-	st, err := openState(ctx, cfg.StatePath)
+	st, err := openState(ctx, cfg.OpenState, cfg.StatePath)
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func newClockedMember(tb testing.TB, user, device string, clk *clock) *member {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { r.Close() })
-	tm, err := New(context.Background(), Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), Replica: r, Key: key,
+	tm, err := New(context.Background(), Config{StatePath: filepath.Join(tb.TempDir(), "team.db"), OpenState: openStateDB, Replica: r, Key: key,
 		Device: device, Feed: bus, Every: 50 * time.Millisecond, Timeout: 3 * time.Second, Now: clk.now})
 	if err != nil {
 		tb.Fatal(err)

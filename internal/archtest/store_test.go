@@ -14,7 +14,8 @@ var replicaImporters = []string{"node", "internal/testkit"}
 
 // sqliteFree are the packages that must build without SQLite: they reach the store only
 // through the store contract, so a second backend (or a fake) can stand in for the replica.
-var sqliteFree = []string{"pipeline", "search", "sync", "importer", "embed/worker", "store", "store/storetest", "store/memstore"}
+// team keeps its own local state (team.db) behind team.StateDB, opened by team/statedb.
+var sqliteFree = []string{"pipeline", "search", "sync", "team", "importer", "embed/worker", "store", "store/storetest", "store/memstore"}
 
 const sqliteDriver = "github.com/mattn/go-sqlite3"
 

@@ -62,7 +62,7 @@ func BenchmarkReplicate10k(b *testing.B) {
 	var bytes int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		nb := startNode(b, fmt.Sprintf("b%d", i), b.TempDir(), nil, snapshotsOff, func(c *Config) { c.AntiEntropyInterval = time.Hour })
+		nb := startNode(b, fmt.Sprintf("b%d", i), b.TempDir(), nil, snapshotsOff, func(c *nodeSetup) { c.AntiEntropyInterval = time.Hour })
 		sent := a.node.stats.BytesSent.Load() + a.node.stats.BytesRecv.Load()
 		b.StartTimer()
 		start := time.Now()
@@ -228,7 +228,7 @@ func BenchmarkOpLogOverhead(b *testing.B) {
 // Reports the catch-up rate in ops (seqs the new device's vector moved past) and records
 // (observations it ends with) per second, and the CPU time of the whole process per 1k ops.
 func BenchmarkCatchUp(b *testing.B) {
-	a := startNode(b, "dev-a", testkit.FastTempDir(b), nil, func(c *Config) { c.CompactInterval = -1 })
+	a := startNode(b, "dev-a", testkit.FastTempDir(b), nil, func(c *nodeSetup) { c.CompactInterval = -1 })
 	a.history(5_000, 5_000, 500)
 	origin := a.id.String()
 	total := a.vv()[origin]
@@ -240,7 +240,7 @@ func BenchmarkCatchUp(b *testing.B) {
 	catchUp := func(b *testing.B, name string, snapshot nodeOpt) {
 		var elapsed, cpu time.Duration
 		for i := 0; i < b.N; i++ {
-			nb := startNode(b, fmt.Sprintf("%s-%d", name, i), testkit.FastTempDir(b), nil, snapshot, func(c *Config) { c.AntiEntropyInterval = time.Hour })
+			nb := startNode(b, fmt.Sprintf("%s-%d", name, i), testkit.FastTempDir(b), nil, snapshot, func(c *nodeSetup) { c.AntiEntropyInterval = time.Hour })
 			before := cpuTime()
 			start := time.Now()
 			nb.join(a)
@@ -280,7 +280,7 @@ func BenchmarkCatchUp(b *testing.B) {
 	}
 	b.Logf("compacted %d of %d ops of A", res.Removed(), total)
 	b.Run("compacted", func(b *testing.B) { catchUp(b, "compacted", snapshotsOff) })
-	b.Run("snapshot", func(b *testing.B) { catchUp(b, "snapshot", func(*Config) {}) })
+	b.Run("snapshot", func(b *testing.B) { catchUp(b, "snapshot", func(*nodeSetup) {}) })
 }
 
 // cpuTime is the CPU time (user + system) this process has used.

@@ -115,7 +115,7 @@ func TestCompactionThenNewDeviceConverges(t *testing.T) {
 	if !full {
 		records, updates, forgets = 2_500, 500, 50
 	}
-	manual := func(c *Config) { c.CompactInterval = -1 } // compacted below, once measured
+	manual := func(c *nodeSetup) { c.CompactInterval = -1 } // compacted below, once measured
 	a := startNode(t, "dev-a", testkit.FastTempDir(t), nil, manual)
 	b := startNode(t, "dev-b", testkit.FastTempDir(t), nil, manual)
 	b.join(a)

@@ -19,7 +19,7 @@ func TestCrashedDeviceIsNoticed(t *testing.T) {
 	})
 	// Crash b: its gossip socket and libp2p host disappear without a leave message.
 	start := time.Now()
-	b.node.gossipDown.Store(true)
+	b.node.hooks.gossipDown.Store(true)
 	if err := b.node.ml.Shutdown(); err != nil {
 		t.Fatal(err)
 	}

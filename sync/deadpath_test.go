@@ -86,11 +86,11 @@ func (s *silentStream) Write(b []byte) (int, error) {
 func (n *Node) refuse(peers ...peer.ID) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.cut == nil {
-		n.cut = map[peer.ID]bool{}
+	if n.hooks.cut == nil {
+		n.hooks.cut = map[peer.ID]bool{}
 	}
 	for _, p := range peers {
-		n.cut[p] = true
+		n.hooks.cut[p] = true
 	}
 }
 
@@ -106,8 +106,8 @@ func TestDeadPathMidCatchUpFallsBackToAnotherPeer(t *testing.T) {
 	paths := &deadPaths{}
 	// A serves small batches so that the catch-up lasts long enough to be cut in the middle;
 	// B and C run as shipped.
-	wrap := func(c *Config) { c.wrapStream = paths.wrap }
-	a := startNode(t, "dev-a", t.TempDir(), nil, wrap, func(c *Config) { c.BatchSize = 100 })
+	wrap := func(c *nodeSetup) { c.wrapStream = paths.wrap }
+	a := startNode(t, "dev-a", t.TempDir(), nil, wrap, func(c *nodeSetup) { c.BatchSize = 100 })
 	b := startNode(t, "dev-b", t.TempDir(), nil, wrap)
 	b.join(a)
 	a.fill(total, 500)

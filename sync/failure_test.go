@@ -33,7 +33,7 @@ func TestRepeatedSessionFailureShowsInStatus(t *testing.T) {
 	a := startNode(t, "dev-a", t.TempDir(), nil)
 	var fs *failingStore
 	blogs := &logBuf{}
-	b := startNode(t, "dev-b", t.TempDir(), blogs, func(c *Config) {
+	b := startNode(t, "dev-b", t.TempDir(), blogs, func(c *nodeSetup) {
 		fs = &failingStore{Store: c.Store}
 		c.Store = fs
 	})

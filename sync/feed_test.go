@@ -14,7 +14,7 @@ import (
 // rounds an hour apart and no NotifyLocalWrite call, nothing else could carry it.
 func TestFeedWakesPushWithoutPolling(t *testing.T) {
 	checkGoroutines(t)
-	hour := func(c *Config) { c.AntiEntropyInterval = time.Hour }
+	hour := func(c *nodeSetup) { c.AntiEntropyInterval = time.Hour }
 	a := startNode(t, "a", t.TempDir(), nil, hour)
 	b := startNode(t, "b", t.TempDir(), nil, hour)
 	b.join(a)

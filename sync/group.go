@@ -2,6 +2,7 @@ package sync
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,13 @@ import (
 	"maps"
 	"os"
 	"slices"
+	stdsync "sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/memnode/memnode/store"
 )
@@ -195,4 +203,178 @@ func (n *Node) snapshotLocked() stateFile {
 	}
 	st.LastSync = maps.Clone(n.state.LastSync)
 	return st
+}
+
+// membership is the group side of a node's state: the group state file and what was last
+// written to it, the gossip (memberlist) and who it sees alive, pending invites and the
+// pairing in progress. state, invites, pairTarget, hosting and alive are guarded by Node.mu.
+type membership struct {
+	path       string        // group.json
+	saveMu     stdsync.Mutex // serialises persist and syncKeyring, which run outside mu
+	state      stateFile
+	invites    []pendingInvite
+	pairTarget peer.ID
+	hosting    int // pairings this device is answering as the inviter now
+	alive      map[peer.ID]bool
+	metas      *liveMetas // what memberlist's event delegate copied (safe to read any time)
+
+	ml   *memberlist.Memberlist
+	keys *memberlist.Keyring
+	mdns interface{ Close() error }
+
+	memberKick chan struct{} // memberlist saw a join, update or leave
+	stateKick  chan struct{} // the group state changed: learn addresses, run a full round
+}
+
+func (n *Node) group() groupState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state.Group.clone()
+}
+
+func (n *Node) publishName(ctx context.Context) error {
+	n.mu.Lock()
+	name, published := n.cfg.DeviceName, n.state.PublishedName
+	n.mu.Unlock()
+	if name == "" || name == published {
+		return nil
+	}
+	if err := n.cfg.Store.SetDeviceName(ctx, n.self.String(), name); err != nil {
+		return fmt.Errorf("publish device name: %w", err)
+	}
+	n.mu.Lock()
+	n.state.PublishedName = name
+	n.mu.Unlock()
+	return n.persist()
+}
+
+// refreshSelfLocked brings this device's own member record up to date.
+func (n *Node) refreshSelfLocked() {
+	me := Member{PeerID: n.self.String(), Name: n.cfg.DeviceName, Version: n.cfg.Version}
+	for _, a := range n.host.Addrs() {
+		me.Addrs = append(me.Addrs, a.String())
+	}
+	if n.ml != nil {
+		me.Gossip = n.ml.LocalNode().Address()
+	}
+	cur := n.state.Group.Members[me.PeerID]
+	if cur.Name == me.Name && cur.Gossip == me.Gossip && cur.Version == me.Version && slices.Equal(cur.Addrs, me.Addrs) {
+		return
+	}
+	me.Updated = max(n.cfg.Now().UnixMilli(), cur.Updated+1)
+	n.state.Group.Members[me.PeerID] = me
+}
+
+// learnAddrs puts every member's known addresses into the peerstore.
+func (n *Node) learnAddrs(g groupState) {
+	for id, m := range g.Members {
+		p, err := peer.Decode(id)
+		if err != nil || p == n.self {
+			continue
+		}
+		var addrs []ma.Multiaddr
+		for _, s := range m.Addrs {
+			if a, err := ma.NewMultiaddr(s); err == nil {
+				addrs = append(addrs, a)
+			}
+		}
+		n.host.Peerstore().AddAddrs(p, addrs, peerstore.PermanentAddrTTL)
+	}
+}
+
+// mergeGroup folds a peer's group state into ours, persists it, and applies its effects:
+// a new gossip key, dropped connections to removed devices, addresses of new members.
+func (n *Node) mergeGroup(other groupState) error {
+	n.mu.Lock()
+	before := n.state.Group.clone()
+	changed, err := n.state.Group.merge(other)
+	if err != nil || !changed {
+		n.mu.Unlock()
+		return err
+	}
+	after := n.state.Group.clone()
+	n.mu.Unlock()
+	return n.applyGroupChange(before, after)
+}
+
+// applyGroupChange persists the state and applies the effects of the group going from
+// before to g (both copies taken under n.mu).
+func (n *Node) applyGroupChange(before, g groupState) error {
+	if err := n.persist(); err != nil {
+		return err
+	}
+	if g.KeyEpoch != before.KeyEpoch || string(g.Key) != string(before.Key) {
+		if err := n.syncKeyring(); err != nil {
+			return err
+		}
+		n.log.Info("gossip key rotated", "epoch", g.KeyEpoch)
+	}
+	n.applyCuts(before, g)
+	if g.KeyEpoch != before.KeyEpoch || len(g.Removed) != len(before.Removed) {
+		n.preemptSessions() // a running session must not go on under the old state
+	}
+	for id := range g.Removed {
+		if _, was := before.Removed[id]; was {
+			continue
+		}
+		if p, err := peer.Decode(id); err == nil {
+			n.host.Network().ClosePeer(p)
+			n.host.Peerstore().ClearAddrs(p)
+		}
+		n.log.Info("device removed from group", "peer", id)
+	}
+	for id := range g.Members {
+		if _, was := before.Members[id]; !was {
+			n.log.Info("device joined group", "peer", id, "name", g.Members[id].Name)
+		}
+	}
+	n.learnAddrs(g)
+	kick(n.stateKick)
+	return nil
+}
+
+// applyCuts hands the replica every removal cut-off that is new or higher in g than in
+// before. Start calls it with an empty before, so a cut the state file holds but the replica
+// missed (a crash between the two) is applied at the next start.
+func (n *Node) applyCuts(before, g groupState) {
+	for id, seq := range g.Cuts {
+		if cur, ok := before.Cuts[id]; ok && cur >= seq {
+			continue
+		}
+		if id == n.self.String() {
+			continue // our own removal: Status says so; our op-log stays ours
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		dropped, err := n.cfg.Store.CutOrigin(ctx, id, seq)
+		cancel()
+		if err != nil {
+			n.log.Error("drop a removed device's later ops", "peer", id, "err", err)
+			continue
+		}
+		if dropped > 0 {
+			n.log.Info("dropped a removed device's ops past its removal", "peer", id, "ops", dropped, "cut", seq)
+		}
+	}
+}
+
+// persist writes the current state. Concurrent callers are serialised and each writes the
+// state as of its turn, so the file never goes back to an older state.
+func (n *Node) persist() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
+	n.mu.Lock()
+	st := n.snapshotLocked()
+	n.mu.Unlock()
+	return saveState(n.path, st)
+}
+
+// syncKeyring makes the gossip keyring hold exactly the current group key. Reading the key
+// at its turn (not the caller's copy) means two concurrent rotations end on the latest key.
+func (n *Node) syncKeyring() error {
+	n.saveMu.Lock()
+	defer n.saveMu.Unlock()
+	n.mu.Lock()
+	key := slices.Clone(n.state.Group.Key)
+	n.mu.Unlock()
+	return n.useKey(key)
 }

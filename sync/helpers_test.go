@@ -87,7 +87,14 @@ type tnode struct {
 	clock *testClock
 }
 
-type nodeOpt func(*Config)
+// nodeSetup is what a test may change before a node is made: its Config and the test hooks
+// (hooks.go), both by their field names.
+type nodeSetup struct {
+	Config
+	*testHooks
+}
+
+type nodeOpt func(*nodeSetup)
 
 func startNode(tb testing.TB, name, dir string, logs *logBuf, opts ...nodeOpt) *tnode {
 	tb.Helper()
@@ -112,16 +119,16 @@ func (t *tnode) start(opts ...nodeOpt) {
 	if err != nil {
 		t.tb.Fatal(err)
 	}
-	cfg := Config{
+	cfg := nodeSetup{testHooks: &testHooks{}, Config: Config{
 		DataDir: t.dir, DeviceName: t.name, Store: rep, Feed: bus, Version: "test",
 		Logger:              slog.New(slog.NewTextHandler(t.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", t.name),
 		AntiEntropyInterval: time.Second, Debounce: 20 * time.Millisecond, JoinRetry: 200 * time.Millisecond,
 		Now: t.clock.Now,
-	}
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	n, err := New(cfg)
+	n, err := newNode(cfg.Config, cfg.testHooks)
 	if err != nil {
 		rep.Close()
 		t.tb.Fatal(err)
@@ -249,7 +256,7 @@ func contains(s string, subs ...string) bool {
 // setCut partitions n from peers (nil heals): connections are refused and dropped.
 func (n *Node) setCut(peers []peer.ID) {
 	n.mu.Lock()
-	n.cut = nil
+	n.hooks.cut = nil
 	n.mu.Unlock()
 	n.refuse(peers...)
 	for _, p := range peers {

@@ -116,7 +116,7 @@ func TestJoinKeepsTheConnectionOfADeviceJoiningIt(t *testing.T) {
 	var xID atomic.Value // peer.ID of X, set before any Join
 	checked, xDone := make(chan struct{}), make(chan struct{})
 	release := stdsync.OnceFunc(func() { close(xDone) }) // lets Y's Join go on
-	hook := func(c *Config) {
+	hook := func(c *nodeSetup) {
 		c.joinChecked = func(inviter peer.ID) {
 			if id, _ := xID.Load().(peer.ID); inviter == id {
 				close(checked)

@@ -116,8 +116,8 @@ func (n *Node) Join(ctx context.Context, code string) error {
 		n.mu.Unlock()
 	}()
 
-	if n.cfg.joinChecked != nil {
-		n.cfg.joinChecked(c.Inviter)
+	if n.hooks.joinChecked != nil {
+		n.hooks.joinChecked(c.Inviter)
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, pairTimeout)

@@ -40,8 +40,8 @@ type conn struct {
 }
 
 func (n *Node) newConn(s network.Stream) *conn {
-	if n.cfg.wrapStream != nil {
-		s = n.cfg.wrapStream(s)
+	if n.hooks.wrapStream != nil {
+		s = n.hooks.wrapStream(s)
 	}
 	m := meter{rw: s, stats: &n.stats}
 	c := &conn{n: n, s: s, snap: s.Protocol() == ProtocolSyncS}
@@ -76,7 +76,7 @@ func (c *conn) release() {
 
 // syncProtocols are the protocols an initiator offers, preferred first.
 func (n *Node) syncProtocols() []protocol.ID {
-	if n.cfg.plainOnly {
+	if n.hooks.plainOnly {
 		return []protocol.ID{ProtocolSync}
 	}
 	return []protocol.ID{ProtocolSyncS, ProtocolSyncZ, ProtocolSync}
@@ -195,8 +195,8 @@ func (n *Node) markSynced(p peer.ID) {
 
 // sessionTimeout bounds one session, either side.
 func (n *Node) sessionTimeout() time.Duration {
-	if n.cfg.sessionTimeout > 0 {
-		return n.cfg.sessionTimeout
+	if n.hooks.sessionTimeout > 0 {
+		return n.hooks.sessionTimeout
 	}
 	return sessionTimeout
 }

@@ -37,8 +37,8 @@ func (l *protocolLog) count(p protocol.ID) int {
 func TestCompressedSyncAndFallbackToPlain(t *testing.T) {
 	checkGoroutines(t)
 	var la, lb, lc protocolLog
-	a := startNode(t, "dev-a", t.TempDir(), nil, func(c *Config) { c.wrapStream = la.wrap })
-	b := startNode(t, "dev-b", t.TempDir(), nil, func(c *Config) { c.wrapStream = lb.wrap })
+	a := startNode(t, "dev-a", t.TempDir(), nil, func(c *nodeSetup) { c.wrapStream = la.wrap })
+	b := startNode(t, "dev-b", t.TempDir(), nil, func(c *nodeSetup) { c.wrapStream = lb.wrap })
 	b.join(a)
 	a.write("s1", "compressed hello alpha")
 	b.write("s2", "compressed hello bravo")
@@ -50,7 +50,7 @@ func TestCompressedSyncAndFallbackToPlain(t *testing.T) {
 		t.Errorf("current devices fell back to %s %d times", ProtocolSync, n)
 	}
 
-	old := startNode(t, "dev-old", t.TempDir(), nil, func(c *Config) { c.wrapStream = lc.wrap; c.plainOnly = true })
+	old := startNode(t, "dev-old", t.TempDir(), nil, func(c *nodeSetup) { c.wrapStream = lc.wrap; c.plainOnly = true })
 	old.join(a)
 	old.write("s3", "plain hello charlie")
 	a.write("s4", "compressed hello delta")

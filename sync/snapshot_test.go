@@ -12,8 +12,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 )
 
-func snapshotsOn(c *Config)  { c.SnapshotMin = 1 }
-func snapshotsOff(c *Config) { c.SnapshotMin = -1 }
+func snapshotsOn(c *nodeSetup)  { c.SnapshotMin = 1 }
+func snapshotsOff(c *nodeSetup) { c.SnapshotMin = -1 }
 
 // waitSnapshots waits until t has counted want installed snapshots: the counter moves just
 // after the install committed, so a test that saw the data may be a moment early.
@@ -36,7 +36,7 @@ func TestNewDeviceStartsFromSnapshotAndServesOthers(t *testing.T) {
 		t.Skip("-short: several real devices for seconds (make test runs it)")
 	}
 	checkGoroutines(t)
-	manual := func(c *Config) { c.CompactInterval = -1 }
+	manual := func(c *nodeSetup) { c.CompactInterval = -1 }
 	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, manual)
 	b := startNode(t, "dev-b", t.TempDir(), nil, snapshotsOn, manual)
 	x := startNode(t, "dev-x", t.TempDir(), nil, snapshotsOn, manual)
@@ -123,7 +123,7 @@ func TestNewDeviceStartsFromSnapshotAndServesOthers(t *testing.T) {
 // replay.
 func TestSnapshotFallsBackToOpReplayWithAnOldPeer(t *testing.T) {
 	checkGoroutines(t)
-	old := startNode(t, "dev-old", t.TempDir(), nil, func(c *Config) { c.plainOnly = true })
+	old := startNode(t, "dev-old", t.TempDir(), nil, func(c *nodeSetup) { c.plainOnly = true })
 	for i := range 10 {
 		old.write("s", fmt.Sprintf("old record %d", i))
 	}
@@ -175,7 +175,7 @@ func TestSnapshotCutMidwayLeavesTheDeviceBlank(t *testing.T) {
 	var on atomic.Bool
 	var cuts atomic.Int64
 	on.Store(true)
-	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *nodeSetup) {
 		cfg.wrapStream = func(s network.Stream) network.Stream {
 			return &cuttingStream{Stream: s, on: &on, limit: 16 << 10, cuts: &cuts}
 		}
@@ -235,13 +235,13 @@ func TestSnapshotFromATricklingPeerEndsAtTheSessionDeadline(t *testing.T) {
 	var on atomic.Bool
 	var failed atomic.Int64
 	on.Store(true)
-	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, func(cfg *nodeSetup) {
 		cfg.wrapStream = func(s network.Stream) network.Stream {
 			return &tricklingStream{Stream: s, on: &on, failed: &failed}
 		}
 	})
 	a.history(3000, 0, 0) // over a megabyte of snapshot: a minute at the trickle's 25 KB/s
-	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *Config) {
+	c := startNode(t, "dev-c", t.TempDir(), nil, snapshotsOn, func(cfg *nodeSetup) {
 		cfg.sessionTimeout = 2 * time.Second
 		// C's own sessions fail at once, so the snapshot comes in A's sessions, where C is
 		// the responder: the side whose deadline the per-read idle deadline had replaced.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -172,4 +173,18 @@ func shortIDString(s string) string {
 		return s[len(s)-12:]
 	}
 	return s
+}
+
+// Stats counts sync traffic since Start.
+type Stats struct {
+	Sessions   atomic.Int64
+	OpsSent    atomic.Int64
+	OpsApplied atomic.Int64
+	BytesSent  atomic.Int64
+	BytesRecv  atomic.Int64
+	// SnapshotsInstalled counts snapshots this device started from, SnapshotOps the op-log
+	// rows they brought, SnapshotsServed the snapshots it sent.
+	SnapshotsInstalled atomic.Int64
+	SnapshotOps        atomic.Int64
+	SnapshotsServed    atomic.Int64
 }

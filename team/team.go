@@ -31,7 +31,7 @@ type Replica interface {
 
 // Config configures a Team.
 type Config struct {
-	StatePath string            // <data dir>/team.db
+	StatePath string // <data dir>/team.db
 	// OpenState opens the state file at StatePath (team/statedb.Open: SQLite). team keeps
 	// the schema and the queries; the driver is the caller's, so team links no SQLite.
 	OpenState OpenStateFunc

@@ -83,8 +83,9 @@ type Failure struct {
 type Result struct {
 	// AdditionalContext is injected into the agent's context (context, file-context).
 	AdditionalContext string
-	// SystemMessage is one line shown to the user, where the agent shows one (Claude
-	// Code's systemMessage at session start); adapters of other agents drop it.
+	// SystemMessage is one line shown to the user at session start, where the agent shows
+	// one (the systemMessage of Claude Code, Gemini CLI and Qwen Code); adapters of other
+	// agents drop it.
 	SystemMessage string
 }
 
@@ -147,6 +148,9 @@ type Platform struct {
 	// Fixtures is the folder, relative to the repository root, of the agent's recorded
 	// hook payloads (session.jsonl, README.md) that its tests replay.
 	Fixtures string
+	// History is where the agent keeps its past sessions, for `memnode import
+	// --from-<Name>`; nil when memnode cannot import them.
+	History *History
 }
 
 // Registry is the set of registered platforms, in registration order.

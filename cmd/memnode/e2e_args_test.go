@@ -36,6 +36,7 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 	in.start()
 	pid := in.pidFile()
 	export := filepath.Join(t.TempDir(), "two.jsonl")
+	emptyDir := t.TempDir() // an agent's history folder with no session in it
 	writeObservations(t, export, 2)
 	in.mustRun(nil, "import", export)
 	var res apitype.Results
@@ -134,6 +135,15 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "import", kind: "flag", args: []string{"import", export, "--frob"}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", export, "--from-claude-mem", export}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", filepath.Join(in.dataDir, "nope.jsonl")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", "--from-gemini-cli"}, code: 2},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", "--from-claude-mem", export}, code: 2},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", "a", "b"}, code: 2},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", "--since", "someday"}, code: 2},
+		{cmd: "import", kind: "bad", args: []string{"import", export, "--since", "2026-11-01"}, code: 2},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "good", args: []string{"import", "--from-codex", emptyDir}, outMin: 1},
 
 		{cmd: "export", kind: "good", args: []string{"export", "--project", "nope"}, outMin: 2, errLines: 1, errHas: "exported 0 records"},
 		{cmd: "export", kind: "flag", args: []string{"export", "--frob"}, code: 2},

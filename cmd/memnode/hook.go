@@ -94,9 +94,9 @@ func cmdInstall(ctx context.Context, env *cliEnv, args []string) int {
 	code := runInstall(env, "install", args, func(p platform.Platform, opts install.Options) ([]install.Change, error) {
 		return installOne(env, p, opts)
 	})
-	if code == 0 && args[0] == "claude-code" {
+	if p, found := registry.Builtin().Lookup(args[0]); found && code == 0 {
 		if home, err := os.UserHomeDir(); err == nil {
-			offerClaudeCodeImport(env, home)
+			offerImport(env, p, home)
 		}
 	}
 	return code

@@ -16,6 +16,8 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
 	"github.com/memnode/memnode/importer"
+	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/registry"
 )
 
 // importBatch is how many records go to the node per request: big enough to amortise the
@@ -120,18 +122,41 @@ func (r *recordCounter) count() {
 }
 
 func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "import", "import FILE.jsonl (or - for stdin) | import --from-claude-mem PATH | import --from-claude-code [DIR] [--since DATE] [--quiet]")
+	var agents []platform.Platform // those whose past sessions memnode imports
+	for _, p := range registry.Builtin().All() {
+		if p.History != nil {
+			agents = append(agents, p)
+		}
+	}
+	synopsis := "import FILE.jsonl (or - for stdin) | import --from-claude-mem PATH"
+	for _, p := range agents {
+		synopsis += " | import --from-" + p.Name + " [DIR]"
+	}
+	fs := newFlags(env, "import", synopsis+" [--since DATE] [--quiet]")
 	from := fs.String("from-claude-mem", "", "import a claude-mem database (e.g. ~/.claude-mem/claude-mem.db)")
-	fromCC := fs.Bool("from-claude-code", false, "import past Claude Code sessions from DIR (default ~/.claude/projects) as live hooks would have recorded them")
-	sinceFlag := fs.String("since", "", "with --from-claude-code: only sessions written since this date (ISO, e.g. 2026-11-01)")
+	fromAgent := make([]*bool, len(agents))
+	for i, p := range agents {
+		fromAgent[i] = fs.Bool("from-"+p.Name, false, fmt.Sprintf("import past %s sessions from DIR (default %s) as live hooks would have recorded them",
+			p.Display, p.History.Dir("~", func(string) string { return "" })))
+	}
+	sinceFlag := fs.String("since", "", "with --from-AGENT: only sessions written since this date (ISO, e.g. 2026-11-01)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	pos, code, ok := fs.parse(args, 0, 1)
 	if !ok {
 		return code
 	}
-	if *fromCC {
+	var chosen []platform.Platform
+	for i, p := range agents {
+		if *fromAgent[i] {
+			chosen = append(chosen, p)
+		}
+	}
+	if len(chosen) > 1 {
+		return fs.usageErr("give one of --from-%s and --from-%s, not both", chosen[0].Name, chosen[1].Name)
+	}
+	if len(chosen) == 1 {
 		if *from != "" {
-			return fs.usageErr("give --from-claude-code or --from-claude-mem, not both")
+			return fs.usageErr("give --from-%s or --from-claude-mem, not both", chosen[0].Name)
 		}
 		var since int64
 		if *sinceFlag != "" {
@@ -143,10 +168,10 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 		if len(pos) == 1 {
 			dir = pos[0]
 		}
-		return importClaudeCode(ctx, env, dir, since, *quiet)
+		return importHistory(ctx, env, chosen[0], dir, since, *quiet)
 	}
 	if *sinceFlag != "" {
-		return fs.usageErr("--since goes with --from-claude-code")
+		return fs.usageErr("--since goes with --from-AGENT (%s)", strings.Join(importFlags(agents), ", "))
 	}
 	if *from == "" && len(pos) == 0 {
 		return fs.usageErr("missing argument")
@@ -249,6 +274,15 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	return 0
 }
 
+// importFlags are the --from-AGENT flags of ps.
+func importFlags(ps []platform.Platform) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = "--from-" + p.Name
+	}
+	return out
+}
+
 // countLines counts non-blank lines and rewinds f.
 func countLines(f *os.File) (int, error) {
 	n := 0
@@ -305,5 +339,6 @@ func (p *progress) add(k int) {
 func (p *progress) done() {
 	if p.drawn {
 		fmt.Fprintln(p.w)
+		p.drawn = false
 	}
 }

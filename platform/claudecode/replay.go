@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,8 +17,8 @@ import (
 // Payloads are raw, as Claude Code sends them: the caller runs them through the adapter and
 // the privacy gate like live ones. Subagent (sidechain) lines and meta lines are skipped.
 // Each call's ID is derived from the transcript (session and line), so a replay of the same
-// file gives the same IDs.
-func Replay(r io.Reader) ([]platform.Recorded, error) {
+// file gives the same IDs. Lines that are not JSON are counted in BadLines.
+func Replay(r io.Reader) (platform.Replayed, error) {
 	type line struct {
 		Type          string          `json:"type"`
 		SessionID     string          `json:"sessionId"`
@@ -50,8 +49,10 @@ func Replay(r io.Reader) ([]platform.Recorded, error) {
 	}
 	var (
 		out        []platform.Recorded
+		bad        int
 		session    string
 		cwd        string
+		firstCwd   string
 		last       time.Time
 		lastAnswer string
 		inTurn     bool
@@ -70,20 +71,20 @@ func Replay(r io.Reader) ([]platform.Recorded, error) {
 		}
 		inTurn, lastAnswer = false, ""
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), transcriptLineMax)
-	n := 0
-	for sc.Scan() {
-		n++
+	err := platform.ScanLines(r, func(n int, b []byte) {
 		var l line
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.IsSidechain || l.IsMeta || (l.Type != "user" && l.Type != "assistant") {
-			continue
+		if err := json.Unmarshal(b, &l); err != nil {
+			bad++
+			return
+		}
+		if l.IsSidechain || l.IsMeta || (l.Type != "user" && l.Type != "assistant") {
+			return
 		}
 		if session == "" {
 			if l.SessionID == "" {
-				continue
+				return
 			}
-			session, cwd = l.SessionID, l.Cwd
+			session, cwd, firstCwd = l.SessionID, l.Cwd, l.Cwd
 			add(platform.EventContext, "start", l.Timestamp, map[string]any{"hook_event_name": "SessionStart", "source": "startup"})
 		}
 		if l.Cwd != "" {
@@ -100,7 +101,7 @@ func Replay(r io.Reader) ([]platform.Recorded, error) {
 		if json.Unmarshal(l.Message.Content, &parts) != nil {
 			var s string
 			if json.Unmarshal(l.Message.Content, &s) != nil {
-				continue
+				return
 			}
 			parts = []part{{Type: "text", Text: s}}
 		}
@@ -143,23 +144,23 @@ func Replay(r io.Reader) ([]platform.Recorded, error) {
 				}
 			}
 			if tools || len(prompt) == 0 {
-				continue
+				return
 			}
 			stop()
 			turnPrompt = strings.Join(prompt, "\n")
 			add(platform.EventSessionInit, id, l.Timestamp, map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": strings.Join(prompt, "\n")})
 			inTurn = true
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read transcript: %w", err)
+	})
+	if err != nil {
+		return platform.Replayed{BadLines: bad}, fmt.Errorf("read transcript: %w", err)
 	}
 	if session == "" {
-		return nil, nil
+		return platform.Replayed{BadLines: bad}, nil
 	}
 	stop()
 	add(platform.EventSessionEnd, "end", last, map[string]any{"hook_event_name": "SessionEnd", "reason": "other"})
-	return out, nil
+	return platform.Replayed{Calls: out, Cwd: firstCwd, BadLines: bad}, nil
 }
 
 // resultText is a tool_result's content as text (a string, or text parts joined).

@@ -18,9 +18,13 @@ func TestReplayFixtureTranscript(t *testing.T) {
 	if err != nil {
 		t.Skipf("fixture not here: %v", err)
 	}
-	recs, err := Replay(strings.NewReader(string(b)))
+	rep, err := Replay(strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatal(err)
+	}
+	recs := rep.Calls
+	if rep.BadLines != 0 || rep.Cwd == "" {
+		t.Errorf("bad lines %d, cwd %q", rep.BadLines, rep.Cwd)
 	}
 	var events []string
 	for _, r := range recs {
@@ -46,8 +50,8 @@ func TestReplayFixtureTranscript(t *testing.T) {
 	}
 	again, _ := Replay(strings.NewReader(string(b)))
 	for i := range recs {
-		if recs[i].ID != again[i].ID {
-			t.Errorf("IDs differ between two reads: %s %s", recs[i].ID, again[i].ID)
+		if recs[i].ID != again.Calls[i].ID {
+			t.Errorf("IDs differ between two reads: %s %s", recs[i].ID, again.Calls[i].ID)
 		}
 	}
 	if !strings.Contains(recs[2].TurnPrompt, "<private>staging password") {
@@ -60,11 +64,11 @@ func FuzzReplay(f *testing.F) {
 	f.Add(`{"type":"assistant","sessionId":"s","message":{"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}` + "\n" +
 		`{"type":"user","sessionId":"s","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"}],"is_error":true}]}}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		recs, err := Replay(strings.NewReader(s))
+		rep, err := Replay(strings.NewReader(s))
 		if err != nil {
 			return
 		}
-		for _, r := range recs {
+		for _, r := range rep.Calls {
 			if !json.Valid(r.Payload) || r.ID == "" {
 				t.Fatalf("bad record %+v", r)
 			}

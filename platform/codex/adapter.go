@@ -31,6 +31,9 @@ type payload struct {
 	LastAssistantMessage *string         `json:"last_assistant_message"`
 	Source               string          `json:"source"`
 	Reason               string          `json:"reason"`
+	// Error is set by an import only (Claude Code's PostToolUseFailure shape): Codex fires
+	// no hook for a tool call that failed outright, the Stop hook reads it from the rollout.
+	Error *string `json:"error"`
 }
 
 // bookkeeping are Codex's housekeeping tools: tool_search loads deferred MCP tools, the
@@ -74,6 +77,9 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 			in.FilePaths = shellFilePaths(shellInput(in.ToolInput))
 		}
 		canonicalCall(&in)
+		if p.Error != nil {
+			in.ToolResponse = failure(*p.Error)
+		}
 	}
 	return in, nil
 }

@@ -18,6 +18,7 @@ func Platform() platform.Platform {
 		Installer: Installer{},
 		// Codex passes no project-dir variable: hooks use the payload's cwd.
 		Fixtures: "testdata/fixtures/codex",
+		History:  &history,
 		Detect:   platform.Detect{HomePaths: []string{".codex"}, Commands: []string{"codex"}},
 	}
 }

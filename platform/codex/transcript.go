@@ -21,14 +21,16 @@ type rolloutLine struct {
 			Text string `json:"text"`
 		} `json:"content"`
 		// custom_tool_call (apply_patch) and custom_tool_call_output.
-		CallID string          `json:"call_id"`
-		Name   string          `json:"name"`
-		Input  json.RawMessage `json:"input"`
-		Output json.RawMessage `json:"output"`
-		Item   struct {
-			Type     string `json:"type"`
-			ID       string `json:"id"`
-			ExitCode *int   `json:"exit_code"`
+		CallID  string          `json:"call_id"`
+		Name    string          `json:"name"`
+		Input   json.RawMessage `json:"input"`
+		Output  json.RawMessage `json:"output"`
+		Message string          `json:"message"` // event_msg user_message (older Codex)
+		Item    struct {
+			Type     string          `json:"type"`
+			ID       string          `json:"id"`
+			ExitCode *int            `json:"exit_code"`
+			Content  json.RawMessage `json:"content"`
 		} `json:"item"`
 	} `json:"payload"`
 }
@@ -97,6 +99,27 @@ func (Adapter) LastAssistantMessage(path string) (string, error) {
 			if text != "" {
 				last = text
 			}
+		}
+		return true
+	})
+	return last, err
+}
+
+// LastUserPrompt returns the last prompt the user typed (the rollout's last UserMessage),
+// so that the Stop hook can tell a wholly private turn. The text is raw: the caller cleans it.
+func (Adapter) LastUserPrompt(path string) (string, error) {
+	var last string
+	err := scanRollout(path, func(l rolloutLine) bool {
+		if l.Type != "event_msg" {
+			return true
+		}
+		switch {
+		case l.Payload.Type == "item_completed" && l.Payload.Item.Type == "UserMessage":
+			if t := itemText(l.Payload.Item.Content); strings.TrimSpace(t) != "" {
+				last = t
+			}
+		case l.Payload.Type == "user_message" && strings.TrimSpace(l.Payload.Message) != "":
+			last = l.Payload.Message
 		}
 		return true
 	})

@@ -19,6 +19,7 @@ func Platform() platform.Platform {
 		// Gemini CLI runs hooks with the project root here (and CLAUDE_PROJECT_DIR as an alias).
 		ProjectDirEnv: "GEMINI_PROJECT_DIR",
 		Fixtures:      "testdata/fixtures/gemini-cli",
+		History:       &history,
 		Detect:        platform.Detect{HomePaths: []string{".gemini"}, Commands: []string{"gemini"}},
 	}
 }

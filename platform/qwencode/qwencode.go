@@ -19,6 +19,7 @@ func Platform() platform.Platform {
 		// Qwen Code sets the project root here for every command hook.
 		ProjectDirEnv: "QWEN_PROJECT_DIR",
 		Fixtures:      "testdata/fixtures/qwen-code",
+		History:       &history,
 		Detect:        platform.Detect{HomePaths: []string{".qwen"}, Commands: []string{"qwen"}},
 	}
 }

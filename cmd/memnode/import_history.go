@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/hooks"
+	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/internal/localnet"
+	"github.com/memnode/memnode/platform"
+)
+
+// importHistory imports the past sessions of agent p under dir (default: where the agent
+// keeps them): each session file is replayed as the hook calls the agent made, through the
+// same adapter, privacy gate and handlers as live hooks, with event IDs taken from the
+// file, so a second import stores nothing new. since (epoch ms, 0: all) skips files last
+// written before it. A file that cannot be read is named and skipped; lines that are not
+// records of the agent's format are counted and said.
+func importHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
+	h := p.History
+	home, err := os.UserHomeDir()
+	if dir == "" {
+		if err != nil {
+			return fail(env, "import: find home directory: %v (give the directory)", err)
+		}
+		dir = h.Dir(home, env.Getenv)
+	}
+	files, err := h.SessionFiles(dir, since)
+	if err != nil {
+		return fail(env, "import: %v", err)
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(env.Stdout, "no %s sessions found under %s\n", p.Display, dir)
+		return 0
+	}
+	if err := startNode(ctx, env); err != nil {
+		return fail(env, "import: %v", err)
+	}
+	d := localnet.NewDialer(env.DataDir, env.Settings.Port, env.Settings.UseTCP())
+	cfg := hooks.Config{BaseURL: d.BaseURL(), Dialer: &d, TokenDir: env.DataDir, Timeout: time.Minute,
+		ExcludedProjects: env.Settings.ExcludedProjects, SkipTools: env.Settings.SkipTools, OptIn: env.Settings.OptIn(),
+		HomeDir: home, Version: version}
+	bar := &progress{w: env.Stderr, total: len(files), quiet: quiet, unit: "sessions"}
+	var sessions, events, badLines, badFiles, unreadable int
+	var projects []projectFiles
+	seen := map[projectFiles]bool{}
+	for _, f := range files {
+		rep, err := h.Replay(f)
+		if err != nil {
+			bar.done()
+			fmt.Fprintf(env.Stderr, "memnode import: %s: %v (skipped)\n", f, err)
+			unreadable++
+			bar.add(1)
+			continue
+		}
+		if rep.BadLines > 0 {
+			badLines += rep.BadLines
+			badFiles++
+		}
+		if rep.Cwd != "" {
+			pf := projectFiles{cwd: rep.Cwd, folder: filepath.Dir(f)}
+			if !seen[pf] {
+				seen[pf] = true
+				projects = append(projects, projectFiles{cwd: rep.Cwd, folder: filepath.Dir(f), session: f})
+			}
+		}
+		for _, rec := range rep.Calls {
+			if err := hooks.Replay(ctx, cfg, p, rec); err != nil {
+				bar.done()
+				return fail(env, "import: %s: %v (imported so far: %d sessions; run the import again to go on, nothing is stored twice)", f, err, sessions)
+			}
+			events++
+		}
+		if len(rep.Calls) > 0 {
+			sessions++
+		}
+		bar.add(1)
+	}
+	bar.done()
+	saved, known, err := importMemoryFiles(ctx, env, h, dir, projects, home)
+	if err != nil {
+		return fail(env, "import: %v", err)
+	}
+	fmt.Fprintf(env.Stdout, "imported %d %s sessions (%d hook events) from %s; the node compresses them in the background ('memnode status' shows the queue); importing again stores nothing twice\n",
+		sessions, p.Display, events, dir)
+	if saved+known > 0 {
+		fmt.Fprintf(env.Stdout, "memory files: %d entries saved as notes, %d were already there\n", saved, known)
+	}
+	if badLines > 0 {
+		fmt.Fprintf(env.Stdout, "skipped %d malformed lines in %d files (not records of %s's format; the rest of those files was imported)\n", badLines, badFiles, p.Display)
+	}
+	if unreadable > 0 {
+		fmt.Fprintf(env.Stderr, "memnode import: %d of %d session files could not be read (named above); the others were imported\n", unreadable, len(files))
+		return 1
+	}
+	return 0
+}
+
+// projectFiles is a project an import met: its working folder and a folder of its session
+// files (with one of them), where an agent may keep project memory (Claude Code's auto
+// memory).
+type projectFiles struct{ cwd, folder, session string }
+
+// importMemoryFiles saves the entries of the agent's memory files as notes: each list item
+// of the user's file (h.UserMemory beside dir) becomes a global note; of each project's
+// files (h.ProjectMemory), a note of that project. A note saved before is not saved again
+// (the node answers duplicate).
+func importMemoryFiles(ctx context.Context, env *cliEnv, h *platform.History, dir string, projects []projectFiles, home string) (saved, known int, err error) {
+	type source struct{ path, project string }
+	var srcs []source
+	seen := map[string]bool{}
+	if h.UserMemory != "" {
+		user := filepath.Join(filepath.Dir(filepath.Clean(dir)), h.UserMemory)
+		srcs, seen[user] = append(srcs, source{user, ""}), true
+	}
+	sort.Slice(projects, func(i, j int) bool { return projects[i].folder+projects[i].cwd < projects[j].folder+projects[j].cwd })
+	for _, pf := range projects {
+		project := hooks.ProjectName(pf.cwd, home)
+		for _, f := range h.ProjectMemory(hooks.ProjectRoot(pf.cwd, home), pf.session) {
+			if !seen[f] {
+				seen[f] = true
+				srcs = append(srcs, source{f, project})
+			}
+		}
+	}
+	conn := newNodeConn(env)
+	for _, s := range srcs {
+		b, err := readSmallFile(s.path, 1<<20)
+		if err != nil {
+			continue // absent or unreadable: nothing to import from it
+		}
+		for _, entry := range memoryEntries(string(b)) {
+			n := apitype.Note{Text: entry, Project: s.project, Type: "note"}
+			if s.project == "" {
+				n.Scope = apitype.ScopeGlobal
+			}
+			res, err := conn.SaveNote(ctx, n)
+			switch {
+			case err != nil:
+				if strings.Contains(err.Error(), "empty") || strings.Contains(err.Error(), "at most") {
+					continue // wholly private, or too long: not a note
+				}
+				return saved, known, fmt.Errorf("save a note from %s: %w", s.path, err)
+			case res.Duplicate:
+				known++
+			default:
+				saved++
+			}
+		}
+	}
+	return saved, known, nil
+}
+
+// memoryEntries are the list items of a memory file ("- use pnpm, never npm"), one note
+// each; headings, prose and code blocks are left out.
+func memoryEntries(md string) []string {
+	var out []string
+	inCode := false
+	for _, line := range strings.Split(md, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") {
+			inCode = !inCode
+			continue
+		}
+		if inCode {
+			continue
+		}
+		item, ok := strings.CutPrefix(t, "- ")
+		if !ok {
+			item, ok = strings.CutPrefix(t, "* ")
+		}
+		if item = strings.TrimSpace(item); ok && len(item) >= 3 {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// readSmallFile reads a regular file of at most limit bytes.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > limit {
+		return nil, fmt.Errorf("%s: not a small regular file", path)
+	}
+	return os.ReadFile(path)
+}
+
+// offerImport says once, after memnode install AGENT, that the agent's past sessions can be
+// imported when it has some on disk. It only prints: it never asks (install may run with no
+// terminal).
+func offerImport(env *cliEnv, p platform.Platform, home string) {
+	if p.History == nil {
+		return
+	}
+	marker := filepath.Join(datadir.Dir(env.DataDir).State(), p.Name+"-import-offered")
+	if _, err := os.Stat(marker); err == nil {
+		return
+	}
+	files, err := p.History.SessionFiles(p.History.Dir(home, env.Getenv), 0)
+	if err != nil || len(files) == 0 {
+		return
+	}
+	fmt.Fprintf(env.Stdout, "%s has %d past sessions on this machine: 'memnode import --from-%s' makes them memory now (as the hooks would have; private parts and secrets stay out)\n", p.Display, len(files), p.Name)
+	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err == nil {
+		_ = os.WriteFile(marker, nil, 0o600)
+	}
+}

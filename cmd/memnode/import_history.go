@@ -16,13 +16,13 @@ import (
 	"github.com/memnode/memnode/platform"
 )
 
-// importHistory imports the past sessions of agent p under dir (default: where the agent
+// importAgentHistory imports the past sessions of agent p under dir (default: where the agent
 // keeps them): each session file is replayed as the hook calls the agent made, through the
 // same adapter, privacy gate and handlers as live hooks, with event IDs taken from the
 // file, so a second import stores nothing new. since (epoch ms, 0: all) skips files last
 // written before it. A file that cannot be read is named and skipped; lines that are not
 // records of the agent's format are counted and said.
-func importHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
+func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
 	h := p.History
 	home, err := os.UserHomeDir()
 	if dir == "" {

@@ -168,7 +168,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 		if len(pos) == 1 {
 			dir = pos[0]
 		}
-		return importHistory(ctx, env, chosen[0], dir, since, *quiet)
+		return importAgentHistory(ctx, env, chosen[0], dir, since, *quiet)
 	}
 	if *sinceFlag != "" {
 		return fs.usageErr("--since goes with --from-AGENT (%s)", strings.Join(importFlags(agents), ", "))

@@ -8,11 +8,23 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/memnode/memnode/internal/datadir"
 )
+
+// AIProviderKinds are the providers ai_providers accepts (ai/llm's kinds: the HTTP
+// providers, then the agent CLIs, AICLIKinds).
+func AIProviderKinds() []string {
+	return []string{"anthropic", "openai", "gemini", "claude-code", "codex", "gemini-cli"}
+}
+
+// AICLIKinds are the agent CLI providers: the coding agent the user has, run headless.
+func AICLIKinds() []string { return []string{"claude-code", "codex", "gemini-cli"} }
 
 // Settings are the user-tunable knobs. Precedence: flag > env > settings file > defaults.
 type Settings struct {
@@ -67,8 +79,12 @@ type Settings struct {
 	Workers int `json:"workers,omitempty"`
 
 	// AIProviders is the ordered fallback chain of model providers ("anthropic", "openai",
-	// "gemini"); empty means the offline compressor only. The chain always ends offline.
+	// "gemini", or the agent CLIs "claude-code", "codex", "gemini-cli"); empty means the
+	// offline compressor only. The chain always ends offline.
 	AIProviders []string `json:"ai_providers,omitempty"`
+	// AICLIPaths is the executable per agent CLI provider; empty means its command
+	// (claude, codex, gemini) found in PATH.
+	AICLIPaths map[string]string `json:"ai_cli_paths,omitempty"`
 	// AIModels and AIBaseURLs are per provider kind; empty means the provider's default.
 	AIModels   map[string]string `json:"ai_models,omitempty"`
 	AIBaseURLs map[string]string `json:"ai_base_urls,omitempty"`
@@ -229,10 +245,16 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: transport %q: want %q or %q", s.Transport, TransportUnix, TransportTCP)
 	}
 	for _, p := range s.AIProviders {
-		switch p {
-		case "anthropic", "openai", "gemini":
-		default:
-			return fmt.Errorf("settings: unknown ai provider %q (want anthropic, openai or gemini)", p)
+		if !slices.Contains(AIProviderKinds(), p) {
+			return fmt.Errorf("settings: unknown ai provider %q (want one of %s)", p, strings.Join(AIProviderKinds(), ", "))
+		}
+	}
+	for kind, path := range s.AICLIPaths {
+		if !slices.Contains(AICLIKinds(), kind) {
+			return fmt.Errorf("settings: ai_cli_paths: %q is not an agent CLI provider (want one of %s)", kind, strings.Join(AICLIKinds(), ", "))
+		}
+		if path != "" && !filepath.IsAbs(path) {
+			return fmt.Errorf("settings: ai_cli_paths: %s: %q is not an absolute path", kind, path)
 		}
 	}
 	return nil

@@ -14,8 +14,12 @@ type Policy struct {
 	SkipTools []string
 }
 
-// ProjectExcluded reports whether nothing of project is recorded.
+// ProjectExcluded reports whether nothing of project is recorded: the compressor's own
+// project never is, whatever the globs.
 func (p Policy) ProjectExcluded(project string) bool {
+	if project == CompressorProject {
+		return true
+	}
 	for _, g := range p.ExcludedProjects {
 		if ok, err := path.Match(g, project); err == nil && ok {
 			return true
@@ -38,3 +42,9 @@ func (p Policy) ToolSkipped(tool string) bool {
 func (p Policy) Recordable(tool, project string) bool {
 	return !p.ProjectExcluded(project) && !p.ToolSkipped(tool)
 }
+
+// CompressorProject is the project of the directory agent CLIs run in when memnode uses
+// them as compressors (ai/llm's CLI provider, in <data dir>/memnode-compressor). Nothing of
+// it is ever recorded: a compression call that reached the hooks despite MEMNODE_DISABLED
+// and the CLI's no-hooks flags would otherwise become a session about compressing.
+const CompressorProject = "memnode-compressor"

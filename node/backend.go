@@ -131,8 +131,12 @@ func (n *Node) healthNotice(ctx context.Context, rep *replica.Replica) string {
 				if p.LastError != "" {
 					why = " after: " + inject.Truncate(p.LastError, 160)
 				}
-				parts = append(parts, fmt.Sprintf("AI provider %s is disabled until %s%s; memory is compressed offline meanwhile ('memnode keys set %s' if the key is wrong)",
-					p.Name, p.DisabledUntil.In(n.location()).Format("15:04"), why, p.Name))
+				fix := fmt.Sprintf("'memnode keys set %s' if the key is wrong", p.Name)
+				if p.CLI != "" { // an agent CLI: its login, its limit or its install
+					fix = "'memnode doctor' says why"
+				}
+				parts = append(parts, fmt.Sprintf("AI provider %s is disabled until %s%s; memory is compressed offline meanwhile (%s)",
+					p.Name, p.DisabledUntil.In(n.location()).Format("15:04"), why, fix))
 			}
 		}
 	}
@@ -189,6 +193,8 @@ func nonNil(s []string) []string {
 type aiReporter interface {
 	Stats() []llm.ProviderStats
 	BudgetLeft() int64
+	BudgetUsed() int64
+	BudgetLimit() int64
 }
 
 // Status reports the node's state.
@@ -234,10 +240,10 @@ func (n *Node) Status(ctx context.Context) (apitype.Status, error) {
 		st.TCPError = err.Error()
 	}
 	if r, ok := n.cfg.Compressor.(aiReporter); ok {
-		st.Compressor.AI = &apitype.AIStatus{BudgetLeft: r.BudgetLeft(), Providers: []apitype.ProviderStatus{}}
+		st.Compressor.AI = &apitype.AIStatus{BudgetLeft: r.BudgetLeft(), BudgetUsed: r.BudgetUsed(), BudgetLimit: r.BudgetLimit(), Providers: []apitype.ProviderStatus{}}
 		for _, p := range r.Stats() {
 			ps := apitype.ProviderStatus{Name: p.Name, Model: p.Model, Calls: p.Calls, InputTokens: p.InputTokens,
-				OutputTokens: p.OutputTokens, DisabledUntil: p.DisabledUntil, LastError: p.LastError}
+				OutputTokens: p.OutputTokens, DisabledUntil: p.DisabledUntil, LastError: p.LastError, CLI: p.CLI}
 			for class, k := range p.Errors {
 				if ps.Errors == nil {
 					ps.Errors = map[string]int64{}

@@ -254,6 +254,35 @@ func (c *Chain) Stats() []ProviderStats {
 	return append(out, fb)
 }
 
+// BudgetUsed returns the tokens used today, as settled (0 without a budget).
+func (c *Chain) BudgetUsed() int64 {
+	if c.cfg.Budget == nil {
+		return 0
+	}
+	used, err := c.cfg.Budget.Used(context.Background())
+	if err != nil {
+		return 0
+	}
+	return used
+}
+
+// BudgetLimit returns the daily token limit, or -1 when there is none.
+func (c *Chain) BudgetLimit() int64 {
+	if c.cfg.Budget == nil || c.cfg.Budget.Limit() <= 0 {
+		return -1
+	}
+	return c.cfg.Budget.Limit()
+}
+
+// Close closes every provider (an agent CLI's running children are killed and waited for).
+func (c *Chain) Close() error {
+	var errs []error
+	for _, p := range c.cfg.Compressors {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
+
 // BudgetLeft returns the tokens left today, or -1 when there is no budget.
 func (c *Chain) BudgetLeft() int64 {
 	if c.cfg.Budget == nil {

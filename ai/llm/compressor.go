@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -127,6 +128,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Name implements ai.Compressor.
 func (c *Compressor) Name() string { return c.cfg.Provider.Name() }
+
+// Close closes the provider when it holds resources (an agent CLI's running children).
+func (c *Compressor) Close() error {
+	if cl, ok := c.cfg.Provider.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
 
 // Model is the configured model of the provider.
 func (c *Compressor) Model() string { return c.cfg.Provider.Model() }
@@ -289,9 +298,14 @@ func (c *Compressor) record(in, out int, err *Error) {
 
 // Stats returns a snapshot of this provider's counters.
 func (c *Compressor) Stats() ProviderStats {
+	var cli string
+	if e, ok := c.cfg.Provider.(interface{ Executable() string }); ok {
+		cli = e.Executable()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
+	s.CLI = cli
 	s.Errors = make(map[Class]int64, len(c.stats.Errors))
 	for k, v := range c.stats.Errors {
 		s.Errors[k] = v
@@ -312,4 +326,7 @@ type ProviderStats struct {
 	DisabledUntil time.Time `json:"disabled_until,omitzero"`
 	// LastError is the last failure, one line, key-free.
 	LastError string `json:"last_error,omitempty"`
+	// CLI is an agent CLI provider's executable, or "not found: <command>"; "" for HTTP
+	// providers.
+	CLI string `json:"cli,omitempty"`
 }

@@ -75,6 +75,10 @@ type AIStatus struct {
 	Providers []ProviderStatus `json:"providers"`
 	// BudgetLeft is the tokens left today; -1 means unlimited.
 	BudgetLeft int64 `json:"budget_left"`
+	// BudgetUsed is the tokens used today (settled); BudgetLimit the daily cap, -1 when
+	// there is none.
+	BudgetUsed  int64 `json:"budget_used"`
+	BudgetLimit int64 `json:"budget_limit"`
 }
 
 // ProviderStatus is one provider's usage since start.
@@ -91,6 +95,9 @@ type ProviderStatus struct {
 	DisabledUntil time.Time `json:"disabled_until,omitzero"`
 	// LastError is the last failure, one line, key-free.
 	LastError string `json:"last_error,omitempty"`
+	// CLI is an agent CLI provider's executable, or "not found: <command>"; "" for the
+	// HTTP providers.
+	CLI string `json:"cli,omitempty"`
 }
 
 // EmbedStatus is the embedding worker's state, one line ("off — no model", "on: …").

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/keys"
+	"github.com/memnode/memnode/memory"
 )
 
 // buildCompressor turns the AI settings into the compressor the node uses: the offline
@@ -42,6 +45,14 @@ func buildCompressor(env *cliEnv, log *slog.Logger) (ai.Compressor, error) {
 	}
 	var comps []*llm.Compressor
 	for _, kind := range s.AIProviders {
+		if llm.IsCLIKind(kind) {
+			c, err := cliCompressor(env, kind, budget, log)
+			if err != nil {
+				return nil, err
+			}
+			comps = append(comps, c)
+			continue
+		}
 		key, source, err := keyFor(kind)
 		if err != nil {
 			return nil, fmt.Errorf("read %s key: %w", kind, err)
@@ -62,4 +73,31 @@ func buildCompressor(env *cliEnv, log *slog.Logger) (ai.Compressor, error) {
 		comps = append(comps, c)
 	}
 	return llm.NewChain(llm.ChainConfig{Compressors: comps, Fallback: offline, Budget: budget, Logger: log})
+}
+
+// cliCompressor is the compressor of an agent CLI provider: no key (the CLI's own login),
+// run in the data dir's memnode-compressor directory (a project memnode never records),
+// with the node's environment (the CLI's login and proxy settings) plus the guards
+// llm.CLI adds. It is kept in the chain even when the CLI is not installed: status and
+// doctor say so, and it is found once installed.
+func cliCompressor(env *cliEnv, kind string, budget *llm.Budget, log *slog.Logger) (*llm.Compressor, error) {
+	s := env.Settings
+	p, err := llm.NewCLI(llm.CLIConfig{Kind: kind, Path: s.AICLIPaths[kind], Model: s.AIModels[kind],
+		WorkDir: filepath.Join(env.DataDir, memory.CompressorProject), Env: os.Environ()})
+	if err != nil {
+		return nil, err
+	}
+	c, err := llm.NewCompressor(llm.CompressorConfig{Provider: p, Budget: budget, MaxOutputTokens: s.AIMaxOutputTokens,
+		Estimate: p.Estimate, MaxAttempts: 2, Logger: log})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	exe := p.Executable()
+	if strings.HasPrefix(exe, "not found") {
+		log.Warn("agent CLI provider not found; memory is compressed by the next provider until it is installed", "provider", kind, "cli", exe)
+	} else {
+		log.Info("ai provider enabled", "provider", kind, "model", p.Model(), "cli", exe)
+	}
+	return c, nil
 }

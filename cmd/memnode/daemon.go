@@ -119,7 +119,12 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := n.Close(sctx); err != nil {
+	err = n.Close(sctx)
+	// The workers are stopped: an agent CLI still running a compression is killed and waited for.
+	if c, ok := comp.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	if err != nil {
 		log.Error("shutdown", "err", err)
 		return 1
 	}

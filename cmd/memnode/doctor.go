@@ -191,10 +191,21 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 	}
 	good("compressor", "%s", st.Compressor.Name)
 	if ai := st.Compressor.AI; ai != nil {
+		switch {
+		case ai.BudgetLimit > 0 && ai.BudgetLeft == 0:
+			problem("ai budget", fmt.Sprintf("%d of %d tokens used today: the offline compressor until the next UTC day", ai.BudgetUsed, ai.BudgetLimit), "memnode config set ai_daily_token_budget N")
+		case ai.BudgetLimit > 0:
+			good("ai budget", "%d of %d tokens used today", ai.BudgetUsed, ai.BudgetLimit)
+		}
 		for _, p := range ai.Providers {
-			if p.LastError != "" {
+			switch {
+			case strings.HasPrefix(p.CLI, "not found"):
+				problem("provider", providerLine(p), "install the agent CLI or name it: memnode config set ai_cli_paths "+p.Name+"=/path/to/it")
+			case p.CLI != "" && p.LastError != "":
+				problem("provider", providerLine(p), "run the agent CLI once by hand (its login or usage limit); memnode config get ai_providers")
+			case p.LastError != "":
 				problem("provider", providerLine(p), "memnode keys list; memnode config get ai_providers")
-			} else {
+			default:
 				good("provider", "%s", providerLine(p))
 			}
 		}

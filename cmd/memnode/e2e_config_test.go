@@ -50,8 +50,9 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 	if len(file) != len(keys) {
 		t.Errorf("settings.json holds %d keys, the README set %d:\n%s", len(file), len(keys), b)
 	}
-	if got := strings.TrimSpace(in.mustRun(nil, "config", "get", "ai_providers")); got != `["anthropic"]` {
-		t.Errorf("config get ai_providers = %s", got)
+	// The README's last `config set ai_providers` wins (its agent CLI example follows the key one).
+	if got, want := strings.TrimSpace(in.mustRun(nil, "config", "get", "ai_providers")), `["`+strings.ReplaceAll(keys["ai_providers"], ",", `","`)+`"]`; got != want {
+		t.Errorf("config get ai_providers = %s, want %s", got, want)
 	}
 	if got := strings.TrimSpace(in.mustRun(nil, "config", "get", "sync_host")); got != "0.0.0.0" {
 		t.Errorf("config get sync_host = %s", got)
@@ -85,7 +86,7 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 	if log, _ := os.ReadFile(logPath); strings.Count(string(log), "changed=context_observations") != 1 {
 		t.Errorf("at log_level error the node still logs at info:\n%s", tail(string(log), 1500))
 	}
-	if out := in.mustRun(nil, "config", "list"); !strings.Contains(out, "ai_daily_token_budget") || !regexp.MustCompile(`ai_providers\s+\["anthropic"\]\s+settings.json`).MatchString(out) {
+	if out := in.mustRun(nil, "config", "list"); !strings.Contains(out, "ai_daily_token_budget") || !regexp.MustCompile(`ai_providers\s+\["claude-code"\]\s+settings.json`).MatchString(out) {
 		t.Errorf("config list:\n%s", out)
 	}
 }

@@ -105,11 +105,11 @@ func writeStatus(w io.Writer, st apitype.Status, tcp string) {
 	line("tcp", "%s", tcp)
 	line("compressor", "%s", st.Compressor.Name)
 	if ai := st.Compressor.AI; ai != nil {
-		left := "unlimited"
-		if ai.BudgetLeft >= 0 {
-			left = fmt.Sprintf("%d tokens", ai.BudgetLeft)
+		if ai.BudgetLimit > 0 {
+			line("ai budget", "%d of %d tokens used today, %d left", ai.BudgetUsed, ai.BudgetLimit, max(ai.BudgetLeft, 0))
+		} else {
+			line("ai budget", "unlimited")
 		}
-		line("ai budget", "%s left today", left)
 		for _, p := range ai.Providers {
 			line("provider", "%s", providerLine(p))
 		}
@@ -142,6 +142,9 @@ func providerLine(p apitype.ProviderStatus) string {
 	b.WriteString(p.Name)
 	if p.Model != "" {
 		b.WriteString(" (" + p.Model + ")")
+	}
+	if p.CLI != "" {
+		b.WriteString(" via " + p.CLI)
 	}
 	fmt.Fprintf(&b, ": %s, %d in / %d out tokens", plural(int(p.Calls), "call"), p.InputTokens, p.OutputTokens)
 	if len(p.Errors) > 0 {

@@ -43,7 +43,11 @@ func (a *AnthropicMessages) Reply(w http.ResponseWriter, body []byte, turn Turn)
 	if len(turn.Calls) > 0 {
 		stop = "tool_use"
 	}
-	usage := map[string]any{"input_tokens": 10, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	in, out := 10, 10
+	if turn.InputTokens > 0 || turn.OutputTokens > 0 {
+		in, out = turn.InputTokens, turn.OutputTokens
+	}
+	usage := map[string]any{"input_tokens": in, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !streamed(body) {
 		return writeJSON(w, map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": req.Model,
@@ -70,7 +74,7 @@ func (a *AnthropicMessages) Reply(w http.ResponseWriter, body []byte, turn Turn)
 		}
 		s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 10}})
+	s.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": out}})
 	s.event("message_stop", map[string]any{"type": "message_stop"})
 	return s.err
 }

@@ -33,6 +33,9 @@ type Call struct {
 type Turn struct {
 	Calls []Call
 	Text  string
+	// InputTokens and OutputTokens, when > 0, are the usage the answer reports (wires that
+	// report usage; AnthropicMessages), instead of the wire's small fixed numbers.
+	InputTokens, OutputTokens int
 }
 
 // Request is one recorded HTTP request to the fake server.

@@ -192,7 +192,7 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 		return store.ImportResult{}, fmt.Errorf("import: %w", err)
 	}
 	if forgets > 0 {
-		return res, r.purgeIndexes(ctx)
+		return res, r.purgeWAL(ctx)
 	}
 	return res, nil
 }

@@ -243,7 +243,7 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResu
 		return nil
 	})
 	if err == nil && forgets > 0 {
-		err = r.purgeIndexes(ctx)
+		err = r.purgeWAL(ctx)
 	}
 	if err == nil && ahead != nil {
 		err = fmt.Errorf("apply ops: %d refused: %w", res.Ahead, ahead)

@@ -402,9 +402,13 @@ func (r *Replica) QueueDepth(ctx context.Context) (int, error) {
 }
 
 // SessionState returns the local processing state of a session; ok is false when the session
-// is unknown (its state is then the zero state).
+// is unknown (its state is then the zero state). It reads on the read pool: the hook path
+// asks it (the pipeline's private-turn gate, after every forget) and must never wait for
+// the writer, which a forget or an import may hold. A read sees every committed
+// transaction; what a write still holds uncommitted is covered by the one who waits for it
+// (Commit re-reads the state in its transaction, Batch.Claimed).
 func (r *Replica) SessionState(ctx context.Context, id string) (st store.SessionState, ok bool, err error) {
-	return readSessionState(r.w.QueryRowContext(ctx, sessionStateQuery, id), id)
+	return readSessionState(r.r.QueryRowContext(ctx, sessionStateQuery, id), id)
 }
 
 // sessionStateTx is SessionState inside a write transaction (Commit's stale-claim check).

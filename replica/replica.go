@@ -111,6 +111,10 @@ type Replica struct {
 	// commits counts committed write transactions; it dates what counts holds.
 	commits atomic.Uint64
 	counts  matchCounts // CountMatches' answers since the last commit (readindex.go)
+
+	// inForget, when set (tests only), runs inside each of a forget's write transactions,
+	// before it commits: a test holds the writer there to show who does not wait for it.
+	inForget func()
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.

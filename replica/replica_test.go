@@ -193,7 +193,10 @@ func TestQueueRowOutlivingItsCommitIsDropped(t *testing.T) {
 
 // TestForgottenTextLeavesTheFile: whichever way a record is forgotten (Forget, a tombstone
 // in an import, a forget op from another device), its text is overwritten in the database
-// file, not only unlinked.
+// file, not only unlinked, and its words are gone from the full-text index: a word only it
+// had (in an index segment older than the forget, another commit came after it) is in
+// neither file — FTS5's secure-delete (schema v12) removes it from the segment, without
+// rewriting the whole index.
 func TestForgottenTextLeavesTheFile(t *testing.T) {
 	ctx := context.Background()
 	for name, forget := range map[string]func(t *testing.T, r *Replica, id string) error{
@@ -229,10 +232,15 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			secret := "wombat-" + name + "-secret"
 			// Longer than a page: the text lands on overflow pages, which a plain delete
 			// only moves to the freelist.
+			word := "zqxjwombat" + name // one token, sorted last: its bytes stand in its index leaf
 			res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
-				Title: "t", Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
+				Title: "t " + word, Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
 			if err != nil || len(res.Observations) != 1 {
 				t.Fatalf("commit: %v", err)
+			}
+			if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s2", Project: "p", Type: "change",
+				Title: "another record", CreatedAt: 2}}}); err != nil {
+				t.Fatal(err)
 			}
 			if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 				t.Fatal(err)
@@ -241,8 +249,12 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range []string{path, path + "-wal"} {
-				if b, _ := os.ReadFile(p); bytes.Contains(b, []byte(secret)) {
+				b, _ := os.ReadFile(p)
+				if bytes.Contains(b, []byte(secret)) {
 					t.Errorf("%s still holds the forgotten text", filepath.Base(p))
+				}
+				if bytes.Contains(b, []byte(word[1:])) {
+					t.Errorf("%s still holds the forgotten word in the full-text index", filepath.Base(p))
 				}
 			}
 		})

@@ -68,16 +68,26 @@ func (t *wtx) indexShortIDs(ctx context.Context) error {
 }
 
 // deletesRecords notes that the transaction deletes prompt, observation or summary rows
-// (their short_ids rows go with them, by trigger): the in-memory short-ID index is read
-// again from the table after it commits. Every function with a statement that deletes such
-// rows calls it (TestEveryRecordDeleteMarksTheShortIndex reads the package's source for them).
-func (t *wtx) deletesRecords() { t.shortStale = true }
+// (their short_ids rows go with them, by trigger). ids are the records it deletes, every
+// one of them (forget knows them: they are what it removes), and the in-memory index drops
+// just those after the commit; called with none, which rows go is not known and the index
+// is read again from the table — O(records), 1 s at a million, so a path that runs often
+// names its IDs. Every function with a statement that deletes such rows calls it
+// (TestEveryRecordDeleteMarksTheShortIndex reads the package's source for them).
+func (t *wtx) deletesRecords(ids ...string) {
+	if len(ids) == 0 {
+		t.shortStale = true
+	}
+	for _, id := range ids {
+		t.shortRemoved = append(t.shortRemoved, shortKeyOf(id))
+	}
+}
 
 // shortIndex is the short_ids table in memory, sorted by hash, so that a short ID is a
 // binary search to its two neighbours and no SQL: the session-start context and every
 // search ask for the short IDs of all they show. Read from the table on first use and
-// after a transaction that deleted records; kept by the commit path (runTx) for the rows
-// each transaction added. 16 bytes a record.
+// after a transaction that deleted records it did not name; kept by the commit path (runTx)
+// for the rows each transaction added or named as deleted. 16 bytes a record.
 type shortIndex struct {
 	mu     sync.RWMutex
 	loaded bool
@@ -85,9 +95,10 @@ type shortIndex struct {
 }
 
 // committed brings the index up to a committed transaction: it adds the rows the
-// transaction added, or, when it deleted records, drops the index to be read again.
-func (x *shortIndex) committed(added []shortKey, stale bool) {
-	if len(added) == 0 && !stale {
+// transaction added and drops those it named as deleted, or, when it deleted records it did
+// not name, drops the index to be read again.
+func (x *shortIndex) committed(added, removed []shortKey, stale bool) {
+	if len(added) == 0 && len(removed) == 0 && !stale {
 		return
 	}
 	x.mu.Lock()
@@ -97,6 +108,21 @@ func (x *shortIndex) committed(added []shortKey, stale bool) {
 	}
 	if !x.loaded {
 		return // the next read loads what this transaction committed
+	}
+	// A key not held was never seen by a load that began after the commit; one with
+	// another fp is another ID's (the table keeps the first of two IDs sharing 60 bits).
+	if len(removed) <= 16 {
+		for _, k := range removed {
+			if i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey); found && x.keys[i].fp == k.fp {
+				x.keys = slices.Delete(x.keys, i, i+1)
+			}
+		}
+	} else { // one pass, not a move of the tail per key
+		gone := make(map[shortKey]bool, len(removed))
+		for _, k := range removed {
+			gone[k] = true
+		}
+		x.keys = slices.DeleteFunc(x.keys, func(k shortKey) bool { return gone[k] })
 	}
 	for _, k := range added {
 		i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey)

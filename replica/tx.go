@@ -39,10 +39,11 @@ type wtx struct {
 	ow     *opWriter
 	// change is what the transaction did, published to Config.Feed once it has committed.
 	change feed.Change
-	// shortAdded are the short_ids rows the transaction added; shortStale is set when it
-	// deleted records (deletesRecords). Both reach Replica.shorts once it has committed.
-	shortAdded []shortKey
-	shortStale bool
+	// shortAdded are the short_ids rows the transaction added, shortRemoved those of the
+	// records it named as deleted; shortStale is set when it deleted records without naming
+	// them (deletesRecords). They reach Replica.shorts once it has committed.
+	shortAdded, shortRemoved []shortKey
+	shortStale               bool
 }
 
 // ops returns the transaction's op writer; its version-vector update is flushed at commit.
@@ -194,7 +195,7 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	if len(t.change.Forgotten) > 0 {
 		r.forgets.Add(1)
 	}
-	r.shorts.committed(t.shortAdded, t.shortStale)
+	r.shorts.committed(t.shortAdded, t.shortRemoved, t.shortStale)
 	// Published while the writer connection is still held: changes reach subscribers in
 	// commit order. Publish never blocks, and an empty change publishes nothing.
 	r.cfg.Feed.Publish(t.change)

@@ -331,43 +331,55 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 			}
 			tx.record(store.OpForget, id)
 		}
+		if r.inForget != nil {
+			r.inForget()
+		}
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return found, r.purgeIndexes(ctx)
+	return found, r.purgeWAL(ctx)
 }
 
 // turnRecords returns, when id names a prompt, the observations and summaries of its turn:
 // the observations with its session and prompt number, and the summaries of its session
 // made from the prompt's time until the next prompt's.
 func turnRecords(ctx context.Context, tx *wtx, id string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `WITH p AS (SELECT session_id, prompt_number, created_at FROM prompts WHERE id = ?1),
-		nxt AS (SELECT MIN(q.created_at) AS at FROM prompts q, p WHERE q.session_id = p.session_id AND q.prompt_number > p.prompt_number)
-		SELECT o.id FROM observations o, p WHERE o.session_id = p.session_id AND o.prompt_number = p.prompt_number
-		UNION
-		SELECT s.id FROM summaries s, p, nxt WHERE s.session_id = p.session_id AND s.created_at >= p.created_at
-			AND (nxt.at IS NULL OR s.created_at < nxt.at)`, id)
+	return txIDs(ctx, tx, "find turn of "+id, turnRecordsQuery, id)
+}
+
+// txIDs runs q (one column of IDs) in the transaction and returns its rows.
+func txIDs(ctx context.Context, tx *wtx, what, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("find turn of %s: %w", id, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var rid string
 		if err := rows.Scan(&rid); err != nil {
-			return nil, fmt.Errorf("find turn of %s: %w", id, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		out = append(out, rid)
 	}
 	return out, rows.Err()
 }
 
+const turnRecordsQuery = `WITH p AS (SELECT session_id, prompt_number, created_at FROM prompts WHERE id = ?1),
+	nxt AS (SELECT MIN(q.created_at) AS at FROM prompts q, p WHERE q.session_id = p.session_id AND q.prompt_number > p.prompt_number)
+	SELECT o.id FROM observations o, p WHERE o.session_id = p.session_id AND o.prompt_number = p.prompt_number
+	UNION
+	SELECT s.id FROM summaries s, p, nxt WHERE s.session_id = p.session_id AND s.created_at >= p.created_at
+		AND (nxt.at IS NULL OR s.created_at < nxt.at)`
+
+const recordExistsQuery = `SELECT (SELECT COUNT(*) FROM observations WHERE id = ?1) + (SELECT COUNT(*) FROM prompts WHERE id = ?1)
+	+ (SELECT COUNT(*) FROM summaries WHERE id = ?1) + (SELECT COUNT(*) FROM sessions WHERE id = ?1)`
+
 func recordExists(ctx context.Context, tx *wtx, id string) (bool, error) {
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM observations WHERE id = ?1) + (SELECT COUNT(*) FROM prompts WHERE id = ?1)
-		+ (SELECT COUNT(*) FROM summaries WHERE id = ?1) + (SELECT COUNT(*) FROM sessions WHERE id = ?1)`, id).Scan(&n)
+	err := tx.QueryRowContext(ctx, recordExistsQuery, id).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("find record: %w", err)
 	}
@@ -379,34 +391,14 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO tombstones(id, hlc, origin) VALUES (?, ?, ?)", id, hlc, origin); err != nil {
 		return fmt.Errorf("tombstone: %w", err)
 	}
-	tx.deletesRecords()
-	stmts := []string{
-		// Op payloads of the record and of every record of the session it names.
-		`UPDATE ops SET payload = NULL, inrow = 0 WHERE kind != 'forget' AND (record_id = ?1
-			OR record_id IN (SELECT id FROM observations WHERE session_id = ?1)
-			OR record_id IN (SELECT id FROM prompts WHERE session_id = ?1)
-			OR record_id IN (SELECT id FROM summaries WHERE session_id = ?1))`,
-		// The session's local processing state keeps the first and last prompt's text.
-		`UPDATE sessions SET
-			first_prompt = CASE WHEN instr(p.text, first_prompt) > 0 OR instr(first_prompt, p.text) > 0 THEN '' ELSE first_prompt END,
-			last_prompt = CASE WHEN instr(p.text, last_prompt) > 0 OR instr(last_prompt, p.text) > 0 THEN '' ELSE last_prompt END
-			FROM (SELECT session_id, text FROM prompts WHERE id = ?1) AS p WHERE sessions.id = p.session_id`,
-		// Forgetting the session's current turn makes the rest of it private: its events
-		// still queued are dropped (purgeQueue) and later ones refused, as a private turn's.
-		`UPDATE sessions SET turn_private = 1
-			FROM (SELECT session_id, prompt_number FROM prompts WHERE id = ?1) AS p
-			WHERE sessions.id = p.session_id AND sessions.prompt_count = p.prompt_number`,
-		// Links superseding the record or a record of the session: their ops carry no content,
-		// but a link of a record not (yet) stored here is found only by its session.
-		`UPDATE ops SET payload = NULL WHERE kind = 'supersede' AND record_id IN (SELECT old_id FROM supersedes WHERE session_id = ?1)`,
-		`DELETE FROM supersedes WHERE old_id = ?1 OR session_id = ?1 OR old_id IN (SELECT id FROM observations WHERE session_id = ?1)`,
-		`DELETE FROM pins WHERE id = ?1 OR session_id = ?1`,
-		`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
-		`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
-		`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,
-		`DELETE FROM sessions WHERE id = ?1`,
+	gone, err := recordsOf(ctx, tx, id)
+	if err != nil {
+		return err
 	}
-	for _, q := range stmts {
+	if len(gone) > 0 {
+		tx.deletesRecords(gone...)
+	}
+	for _, q := range forgetStmts {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("forget %s: %w", id, err)
 		}
@@ -414,21 +406,51 @@ func forgetTx(ctx context.Context, tx *wtx, id string, hlc uint64, origin string
 	return nil
 }
 
-// purgeIndexes rewrites the FTS indexes and checkpoints the WAL so forgotten text survives
-// in neither old index segments nor WAL frames.
-func (r *Replica) purgeIndexes(ctx context.Context) error {
-	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
-		for _, t := range []string{"observations_fts", "summaries_fts", "prompts_fts"} {
-			if _, err := tx.Tx.ExecContext(ctx, "INSERT INTO "+t+"("+t+") VALUES ('optimize')"); err != nil {
-				return fmt.Errorf("purge %s: %w", t, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+// recordsOf returns the prompts, observations and summaries that forgetting id deletes:
+// the record id names, or every record of the session id names.
+func recordsOf(ctx context.Context, tx *wtx, id string) ([]string, error) {
+	return txIDs(ctx, tx, "forget "+id, recordsOfQuery, id)
+}
+
+const recordsOfQuery = `SELECT id FROM observations WHERE id = ?1 OR session_id = ?1
+	UNION ALL SELECT id FROM prompts WHERE id = ?1 OR session_id = ?1
+	UNION ALL SELECT id FROM summaries WHERE id = ?1 OR session_id = ?1`
+
+// forgetStmts purge id (a record, or a session with everything in it) once its tombstone
+// is in. Each is an index search (TestForgetStatementsUseIndexes).
+var forgetStmts = []string{
+	// Op payloads of the record and of every record of the session it names.
+	`UPDATE ops SET payload = NULL, inrow = 0 WHERE kind != 'forget' AND (record_id = ?1
+		OR record_id IN (SELECT id FROM observations WHERE session_id = ?1)
+		OR record_id IN (SELECT id FROM prompts WHERE session_id = ?1)
+		OR record_id IN (SELECT id FROM summaries WHERE session_id = ?1))`,
+	// The session's local processing state keeps the first and last prompt's text.
+	`UPDATE sessions SET
+		first_prompt = CASE WHEN instr(p.text, first_prompt) > 0 OR instr(first_prompt, p.text) > 0 THEN '' ELSE first_prompt END,
+		last_prompt = CASE WHEN instr(p.text, last_prompt) > 0 OR instr(last_prompt, p.text) > 0 THEN '' ELSE last_prompt END
+		FROM (SELECT session_id, text FROM prompts WHERE id = ?1) AS p WHERE sessions.id = p.session_id`,
+	// Forgetting the session's current turn makes the rest of it private: its events
+	// still queued are dropped (purgeQueue) and later ones refused, as a private turn's.
+	`UPDATE sessions SET turn_private = 1
+		FROM (SELECT session_id, prompt_number FROM prompts WHERE id = ?1) AS p
+		WHERE sessions.id = p.session_id AND sessions.prompt_count = p.prompt_number`,
+	// Links superseding the record or a record of the session: their ops carry no content,
+	// but a link of a record not (yet) stored here is found only by its session.
+	`UPDATE ops SET payload = NULL WHERE kind = 'supersede' AND record_id IN (SELECT old_id FROM supersedes WHERE session_id = ?1)`,
+	`DELETE FROM supersedes WHERE old_id = ?1 OR session_id = ?1 OR old_id IN (SELECT id FROM observations WHERE session_id = ?1)`,
+	`DELETE FROM pins WHERE id = ?1 OR session_id = ?1`,
+	`DELETE FROM observations WHERE id = ?1 OR session_id = ?1`,
+	`DELETE FROM prompts WHERE id = ?1 OR session_id = ?1`,
+	`DELETE FROM summaries WHERE id = ?1 OR session_id = ?1`,
+	`DELETE FROM sessions WHERE id = ?1`,
+}
+
+// purgeWAL checkpoints the WAL with TRUNCATE so forgotten text survives in no WAL frame
+// (the database's own pages were zeroed by secure_delete, the FTS indexes' entries removed
+// by their secure-delete option, schema v11), then purges the queue. Its work is the WAL's
+// size, bounded by the autocheckpoint, not the database's.
+func (r *Replica) purgeWAL(ctx context.Context) error {
+	if _, err := r.w.ExecContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return r.purgeQueue(ctx)

@@ -447,7 +447,7 @@ var forgetStmts = []string{
 
 // purgeWAL checkpoints the WAL with TRUNCATE so forgotten text survives in no WAL frame
 // (the database's own pages were zeroed by secure_delete, the FTS indexes' entries removed
-// by their secure-delete option, schema v11), then purges the queue. Its work is the WAL's
+// by their secure-delete option, schema v12), then purges the queue. Its work is the WAL's
 // size, bounded by the autocheckpoint, not the database's.
 func (r *Replica) purgeWAL(ctx context.Context) error {
 	if _, err := r.w.ExecContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {

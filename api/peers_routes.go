@@ -53,15 +53,19 @@ func (s *Server) registerPeers(g *gin.RouterGroup) {
 }
 
 func (s *Server) peersOn(c *gin.Context) {
-	if s.cfg.Peers == nil {
-		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "device sync is off on this node"})
+	if p := s.parts(); p.Peers == nil {
+		msg := "device sync is off on this node"
+		if p.PeersErr != nil {
+			msg = "device sync failed to start: " + p.PeersErr.Error()
+		}
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": msg})
 		return
 	}
 	c.Next()
 }
 
 func (s *Server) peersStatus(c *gin.Context) {
-	st, err := s.cfg.Peers.Status(c.Request.Context())
+	st, err := s.parts().Peers.Status(c.Request.Context())
 	s.peersReply(c, st, err)
 }
 
@@ -82,7 +86,7 @@ func (s *Server) peersInvite(c *gin.Context) {
 		}
 		ttl = d
 	}
-	code, err := s.cfg.Peers.Invite(ttl)
+	code, err := s.parts().Peers.Invite(ttl)
 	if err != nil {
 		s.peersReply(c, nil, err)
 		return
@@ -97,7 +101,7 @@ func (s *Server) peersJoin(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"code\": \"MN1…\"}"})
 		return
 	}
-	err := s.cfg.Peers.Join(c.Request.Context(), req.Code)
+	err := s.parts().Peers.Join(c.Request.Context(), req.Code)
 	s.peersReply(c, gin.H{"joined": err == nil}, err)
 }
 
@@ -107,12 +111,12 @@ func (s *Server) peersRemove(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"device\": \"name or peer ID\"}"})
 		return
 	}
-	m, err := s.cfg.Peers.Remove(c.Request.Context(), req.Device)
+	m, err := s.parts().Peers.Remove(c.Request.Context(), req.Device)
 	s.peersReply(c, m, err)
 }
 
 func (s *Server) peersLeave(c *gin.Context) {
-	err := s.cfg.Peers.Leave(c.Request.Context())
+	err := s.parts().Peers.Leave(c.Request.Context())
 	s.peersReply(c, gin.H{"left": err == nil}, err)
 }
 

@@ -34,13 +34,10 @@ type SearchBackend interface {
 
 var (
 	_ SearchBackend = (*search.Service)(nil)
-	_ SearchBackend = (*search.Deferred)(nil)
 )
 
 func (s *Server) registerSearch(g *gin.RouterGroup) {
-	if s.cfg.Search == nil {
-		return
-	}
+	g = g.Group("", s.searchOn)
 	g.GET("/search", s.search)
 	g.GET("/timeline", s.timeline)
 	g.POST("/records/batch", s.records)
@@ -51,6 +48,14 @@ func (s *Server) registerSearch(g *gin.RouterGroup) {
 	g.POST("/pin", s.pin)
 	g.GET("/export", s.export)
 	g.POST("/import", s.importRecords)
+}
+
+func (s *Server) searchOn(c *gin.Context) {
+	if s.parts().Search == nil {
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "search is not served by this node"})
+		return
+	}
+	c.Next()
 }
 
 // searchError maps the search and import sentinels to status codes.
@@ -129,7 +134,7 @@ func (s *Server) search(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.cfg.Search.Search(c.Request.Context(), q)
+	res, err := s.parts().Search.Search(c.Request.Context(), q)
 	if err != nil {
 		s.searchError(c, err)
 		return
@@ -146,7 +151,7 @@ func (s *Server) timeline(c *gin.Context) {
 	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
 		return
 	}
-	tl, err := s.cfg.Search.Timeline(c.Request.Context(), q)
+	tl, err := s.parts().Search.Timeline(c.Request.Context(), q)
 	if err != nil {
 		s.searchError(c, err)
 		return
@@ -172,7 +177,7 @@ func (s *Server) records(c *gin.Context) {
 	if !ok {
 		return
 	}
-	recs, err := s.cfg.Search.Get(c.Request.Context(), body.IDs)
+	recs, err := s.parts().Search.Get(c.Request.Context(), body.IDs)
 	if err != nil {
 		s.searchError(c, err)
 		return
@@ -185,7 +190,7 @@ func (s *Server) forget(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := s.cfg.Search.Forget(c.Request.Context(), body.IDs)
+	res, err := s.parts().Search.Forget(c.Request.Context(), body.IDs)
 	if err != nil {
 		s.searchError(c, err)
 		return
@@ -202,7 +207,7 @@ func (s *Server) saveNote(c *gin.Context) {
 		badRequest(c, `body must be {"text": "…", "project": "…", "title": "…", "type": "…"}`)
 		return
 	}
-	res, err := s.cfg.Search.SaveNote(c.Request.Context(), n)
+	res, err := s.parts().Search.SaveNote(c.Request.Context(), n)
 	if err != nil {
 		s.searchError(c, err)
 		return
@@ -211,15 +216,15 @@ func (s *Server) saveNote(c *gin.Context) {
 }
 
 func (s *Server) correct(c *gin.Context) {
-	bindAndCall(s, c, `body must be {"id": "…", "text": "what is true"}`, s.cfg.Search.Correct)
+	bindAndCall(s, c, `body must be {"id": "…", "text": "what is true"}`, s.parts().Search.Correct)
 }
 
 func (s *Server) supersede(c *gin.Context) {
-	bindAndCall(s, c, `body must be {"old": "…", "new": "…"}`, s.cfg.Search.Supersede)
+	bindAndCall(s, c, `body must be {"old": "…", "new": "…"}`, s.parts().Search.Supersede)
 }
 
 func (s *Server) pin(c *gin.Context) {
-	bindAndCall(s, c, `body must be {"id": "…", "pinned": true|false}`, s.cfg.Search.Pin)
+	bindAndCall(s, c, `body must be {"id": "…", "pinned": true|false}`, s.parts().Search.Pin)
 }
 
 // bindAndCall answers a route whose JSON body is a B and whose answer fn gives: usage is
@@ -245,7 +250,7 @@ func (s *Server) export(c *gin.Context) {
 	c.Status(http.StatusOK)
 	// Headers are gone once the first line is written: a failure mid-stream can only
 	// cut the stream short, which the reader sees as a missing trailer line.
-	n, err := s.cfg.Search.Export(c.Request.Context(), c.Writer, c.Query("project"))
+	n, err := s.parts().Search.Export(c.Request.Context(), c.Writer, c.Query("project"))
 	if err != nil {
 		s.log.Error("export failed", "records", n, "err", err)
 		return
@@ -271,7 +276,7 @@ func (s *Server) importRecords(c *gin.Context) {
 		}
 		recs = append(recs, rec)
 	}
-	res, err := s.cfg.Search.Import(c.Request.Context(), recs)
+	res, err := s.parts().Search.Import(c.Request.Context(), recs)
 	if err != nil {
 		s.searchError(c, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -51,8 +52,10 @@ type Config struct {
 	Token   string
 	Version string
 	Backend Backend
-	Search  SearchBackend // optional
-	Peers   PeerBackend   // optional
+	// Search, Peers and Team, when known at New, are served from the start; a node hands
+	// them over later, all at once, with SetBackends.
+	Search SearchBackend // optional
+	Peers  PeerBackend   // optional
 	// Feed is the change feed the viewer's live stream follows (optional).
 	Feed *feed.Bus
 	// Viewer serves the viewer's settings and logs pages (optional).
@@ -80,7 +83,27 @@ type Server struct {
 	closing    chan struct{}
 	// injected is the file-context ledger: a file's history once per session.
 	injected fileLedger
+	// backends are the parts served behind Backend (Config's, then SetBackends').
+	backends atomic.Pointer[Backends]
 }
+
+// Backends are the parts a node starts after its server listens (they need the database):
+// handed over in one SetBackends call once they run. Until then, and for a part that is
+// nil, its routes answer 503 — with the start error when one is given.
+type Backends struct {
+	Search SearchBackend
+	Peers  PeerBackend // nil: device sync is off (PeersErr nil) or failed to start
+	Team   TeamBackend // nil: team memory is not available (TeamErr nil) or failed to start
+	// PeersErr and TeamErr are why device sync or team memory did not start.
+	PeersErr, TeamErr error
+}
+
+// SetBackends hands the server the parts it serves from now on; it may be called at any
+// time, from any goroutine (requests in flight keep the parts they started with).
+func (s *Server) SetBackends(b Backends) { s.backends.Store(&b) }
+
+// parts are the parts served now.
+func (s *Server) parts() *Backends { return s.backends.Load() }
 
 // ErrNotLoopback is returned for a listen address outside 127.0.0.0/8 or ::1.
 var ErrNotLoopback = errors.New("api: listen address must be loopback")
@@ -98,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.ViewerAuth = viewer.NewAuth(viewer.Config{})
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, viewerAuth: cfg.ViewerAuth, closing: make(chan struct{})}
+	s.SetBackends(Backends{Search: cfg.Search, Peers: cfg.Peers, Team: cfg.Team})
 	e := gin.New()
 	e.Use(gin.CustomRecoveryWithWriter(nil, func(c *gin.Context, rec any) {
 		s.log.Error("panic in handler", "path", c.FullPath(), "panic", fmt.Sprint(rec))

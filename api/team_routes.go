@@ -79,15 +79,19 @@ func (s *Server) registerTeam(g *gin.RouterGroup) {
 }
 
 func (s *Server) teamOn(c *gin.Context) {
-	if s.cfg.Team == nil {
-		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "team memory is not available on this node"})
+	if p := s.parts(); p.Team == nil {
+		msg := "team memory is not available on this node"
+		if p.TeamErr != nil {
+			msg = "team memory failed to start: " + p.TeamErr.Error()
+		}
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": msg})
 		return
 	}
 	c.Next()
 }
 
 func (s *Server) teamStatus(c *gin.Context) {
-	st, err := s.cfg.Team.Status(c.Request.Context())
+	st, err := s.parts().Team.Status(c.Request.Context())
 	s.teamReply(c, st, err)
 }
 
@@ -97,7 +101,7 @@ func (s *Server) teamJoin(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"urls\": [\"http://host:4001\"], \"user\": \"NAME\", \"password\": \"…\"}"})
 		return
 	}
-	info, err := s.cfg.Team.Join(c.Request.Context(), team.JoinRequest{URLs: req.URLs, User: req.User, Password: req.Password, Name: req.Name, CACert: []byte(req.CACert)})
+	info, err := s.parts().Team.Join(c.Request.Context(), team.JoinRequest{URLs: req.URLs, User: req.User, Password: req.Password, Name: req.Name, CACert: []byte(req.CACert)})
 	s.teamReply(c, info, err)
 }
 
@@ -107,7 +111,7 @@ func (s *Server) teamShare(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"project\": \"NAME\"}"})
 		return
 	}
-	err := s.cfg.Team.Share(c.Request.Context(), req.Project)
+	err := s.parts().Team.Share(c.Request.Context(), req.Project)
 	s.teamReply(c, gin.H{"shared": req.Project}, err)
 }
 
@@ -117,7 +121,7 @@ func (s *Server) teamUnshare(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"project\": \"NAME\"}"})
 		return
 	}
-	err := s.cfg.Team.Unshare(c.Request.Context(), req.Project)
+	err := s.parts().Team.Unshare(c.Request.Context(), req.Project)
 	s.teamReply(c, gin.H{"unshared": req.Project}, err)
 }
 
@@ -129,7 +133,7 @@ func (s *Server) teamLeave(c *gin.Context) {
 			return
 		}
 	}
-	n, err := s.cfg.Team.Leave(c.Request.Context(), req.Purge)
+	n, err := s.parts().Team.Leave(c.Request.Context(), req.Purge)
 	s.teamReply(c, TeamLeaveReply{Forgotten: n}, err)
 }
 
@@ -139,7 +143,7 @@ func (s *Server) teamAdmin(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"action\": \"add\" or \"remove\", \"device\": \"@user/device\"}"})
 		return
 	}
-	ch, err := s.cfg.Team.Admin(c.Request.Context(), req.Action == "add", req.Device)
+	ch, err := s.parts().Team.Admin(c.Request.Context(), req.Action == "add", req.Device)
 	s.teamReply(c, ch, err)
 }
 
@@ -149,21 +153,21 @@ func (s *Server) teamRemove(c *gin.Context) {
 		c.JSON(http.StatusBadRequest, gin.H{"error": "body must be JSON {\"device\": \"@user/device\"}"})
 		return
 	}
-	ch, err := s.cfg.Team.Remove(c.Request.Context(), req.Device)
+	ch, err := s.parts().Team.Remove(c.Request.Context(), req.Device)
 	s.teamReply(c, ch, err)
 }
 
 func (s *Server) teamSearch(c *gin.Context) {
 	limit, _ := strconv.Atoi(c.Query("limit"))
-	hits, err := s.cfg.Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
+	hits, err := s.parts().Team.Search(c.Request.Context(), c.Query("q"), c.Query("project"), limit)
 	rep := apitype.TeamSearchReply{Hits: make([]apitype.TeamHit, 0, len(hits))}
 	for _, h := range hits {
 		rep.Hits = append(rep.Hits, apitype.TeamHit(h))
 	}
-	if errors.Is(err, team.ErrUnreachable) && s.cfg.Search != nil {
+	if errors.Is(err, team.ErrUnreachable) && s.parts().Search != nil {
 		// Cut off, the answer is this device's own results and why the cluster's are missing,
 		// within the team's bound (Config.AnswerWithin), not an error.
-		local, lerr := s.cfg.Search.Search(c.Request.Context(), apitype.SearchQuery{Text: c.Query("q"), Project: c.Query("project"), Limit: limit})
+		local, lerr := s.parts().Search.Search(c.Request.Context(), apitype.SearchQuery{Text: c.Query("q"), Project: c.Query("project"), Limit: limit})
 		if lerr == nil {
 			rep.Unreachable, rep.Local, err = err.Error(), local.Hits, nil
 		}

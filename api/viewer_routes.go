@@ -243,7 +243,7 @@ func (s *Server) stream(c *gin.Context) {
 // viewerFeed is one page of the live feed: /api/search's filters and order, answered with
 // the full records (one round trip for the page's first paint instead of two).
 func (s *Server) viewerFeed(c *gin.Context) {
-	if s.cfg.Search == nil {
+	if s.parts().Search == nil {
 		c.AbortWithStatusJSON(http.StatusServiceUnavailable, gin.H{"error": "search is not served by this node"})
 		return
 	}
@@ -260,7 +260,7 @@ func (s *Server) viewerFeed(c *gin.Context) {
 }
 
 func (s *Server) feedPage(ctx context.Context, q apitype.SearchQuery) (apitype.ViewerFeed, error) {
-	res, err := s.cfg.Search.Search(ctx, q)
+	res, err := s.parts().Search.Search(ctx, q)
 	if err != nil {
 		return apitype.ViewerFeed{}, err
 	}
@@ -271,7 +271,7 @@ func (s *Server) feedPage(ctx context.Context, q apitype.SearchQuery) (apitype.V
 	page := apitype.ViewerFeed{Hits: len(res.Hits), Items: []apitype.Item{}}
 	for len(ids) > 0 {
 		n := min(len(ids), apitype.MaxGet)
-		recs, err := s.cfg.Search.Get(ctx, ids[:n])
+		recs, err := s.parts().Search.Get(ctx, ids[:n])
 		if err != nil {
 			return apitype.ViewerFeed{}, err
 		}
@@ -289,7 +289,7 @@ func (s *Server) index(page []byte) gin.HandlerFunc {
 	head, body, _ := bytes.Cut(page, []byte("</head>"))
 	return func(c *gin.Context) {
 		c.Header("Cache-Control", "no-store")
-		if s.cfg.Search == nil || !s.viewerAuth.Check(s.sessionOf(c), "", false) {
+		if s.parts().Search == nil || !s.viewerAuth.Check(s.sessionOf(c), "", false) {
 			c.Data(http.StatusOK, "text/html; charset=utf-8", page)
 			return
 		}

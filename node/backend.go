@@ -38,7 +38,7 @@ func (n *Node) Context(ctx context.Context, project, sessionID string) (apitype.
 		if err != nil {
 			return apitype.Context{}, n.checkCorrupt(err)
 		}
-		res.UserMessage = userMessage(in.TotalObservations, sessions, in.Health)
+		res.UserMessage = inject.UserMessage(in.TotalObservations, sessions, in.Health)
 	}
 	return res, nil
 }
@@ -92,61 +92,28 @@ func (n *Node) contextInput(ctx context.Context, rep *replica.Replica, project s
 	return in, lim, nil
 }
 
-// userMessage is the line shown to the user at session start.
-func userMessage(memories, sessions int, health string) string {
-	line := "memnode: no memory of this project yet, recording from now on"
-	if memories > 0 || sessions > 0 {
-		line = fmt.Sprintf("memnode: %s from %s", countOf(memories, "memory", "memories"), countOf(sessions, "session", "sessions"))
-	}
-	line += " · viewer: memnode viewer"
-	if health != "" {
-		line += " · ⚠ " + health
-	}
-	return line
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// healthNotice says in one line what keeps memory from working fully, "" when all is well:
-// a provider disabled (after a 401, a quota answer…), events that could not be stored, a
-// full disk or corrupt database, sync in error.
+// healthNotice gathers what keeps memory from working fully (inject.Health words it), ""
+// when all is well.
 func (n *Node) healthNotice(ctx context.Context, rep *replica.Replica) string {
-	var parts []string
-	if err := n.corruption(); err != nil {
-		parts = append(parts, "the database is corrupt, nothing new is stored ('memnode stop', then 'memnode repair')")
-	}
+	h := inject.Health{Corrupt: n.corruption() != nil, Location: n.location()}
 	if p := n.pipe.Load(); p != nil && p.Stats().StorageFull {
-		parts = append(parts, "the disk of "+n.cfg.DataDir+" is full: new events are refused")
+		h.FullDisk = n.cfg.DataDir
 	}
 	if r, ok := n.cfg.Compressor.(aiReporter); ok {
 		now := n.cfg.Now()
 		for _, p := range r.Stats() {
 			if p.DisabledUntil.After(now) {
-				why := ""
-				if p.LastError != "" {
-					why = " after: " + inject.Truncate(p.LastError, 160)
-				}
-				fix := fmt.Sprintf("'memnode keys set %s' if the key is wrong", p.Name)
-				if p.CLI != "" { // an agent CLI: its login, its limit or its install
-					fix = "'memnode doctor' says why"
-				}
-				parts = append(parts, fmt.Sprintf("AI provider %s is disabled until %s%s; memory is compressed offline meanwhile (%s)",
-					p.Name, p.DisabledUntil.In(n.location()).Format("15:04"), why, fix))
+				h.Disabled = append(h.Disabled, inject.DisabledProvider{Name: p.Name, Until: p.DisabledUntil, LastError: p.LastError, AgentCLI: p.CLI != ""})
 			}
 		}
 	}
-	if dead, err := rep.DeadLetters(ctx); err == nil && dead > 0 {
-		parts = append(parts, fmt.Sprintf("%s could not be stored and were set aside ('memnode status')", countOf(dead, "event", "events")))
+	if dead, err := rep.DeadLetters(ctx); err == nil {
+		h.DeadLetters = dead
 	}
 	if s := n.syncSummary(ctx); strings.HasPrefix(s, "error") || strings.HasPrefix(s, "removed") || strings.Contains(s, "; error with ") {
-		parts = append(parts, "sync: "+s)
+		h.Sync = s
 	}
-	return strings.Join(parts, "; ")
+	return h.Notice()
 }
 
 func (n *Node) location() *time.Location {

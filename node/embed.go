@@ -49,8 +49,8 @@ func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (str
 	if !n.settings().SemanticInject || len([]rune(strings.TrimSpace(prompt))) < semanticMinPromptRunes {
 		return "", nil
 	}
-	rep := n.rep.Load()
-	if rep == nil {
+	rep, svc := n.rep.Load(), n.searchSvc.Load()
+	if rep == nil || svc == nil {
 		return "", errNotReady
 	}
 	if n.embedW.Load() == nil {
@@ -60,7 +60,7 @@ func (n *Node) SemanticContext(ctx context.Context, project, prompt string) (str
 	if limit <= 0 {
 		limit = configs.DefaultSemanticInjectLimit
 	}
-	hits, err := n.search.Related(ctx, privacy.Clean(prompt), project, limit, semanticMinScore)
+	hits, err := svc.Related(ctx, privacy.Clean(prompt), project, limit, semanticMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}

@@ -57,7 +57,7 @@ func TestEmbeddingHybridSearchAndSemanticContext(t *testing.T) {
 	n := startEmbedNode(t, t.TempDir(), hashingEmbedder(64), true)
 	var ids []string
 	for _, text := range embedNotes {
-		res, err := n.search.SaveNote(ctx, apitype.Note{Text: text, Project: "p"})
+		res, err := n.searchSvc.Load().SaveNote(ctx, apitype.Note{Text: text, Project: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestEmbeddingHybridSearchAndSemanticContext(t *testing.T) {
 	}
 	waitEmbedded(t, n, "hashing-64", 4)
 
-	res, err := n.search.Search(ctx, apitype.SearchQuery{Text: "authentication defect"})
+	res, err := n.searchSvc.Load().Search(ctx, apitype.SearchQuery{Text: "authentication defect"})
 	if err != nil || res.Ranking != search.ModeHybrid || len(res.Hits) == 0 || res.Hits[0].ID != ids[0] {
 		t.Fatalf("hybrid search = %+v %v; want the login note first", res, err)
 	}
@@ -81,7 +81,7 @@ func TestEmbeddingHybridSearchAndSemanticContext(t *testing.T) {
 	if short, _ := n.SemanticContext(ctx, "p", "daemon stalled"); short != "" {
 		t.Errorf("short prompt got context %q", short)
 	}
-	if _, err := n.search.Forget(ctx, []string{ids[1]}); err != nil {
+	if _, err := n.searchSvc.Load().Forget(ctx, []string{ids[1]}); err != nil {
 		t.Fatal(err)
 	}
 	waitEmbedded(t, n, "hashing-64", 3)
@@ -94,7 +94,7 @@ func TestSemanticInjectOffByDefault(t *testing.T) {
 	ctx := context.Background()
 	n := startEmbedNode(t, t.TempDir(), hashingEmbedder(64), false)
 	for _, text := range embedNotes {
-		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: text, Project: "p"}); err != nil {
+		if _, err := n.searchSvc.Load().SaveNote(ctx, apitype.Note{Text: text, Project: "p"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,10 +114,10 @@ func TestNoModelMeansFTSOnly(t *testing.T) {
 		testkit.WaitFor(t, name+": status says no model", 10*time.Second, func() bool {
 			return statusOf(t, n).Embed.State == worker.StatusNoModel
 		})
-		if _, err := n.search.SaveNote(ctx, apitype.Note{Text: embedNotes[0], Project: "p"}); err != nil {
+		if _, err := n.searchSvc.Load().SaveNote(ctx, apitype.Note{Text: embedNotes[0], Project: "p"}); err != nil {
 			t.Fatal(err)
 		}
-		res, err := n.search.Search(ctx, apitype.SearchQuery{Text: "login bug"})
+		res, err := n.searchSvc.Load().Search(ctx, apitype.SearchQuery{Text: "login bug"})
 		if err != nil || res.Ranking != search.ModeFTS || len(res.Hits) != 1 {
 			t.Fatalf("%s: search = %+v %v; want FTS with one hit", name, res, err)
 		}
@@ -139,7 +139,7 @@ func TestCloseClosesTheEmbedder(t *testing.T) {
 	ctx := context.Background()
 	tr := closeTracker{embed.NewHashing(32, nil), make(chan struct{})}
 	n := startEmbedNode(t, t.TempDir(), func() (embed.Embedder, error) { return tr, nil }, false)
-	if _, err := n.search.SaveNote(ctx, apitype.Note{Text: embedNotes[1], Project: "p"}); err != nil {
+	if _, err := n.searchSvc.Load().SaveNote(ctx, apitype.Note{Text: embedNotes[1], Project: "p"}); err != nil {
 		t.Fatal(err)
 	}
 	waitEmbedded(t, n, "hashing-32", 1)

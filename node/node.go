@@ -103,7 +103,6 @@ type Node struct {
 	// feed carries the replica's commits to sync and the embedding worker; closed after
 	// the replica.
 	feed    *feed.Bus
-	search  search.Deferred
 	sync    atomic.Pointer[memsync.Node]
 	syncErr atomic.Pointer[string]
 	team    atomic.Pointer[team.Team]
@@ -124,7 +123,7 @@ type Node struct {
 	pipe       atomic.Pointer[pipeline.Pipeline]
 	embedW     atomic.Pointer[worker.Worker]
 	ctxFiles   atomic.Pointer[writer.Writer]
-	searchSvc  *search.Service
+	searchSvc  atomic.Pointer[search.Service]
 	pidWritten bool
 	cancel     context.CancelFunc // ends the long-lived parts' context
 	wg         sync.WaitGroup
@@ -248,11 +247,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.origin = peerID.String()
 	acfg := api.Config{
 		Addr: n.Addr(), Socket: localnet.SocketPath(n.cfg.DataDir), Token: n.token, Version: n.cfg.Version,
-		Backend: n, Search: &n.search, Logger: n.log, Feed: n.feed, Viewer: viewerBackend{n},
-		Team: teamRoutes{n}, ViewerAuth: n.viewerAuth,
-	}
-	if !n.cfg.Settings.SyncDisabled {
-		acfg.Peers = peers{n}
+		Backend: n, Logger: n.log, Feed: n.feed, Viewer: viewerBackend{n}, ViewerAuth: n.viewerAuth,
 	}
 	srv, err := api.New(acfg)
 	if err != nil {
@@ -284,10 +279,11 @@ func (n *Node) start(ctx context.Context) error {
 	n.startContextFiles(n.rep.Load())
 	// Team memory (pushes and pulls of shared projects) after device sync, before readiness.
 	n.startTeam(runCtx, n.rep.Load(), key)
+	srv.SetBackends(n.backends())
 	n.ready.Store(true)
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
 	n.pipe.Load().Start()
-	n.startEmbed(n.rep.Load(), n.searchSvc)
+	n.startEmbed(n.rep.Load(), n.searchSvc.Load())
 	// A hook that could not reach the node (while it was starting, say) spools its event;
 	// the spool is read at start and then again every spoolRescan. The change feed cannot
 	// replace this poll: spool files are written by hook processes, not by commits.
@@ -308,6 +304,23 @@ func (n *Node) start(ctx context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// backends are what the API serves once the node is ready: the search service, and device
+// sync and team memory — or why they did not start.
+func (n *Node) backends() api.Backends {
+	b := api.Backends{Search: n.searchSvc.Load()}
+	if sn := n.sync.Load(); sn != nil {
+		b.Peers = sn
+	} else if e := n.syncErr.Load(); e != nil {
+		b.PeersErr = errors.New(*e)
+	}
+	if t := n.team.Load(); t != nil {
+		b.Team = t
+	} else if e := n.teamErr.Load(); e != nil {
+		b.TeamErr = errors.New(*e)
+	}
+	return b
 }
 
 // WaitReady blocks until the node is ready or ctx ends.
@@ -371,8 +384,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 	}
 	n.pipe.Store(pipe)
 	n.replaySpool(ctx)
-	n.searchSvc = search.NewService(rep, search.Config{})
-	n.search.Set(n.searchSvc)
+	n.searchSvc.Store(search.NewService(rep, search.Config{}))
 	return ctx.Err()
 }
 
@@ -445,7 +457,7 @@ func (n *Node) stop(ctx context.Context) error {
 	if w := n.embedW.Swap(nil); w != nil {
 		errs = append(errs, w.Close())
 	}
-	n.search.Set(nil)
+	n.searchSvc.Store(nil)
 	if rep := n.rep.Swap(nil); rep != nil {
 		errs = append(errs, rep.Close())
 	}

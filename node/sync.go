@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
-	"time"
 
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
@@ -68,79 +66,5 @@ func (n *Node) syncSummary(ctx context.Context) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	if st.RemovedBy != "" {
-		return "removed from its group (told by " + st.RemovedBy + "); 'memnode peers leave' starts a new group"
-	}
-	alive := 0
-	for _, d := range st.Devices {
-		if d.State == memsync.StateAlive {
-			alive++
-		}
-	}
-	if len(st.Devices) <= 1 {
-		return "on, not paired yet ('memnode peers invite' on this device, 'memnode peers join CODE' on another)"
-	}
-	line := strconv.Itoa(len(st.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
-	if st.OpsKnown > st.OpsHeld {
-		line += "; catching up: " + strconv.FormatUint(st.OpsHeld, 10) + " of " + strconv.FormatUint(st.OpsKnown, 10) + " ops here"
-	}
-	for _, d := range st.Devices {
-		if d.Error != "" {
-			line += "; error with " + d.Name + ": " + d.Error
-		}
-	}
-	return line
-}
-
-// peers serves the peers API routes from whatever sync node is running.
-type peers struct{ n *Node }
-
-func (p peers) node() (*memsync.Node, error) {
-	if sn := p.n.sync.Load(); sn != nil {
-		return sn, nil
-	}
-	if e := p.n.syncErr.Load(); e != nil {
-		return nil, fmt.Errorf("device sync failed to start: %s: %w", *e, memsync.ErrNotStarted)
-	}
-	return nil, memsync.ErrNotStarted
-}
-
-func (p peers) Status(ctx context.Context) (memsync.Status, error) {
-	sn, err := p.node()
-	if err != nil {
-		return memsync.Status{}, err
-	}
-	return sn.Status(ctx)
-}
-
-func (p peers) Invite(ttl time.Duration) (string, error) {
-	sn, err := p.node()
-	if err != nil {
-		return "", err
-	}
-	return sn.Invite(ttl)
-}
-
-func (p peers) Join(ctx context.Context, code string) error {
-	sn, err := p.node()
-	if err != nil {
-		return err
-	}
-	return sn.Join(ctx, code)
-}
-
-func (p peers) Remove(ctx context.Context, device string) (memsync.Member, error) {
-	sn, err := p.node()
-	if err != nil {
-		return memsync.Member{}, err
-	}
-	return sn.Remove(ctx, device)
-}
-
-func (p peers) Leave(ctx context.Context) error {
-	sn, err := p.node()
-	if err != nil {
-		return err
-	}
-	return sn.Leave(ctx)
+	return st.Summary()
 }

@@ -1,21 +1,16 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"strings"
 
 	"github.com/memnode/memnode/api"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/internal/datadir"
+	"github.com/memnode/memnode/internal/logfile"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -40,14 +35,9 @@ const maxLogTail = 512 << 10
 // changes wait for a restart.
 func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, error) {
 	path := datadir.Dir(v.n.cfg.DataDir).Settings()
-	file, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		file = []byte("{}")
-	} else if err != nil {
-		return apitype.ViewerSettings{}, fmt.Errorf("read settings: %w", err)
-	}
-	if !json.Valid(file) {
-		file = []byte("{}") // the node could not have started with it; the page starts afresh
+	file, err := configs.ReadFile(v.n.cfg.DataDir)
+	if err != nil {
+		return apitype.ViewerSettings{}, err
 	}
 	var fields []apitype.SettingField
 	for _, f := range configs.Fields() {
@@ -72,16 +62,11 @@ func (v viewerBackend) Settings(ctx context.Context) (apitype.ViewerSettings, er
 // applies at once what a running node can (configs.Info.Live): context bounds, skip lists,
 // excluded projects, … The rest waits for a restart (Pending says which).
 func (v viewerBackend) SaveSettings(ctx context.Context, file json.RawMessage) (apitype.ViewerSettings, error) {
-	if _, err := configs.ParseFile(file); err != nil {
-		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
-	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, file, "", "  "); err != nil {
-		return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, err)
-	}
-	pretty.WriteByte('\n')
-	if err := atomicfile.Write(datadir.Dir(v.n.cfg.DataDir).Settings(), pretty.Bytes(), 0o600); err != nil {
-		return apitype.ViewerSettings{}, fmt.Errorf("write settings: %w", err)
+	if err := configs.WriteFile(v.n.cfg.DataDir, file); err != nil {
+		if inv := (*configs.InvalidFileError)(nil); errors.As(err, &inv) {
+			return apitype.ViewerSettings{}, fmt.Errorf("%w: %w", memory.ErrInvalid, inv.Err)
+		}
+		return apitype.ViewerSettings{}, err
 	}
 	if v.n.cfg.Reload == nil {
 		v.n.log.Info("settings saved from the viewer; they apply at the next start")
@@ -161,45 +146,11 @@ func (v viewerBackend) Log(ctx context.Context, name string, lines int) (apitype
 	if name == "hook" {
 		path = dd.HookLog()
 	}
-	tail, err := tailFile(path, maxLogTail)
+	all, err := logfile.Tail(path, maxLogTail, lines)
 	if err != nil {
 		return apitype.ViewerLog{}, err
 	}
-	all := strings.Split(strings.TrimRight(string(tail), "\n"), "\n")
-	if len(all) == 1 && all[0] == "" {
-		all = nil
-	}
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	if all == nil {
-		all = []string{}
-	}
 	return apitype.ViewerLog{Name: name, Lines: all}, nil
-}
-
-// tailFile reads at most limit bytes from the end of path, starting at a line boundary.
-func tailFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	off := max(fi.Size()-limit, 0)
-	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
-	}
-	if off > 0 {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
-	}
-	return b, nil
 }
 
 // errNoKeyStore is returned when the node was started without a key store.

@@ -2,7 +2,6 @@ package search_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -297,19 +296,5 @@ func TestConcurrentSearchWhileWriting(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-func TestDeferred(t *testing.T) {
-	ctx := context.Background()
-	var d search.Deferred
-	if _, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); !errors.Is(err, search.ErrNotOpen) {
-		t.Fatalf("before Set: %v, want ErrNotOpen", err)
-	}
-	r := testkit.OpenReplica(t, "dev-a")
-	importSample(t, r)
-	d.Set(search.NewService(r, search.Config{}))
-	if res, err := d.Search(ctx, apitype.SearchQuery{Text: "invoice"}); err != nil || len(res.Hits) == 0 {
-		t.Fatalf("after Set: %+v %v", res, err)
 	}
 }

@@ -2,11 +2,9 @@ package search
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
@@ -214,81 +212,4 @@ func (v *Service) Export(ctx context.Context, w io.Writer, project string) (int,
 func (v *Service) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
 	res, err := v.store.Import(ctx, importer.Batch(recs))
 	return apitype.ImportResult(res), err
-}
-
-// ErrNotOpen is returned by a Deferred service before its replica is open.
-var ErrNotOpen = errors.New("search: the database is not open yet")
-
-// Deferred lets the node hand the API a search backend before its replica is open (the
-// API answers 503 until the node is ready, so calls before Set are not expected).
-type Deferred struct {
-	p atomic.Pointer[Service]
-}
-
-// Set installs the service once the replica is open.
-func (d *Deferred) Set(s *Service) { d.p.Store(s) }
-
-// call runs f on the installed service, or fails with ErrNotOpen before Set.
-func call[T any](d *Deferred, f func(*Service) (T, error)) (T, error) {
-	s := d.p.Load()
-	if s == nil {
-		var zero T
-		return zero, ErrNotOpen
-	}
-	return f(s)
-}
-
-// Search implements api.SearchBackend.
-func (d *Deferred) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
-	return call(d, func(s *Service) (apitype.Results, error) { return s.Search(ctx, q) })
-}
-
-// Timeline implements api.SearchBackend.
-func (d *Deferred) Timeline(ctx context.Context, q apitype.TimelineQuery) (apitype.Timeline, error) {
-	return call(d, func(s *Service) (apitype.Timeline, error) { return s.Timeline(ctx, q) })
-}
-
-// Get implements api.SearchBackend.
-func (d *Deferred) Get(ctx context.Context, ids []string) (apitype.Records, error) {
-	return call(d, func(s *Service) (apitype.Records, error) { return s.Get(ctx, ids) })
-}
-
-// Correct implements api.SearchBackend.
-func (d *Deferred) Correct(ctx context.Context, c apitype.Correction) (apitype.SupersedeResult, error) {
-	return call(d, func(s *Service) (apitype.SupersedeResult, error) { return s.Correct(ctx, c) })
-}
-
-// Supersede implements api.SearchBackend.
-func (d *Deferred) Pin(ctx context.Context, req apitype.Pin) (apitype.PinResult, error) {
-	return call(d, func(s *Service) (apitype.PinResult, error) { return s.Pin(ctx, req) })
-}
-
-// Supersede calls the installed service.
-func (d *Deferred) Supersede(ctx context.Context, req apitype.Supersede) (apitype.SupersedeResult, error) {
-	return call(d, func(s *Service) (apitype.SupersedeResult, error) { return s.Supersede(ctx, req) })
-}
-
-// Forget implements api.SearchBackend.
-func (d *Deferred) Forget(ctx context.Context, ids []string) (apitype.ForgetResult, error) {
-	return call(d, func(s *Service) (apitype.ForgetResult, error) { return s.Forget(ctx, ids) })
-}
-
-// SaveNote implements api.SearchBackend.
-func (d *Deferred) SaveNote(ctx context.Context, n apitype.Note) (apitype.SaveResult, error) {
-	return call(d, func(s *Service) (apitype.SaveResult, error) { return s.SaveNote(ctx, n) })
-}
-
-// Export implements api.SearchBackend.
-func (d *Deferred) Export(ctx context.Context, w io.Writer, project string) (int, error) {
-	return call(d, func(s *Service) (int, error) { return s.Export(ctx, w, project) })
-}
-
-// Import implements api.SearchBackend.
-func (d *Deferred) Import(ctx context.Context, recs []importer.Record) (apitype.ImportResult, error) {
-	return call(d, func(s *Service) (apitype.ImportResult, error) { return s.Import(ctx, recs) })
-}
-
-// Related: see Searcher.Related.
-func (d *Deferred) Related(ctx context.Context, text, project string, limit int, minScore float32) ([]apitype.Hit, error) {
-	return call(d, func(s *Service) ([]apitype.Hit, error) { return s.Related(ctx, text, project, limit, minScore) })
 }

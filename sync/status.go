@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sort"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -173,6 +174,34 @@ func shortIDString(s string) string {
 		return s[len(s)-12:]
 	}
 	return s
+}
+
+// Summary is the group in one line, as `memnode status` and the session-start health notice
+// show it: removed, not paired yet, or how many devices are alive, the catch-up still to do
+// and every peer in error (each "; error with NAME: …").
+func (s Status) Summary() string {
+	if s.RemovedBy != "" {
+		return "removed from its group (told by " + s.RemovedBy + "); 'memnode peers leave' starts a new group"
+	}
+	if len(s.Devices) <= 1 {
+		return "on, not paired yet ('memnode peers invite' on this device, 'memnode peers join CODE' on another)"
+	}
+	alive := 0
+	for _, d := range s.Devices {
+		if d.State == StateAlive {
+			alive++
+		}
+	}
+	line := strconv.Itoa(len(s.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
+	if s.OpsKnown > s.OpsHeld {
+		line += "; catching up: " + strconv.FormatUint(s.OpsHeld, 10) + " of " + strconv.FormatUint(s.OpsKnown, 10) + " ops here"
+	}
+	for _, d := range s.Devices {
+		if d.Error != "" {
+			line += "; error with " + d.Name + ": " + d.Error
+		}
+	}
+	return line
 }
 
 // Stats counts sync traffic since Start.

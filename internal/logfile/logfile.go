@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -187,4 +188,39 @@ func (c *capped) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// Tail returns the last lines (at most lines of them) of the log at path, reading at most limit bytes
+// from its end and starting at a line boundary; none ([]string{}, not nil) for an empty log.
+func Tail(path string, limit int64, lines int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := fi.Size() - limit
+	if off < 0 {
+		off = 0
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	if off > 0 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) == 1 && all[0] == "" {
+		return []string{}, nil
+	}
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return all, nil
 }

@@ -19,8 +19,9 @@ import (
 	"github.com/memnode/memnode/internal/datadir"
 )
 
-// The spool is DataDir/spool/events.jsonl: one Event per line, appended by hooks while the
-// node is out of reach, replayed by the node on start (DrainSpool).
+// The spool is DataDir/spool/events.jsonl: one event per line (its format: spoolLine, in
+// spoolline.go), appended by hooks while the node is out of reach, replayed by the node on
+// start and then every few seconds (DrainSpool).
 //
 // Crash safety: DrainSpool first renames the live file to events-<nanos>.replaying, so hooks
 // keep appending to a fresh events.jsonl; the .replaying file is deleted only after fn has
@@ -43,7 +44,7 @@ var ErrSpoolFull = errors.New("spool full")
 
 // AppendSpool appends ev (already cleaned) to dataDir's spool and fsyncs it.
 func AppendSpool(dataDir string, ev apitype.Event) error {
-	line, err := json.Marshal(ev)
+	line, err := json.Marshal(spoolLineOf(ev))
 	if err != nil {
 		return fmt.Errorf("encode spooled event: %w", err)
 	}
@@ -190,9 +191,9 @@ func drainFile(name string, fn func([]apitype.Event) error) (int, error) {
 	for {
 		line, rerr := r.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			var ev apitype.Event
-			if json.Unmarshal(line, &ev) == nil && ev.EventID != "" {
-				batch = append(batch, ev)
+			var l spoolLine
+			if json.Unmarshal(line, &l) == nil && l.EventID != "" {
+				batch = append(batch, l.event())
 			}
 		}
 		if len(batch) == drainBatchSize {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -212,6 +215,64 @@ func spoolFiles(t *testing.T, dir string) []string {
 		if e.Name() != ".lock" {
 			out = append(out, e.Name())
 		}
+	}
+	return out
+}
+
+// TestOldSpoolLineStillReplays: a line an older hook spooled (no version: apitype.Event's
+// JSON as it wrote it, byte for byte) is replayed with every field, beside a line of today's
+// format, which carries its version.
+func TestOldSpoolLineStillReplays(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"event_id":"0123456789abcdef0123456789abcdef","kind":"observation","platform":"claude-code","session_id":"s1","project":"billing","cwd":"/w/billing","at":"2026-11-28T10:00:00Z","tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"go test ./..."},"tool_response":{"stdout":"ok"},"agent_id":"a1","agent_type":"sub"}` + "\n"
+	if err := os.MkdirAll(filepath.Join(dir, "spool"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spool", "events.jsonl"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendSpool(dir, spoolEvent(1)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "spool", "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(raw)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], `{"v":1,`) {
+		t.Fatalf("today's line is not versioned: %q", lines)
+	}
+	got := collect(t, dir)
+	if len(got) != 2 {
+		t.Fatalf("replayed %d events, want 2", len(got))
+	}
+	ev := got[0]
+	if ev.EventID != "0123456789abcdef0123456789abcdef" || ev.Kind != memory.KindObservation || ev.Platform != "claude-code" ||
+		ev.SessionID != "s1" || ev.Project != "billing" || ev.Cwd != "/w/billing" || !ev.At.Equal(time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)) ||
+		ev.ToolName != "Bash" || ev.ToolUseID != "toolu_1" || string(ev.ToolInput) != `{"command":"go test ./..."}` ||
+		string(ev.ToolResponse) != `{"stdout":"ok"}` || ev.AgentID != "a1" || ev.AgentType != "sub" {
+		t.Fatalf("old line replayed as %+v", ev)
+	}
+	if got[1].EventID != spoolEvent(1).EventID || got[1].ToolName != "Bash" {
+		t.Fatalf("today's line replayed as %+v", got[1])
+	}
+}
+
+// TestSpoolLineCarriesEveryEventField: an event field the spool line has no place for would
+// be lost by every event spooled while the node is down.
+func TestSpoolLineCarriesEveryEventField(t *testing.T) {
+	line := jsonNames(reflect.TypeFor[spoolLine]())
+	for _, name := range jsonNames(reflect.TypeFor[apitype.Event]()) {
+		if !slices.Contains(line, name) {
+			t.Errorf("apitype.Event's %q has no place in the spool line (spoolline.go): add it there, to spoolLineOf and to event", name)
+		}
+	}
+}
+
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		out = append(out, name)
 	}
 	return out
 }

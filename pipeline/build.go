@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/memnode/memnode/ai"
-	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/store"
@@ -24,7 +22,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []store.PendingE
 	// Commit checks nothing changed this state (a forget) before it stores what follows.
 	b := &store.Batch{Claimed: []store.SessionState{st}}
 	var calls []ai.ToolCall
-	var callEvents []apitype.Event
+	var callEvents []queueRow
 	var sessionObs []ai.Observation // observations of this session made in this batch
 
 	flush := func() error {
@@ -62,8 +60,8 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []store.PendingE
 	}
 
 	for _, pe := range evs {
-		var ev apitype.Event
-		if err := json.Unmarshal(pe.Payload, &ev); err != nil {
+		ev, err := decodeQueueRow(pe.Payload)
+		if err != nil {
 			// Cannot happen for events we queued; drop it rather than block the session.
 			p.log.Error("undecodable queued event dropped", "id", pe.ID, "err", err)
 			b.Done = append(b.Done, pe.ID)

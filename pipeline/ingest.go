@@ -78,7 +78,7 @@ func (p *Pipeline) Ingest(ctx context.Context, ev apitype.Event) (apitype.EventR
 	if whollyPrivate {
 		ev.Prompt, ev.Private = "", true
 	}
-	payload, err := json.Marshal(ev)
+	payload, err := json.Marshal(newQueueRow(ev))
 	if err != nil {
 		return apitype.EventReply{}, fmt.Errorf("ingest: %w", err)
 	}
@@ -160,8 +160,8 @@ func (p *Pipeline) readTurnPrivate(ctx context.Context, sessionID string) (bool,
 		return false, err
 	}
 	if ok {
-		var prompt apitype.Event
-		if err := json.Unmarshal(pe.Payload, &prompt); err != nil {
+		prompt, err := decodeQueueRow(pe.Payload)
+		if err != nil {
 			return false, fmt.Errorf("queued prompt: %w", err)
 		}
 		return prompt.Private, nil

@@ -81,7 +81,7 @@ func newPipeline(tb testing.TB, st Store) *Pipeline {
 	return p
 }
 
-// pending turns events into claimed queue rows, as Ingest would have stored them.
+// pending turns events into claimed queue rows, as Ingest stores them.
 func pending(tb testing.TB, evs ...apitype.Event) []store.PendingEvent {
 	tb.Helper()
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -95,7 +95,7 @@ func pending(tb testing.TB, evs ...apitype.Event) []store.PendingEvent {
 		if ev.SessionID == "" {
 			ev.SessionID = "s"
 		}
-		b, err := json.Marshal(ev)
+		b, err := json.Marshal(newQueueRow(ev))
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -29,7 +29,7 @@ type recentCall struct {
 
 // pair remembers ev's call, or, for a failure that names only its call, gives ev that
 // call's tool and input.
-func (r *recentCalls) pair(ev *apitype.Event) {
+func (r *recentCalls) pair(ev *queueRow) {
 	if ev.ToolUseID == "" {
 		return
 	}

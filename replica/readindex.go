@@ -30,15 +30,34 @@ func indexKindOf(kind string) (indexKind, error) {
 	case store.OpObservation:
 		// title, subtitle, narrative, facts, concepts, files: the title lifts a hit, it
 		// does not decide (at 10 a title word outweighed a rare word of the narrative)
-		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0", "t.type", "t.title"}, nil
+		return indexKind{"observations", "observations_fts", "2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0", "t.type", "t.title"}, nil
 	case store.OpSummary:
 		// request, investigated, learned, completed, next_steps, notes
-		return indexKind{"summaries", "summaries_fts", "5.0, 1.0, 3.0, 3.0, 1.0, 1.0", "'session'",
+		return indexKind{"summaries", "summaries_fts", "5.0, 1.0, 3.0, 3.0, 1.0, 1.0, 0.0", "'session'",
 			"COALESCE(NULLIF(t.request, ''), NULLIF(t.completed, ''), substr(t.learned, 1, 120))"}, nil
 	case store.OpPrompt:
-		return indexKind{"prompts", "prompts_fts", "1.0", "'prompt'", "substr(t.text, 1, 120)"}, nil
+		return indexKind{"prompts", "prompts_fts", "1.0, 0.0", "'prompt'", "substr(t.text, 1, 120)"}, nil
 	}
 	return indexKind{}, fmt.Errorf("index read: unknown record kind %q", kind)
+}
+
+// The last column of every full-text index, project_key (bm25 weight 0.0 in each kind's
+// weights above), holds the record's projectKey (migration 0013).
+
+// textOnly is the FTS5 expression match over the indexed text alone: the project_key
+// column is excluded, so no term of a query (a prefix of digits, say) matches a key.
+func textOnly(match string) string { return "- project_key : (" + match + ")" }
+
+// inProject is match restricted by the index to the records of project (all with project
+// ""): the project's key is one more term of the same MATCH, so FTS5 intersects the
+// doclists — a read walks the project's matches only, not every match of a common word
+// with a table lookup each. The key's weight is 0, so bm25 scores are those of match.
+// Keys may collide: the reads keep their check of the project in the table.
+func inProject(match, project string) string {
+	if project == "" {
+		return textOnly(match)
+	}
+	return "(" + textOnly(match) + ") AND project_key : \"" + projectKey(project) + "\""
 }
 
 // hitCols is the select list scanHits reads (before the score), with t the kind's table
@@ -122,7 +141,7 @@ func (r *Replica) CountMatches(ctx context.Context, kind, match string, max int)
 		return c, nil
 	}
 	var c int
-	err = r.reads.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", match, max).Scan(&c)
+	err = r.reads.queryRow(ctx, "SELECT COUNT(*) FROM (SELECT rowid FROM "+k.fts+" WHERE "+k.fts+" MATCH ? LIMIT ?)", textOnly(match), max).Scan(&c)
 	if err != nil {
 		return 0, err
 	}
@@ -205,11 +224,11 @@ func (r *Replica) WindowMatches(ctx context.Context, kind string, q store.Window
 	dir := direction(q.Order == store.Oldest)
 	inner := "SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights + ") AS score FROM " +
 		k.matches(where) + " WHERE " + k.fts + " MATCH ?"
-	iargs := []any{q.Match}
+	iargs := []any{inProject(q.Match, q.Filter.Project)}
 	if q.Also != "" {
 		// The unary + keeps SQLite from turning the IN into one FTS lookup per rowid.
 		inner += " AND +" + k.fts + ".rowid IN (SELECT rowid FROM " + k.fts + " WHERE " + k.fts + " MATCH ?)"
-		iargs = append(iargs, q.Also)
+		iargs = append(iargs, textOnly(q.Also))
 	}
 	order := "c.score, t.created_at DESC, t.id DESC"
 	switch q.Order {
@@ -250,7 +269,7 @@ func (r *Replica) WindowTitles(ctx context.Context, kind string, q store.WindowQ
 	query := "SELECT " + k.hitCols() + ", " + score + " AS score FROM (SELECT " + k.fts + ".rowid AS rid FROM " + k.matches(where) +
 		" WHERE " + k.fts + " MATCH ?" + where + " ORDER BY " + k.fts + ".rowid " + dir + " LIMIT ?) c JOIN " + k.table +
 		" t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin ORDER BY score, t.created_at " + dir + ", t.id " + dir + " LIMIT ?"
-	return r.scanHits(ctx, query, append(append(append(bargs, q.Match), args...), q.Window, q.Limit))
+	return r.scanHits(ctx, query, append(append(append(bargs, inProject(q.Match, q.Filter.Project)), args...), q.Window, q.Limit))
 }
 
 // BestMatches returns the limit records of kind that pass f with the best bm25 score for
@@ -264,7 +283,7 @@ func (r *Replica) BestMatches(ctx context.Context, kind, match string, f store.S
 	query := "SELECT " + k.hitCols() + ", c.score, c.rid FROM (SELECT " + k.fts + ".rowid AS rid, bm25(" + k.fts + ", " + k.weights +
 		") AS score FROM " + k.matches(where) + " WHERE " + k.fts + " MATCH ?" + where +
 		" ORDER BY score LIMIT ?) c JOIN " + k.table + " t ON t.rowid = c.rid LEFT JOIN devices d ON d.origin = t.origin"
-	return r.scanHitsPos(ctx, query, append(append([]any{match}, args...), limit), true)
+	return r.scanHitsPos(ctx, query, append(append([]any{inProject(match, f.Project)}, args...), limit), true)
 }
 
 // idChunk is how many IDs one HitsByID statement asks for: a shorter list is padded, so

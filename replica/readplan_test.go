@@ -185,3 +185,67 @@ func TestRequestPathsReadByIndex(t *testing.T) {
 		assertNoScan(t, name, planLines(t, r, fn))
 	}
 }
+
+// TestProjectFilterIsInTheIndexMatch: a project-filtered search asks the full-text index
+// for the project's rows — every MATCH it runs carries the project's key — so FTS5 walks
+// the project's matches only; the answers are exactly the project's; no query term, whole
+// or as a prefix, ever matches a key.
+func TestProjectFilterIsInTheIndexMatch(t *testing.T) {
+	r := planFixture(t)
+	ctx := context.Background()
+	key := `project_key : "` + projectKey("proj-1") + `"`
+	proj := store.SearchFilter{Project: "proj-1"}
+	for _, kind := range []string{store.OpObservation, store.OpSummary, store.OpPrompt} {
+		var matches []string
+		r.reads.trace = func(q string, args []any) {
+			if !strings.Contains(q, " MATCH ?") {
+				return
+			}
+			for _, a := range args {
+				if s, ok := a.(string); ok && strings.Contains(s, "project_key") {
+					matches = append(matches, s)
+				}
+			}
+		}
+		q := store.WindowQuery{Match: "webhook", Filter: proj, Window: 200, Limit: 500}
+		var hits [][]store.IndexHit
+		w, err := r.WindowMatches(ctx, kind, q)
+		hits = append(hits, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, err = r.WindowTitles(ctx, kind, q, nil, 1); err != nil {
+			t.Fatal(err)
+		}
+		hits = append(hits, w)
+		if w, err = r.BestMatches(ctx, kind, "webhook", proj, 500); err != nil {
+			t.Fatal(err)
+		}
+		hits = append(hits, w)
+		r.reads.trace = nil
+		if len(matches) != 3 {
+			t.Fatalf("%s: %d MATCH arguments traced, want 3: %q", kind, len(matches), matches)
+		}
+		for _, m := range matches {
+			if !strings.HasSuffix(m, key) {
+				t.Errorf("%s: MATCH %q does not ask the index for the project (%s)", kind, m, key)
+			}
+		}
+		want := map[string]int{store.OpObservation: 100, store.OpSummary: 10, store.OpPrompt: 10}[kind]
+		for i, h := range hits {
+			if len(h) != want {
+				t.Errorf("%s read %d: %d hits, want the project's %d", kind, i, len(h), want)
+			}
+			for _, x := range h {
+				if x.Project != "proj-1" {
+					t.Errorf("%s read %d: hit %s of project %q", kind, i, x.ID, x.Project)
+				}
+			}
+		}
+		for _, term := range []string{`"` + projectKey("proj-1") + `"`, `"` + projectKey("proj-1")[:3] + `"*`} {
+			if n, err := r.CountMatches(ctx, kind, term, 1000); err != nil || n != 0 {
+				t.Errorf("%s: the query %s matches %d records (%v): a query term reached the project key", kind, term, n, err)
+			}
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"hash/fnv"
+	"strconv"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -16,9 +18,25 @@ import (
 // why a change of the rules (codewords.Version) needs a migration that rebuilds the index.
 const codePartsFunc = "memnode_code_parts"
 
+// projectKeyFunc is the SQL function the full-text indexes call for their project_key
+// column (migration 0013): projectKey of the record's project. Deterministic, like
+// memnode_code_parts, and for the same reason frozen: an index removes a row by recomputing
+// its key, so a change of projectKey needs a migration that rebuilds the indexes.
+const projectKeyFunc = "memnode_project_key"
+
+// projectKey is the one token a project is known by in the full-text indexes: FNV-64a of
+// its name in decimal digits (the porter tokenizer stems no digits, and no query term can
+// reach the column, which every other MATCH excludes). Two projects may share a key; the
+// reads that filter by it check the project in the table too.
+func projectKey(project string) string {
+	h := fnv.New64a()
+	h.Write([]byte(project))
+	return strconv.FormatUint(h.Sum64(), 10)
+}
+
 // connector opens go-sqlite3 connections that carry memnode's SQL functions. Every
-// connection of a replica database needs them: the observations' triggers and the index's
-// content view call memnode_code_parts. Another program (a sqlite3 shell) can read the
+// connection of a replica database needs them: the records' triggers and the indexes'
+// content views call memnode_code_parts and memnode_project_key. Another program (a sqlite3 shell) can read the
 // database, but writing an observation there fails with "no such function".
 type connector struct {
 	dsn string
@@ -28,7 +46,10 @@ type connector struct {
 // openDB is sql.Open("sqlite3", dsn) with memnode's SQL functions on every connection.
 func openDB(dsn string) *sql.DB {
 	return sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		return c.RegisterFunc(codePartsFunc, codewords.Parts, true)
+		if err := c.RegisterFunc(codePartsFunc, codewords.Parts, true); err != nil {
+			return err
+		}
+		return c.RegisterFunc(projectKeyFunc, projectKey, true)
 	}}})
 }
 

@@ -65,7 +65,9 @@ type PromptLine struct {
 	HLC          uint64 `json:"hlc,omitempty"`
 }
 
-// ObservationLine is an observation.
+// ObservationLine is an observation: memory.Observation's fields in the same order (the
+// conversions between the two compile only then), declared again so the export format is
+// this package's contract, not the domain type's.
 type ObservationLine struct {
 	ID              string   `json:"id"`
 	SessionID       string   `json:"session_id"`
@@ -124,11 +126,12 @@ func (l *Line) record() Record {
 			Text: p.Text, CreatedAt: p.CreatedAt, Origin: p.Origin, HLC: p.HLC}
 	}
 	if o := l.Observation; o != nil {
-		r.Observation = &memory.Observation{ID: o.ID, SessionID: o.SessionID, Project: o.Project, Type: o.Type,
-			Title: o.Title, Subtitle: o.Subtitle, Narrative: o.Narrative, Facts: slices.Clone(o.Facts),
-			Concepts: slices.Clone(o.Concepts), FilesRead: slices.Clone(o.FilesRead), FilesModified: slices.Clone(o.FilesModified),
-			ToolName: o.ToolName, PromptNumber: o.PromptNumber, DiscoveryTokens: o.DiscoveryTokens, Model: o.Model,
-			ContentHash: o.ContentHash, CreatedAt: o.CreatedAt, Origin: o.Origin, HLC: o.HLC}
+		// A conversion, not a field list: it compiles only while the two declare the same
+		// fields (replica's TestObservationFieldsAgree checks their JSON names too).
+		obs := memory.Observation(*o)
+		obs.Facts, obs.Concepts = slices.Clone(o.Facts), slices.Clone(o.Concepts)
+		obs.FilesRead, obs.FilesModified = slices.Clone(o.FilesRead), slices.Clone(o.FilesModified)
+		r.Observation = &obs
 	}
 	if s := l.Summary; s != nil {
 		r.Summary = &memory.Summary{ID: s.ID, SessionID: s.SessionID, Project: s.Project, Request: s.Request,
@@ -157,11 +160,8 @@ func lineOf(r Record) Line {
 			Text: p.Text, CreatedAt: p.CreatedAt, Origin: p.Origin, HLC: p.HLC}
 	}
 	if o := r.Observation; o != nil {
-		l.Observation = &ObservationLine{ID: o.ID, SessionID: o.SessionID, Project: o.Project, Type: o.Type,
-			Title: o.Title, Subtitle: o.Subtitle, Narrative: o.Narrative, Facts: o.Facts, Concepts: o.Concepts,
-			FilesRead: o.FilesRead, FilesModified: o.FilesModified, ToolName: o.ToolName, PromptNumber: o.PromptNumber,
-			DiscoveryTokens: o.DiscoveryTokens, Model: o.Model, ContentHash: o.ContentHash, CreatedAt: o.CreatedAt,
-			Origin: o.Origin, HLC: o.HLC}
+		line := ObservationLine(*o)
+		l.Observation = &line
 	}
 	if s := r.Summary; s != nil {
 		l.Summary = &SummaryLine{ID: s.ID, SessionID: s.SessionID, Project: s.Project, Request: s.Request,

@@ -48,8 +48,14 @@ type promptPayload struct {
 	HLC          uint64 `json:"hlc,omitempty"`
 }
 
+// observationPayload is memory.Observation's fields, in its order (the conversions in
+// encodeObservation and decodeObservation compile only then), after the version.
 type observationPayload struct {
-	V               int      `json:"v,omitempty"`
+	V int `json:"v,omitempty"`
+	observationFields
+}
+
+type observationFields struct {
 	ID              string   `json:"id"`
 	SessionID       string   `json:"session_id"`
 	Project         string   `json:"project"`
@@ -112,11 +118,7 @@ func encodePrompt(p memory.Prompt) []byte {
 }
 
 func encodeObservation(o memory.Observation) []byte {
-	return mustJSON(observationPayload{V: PayloadVersion, ID: o.ID, SessionID: o.SessionID, Project: o.Project,
-		Type: o.Type, Title: o.Title, Subtitle: o.Subtitle, Narrative: o.Narrative, Facts: o.Facts,
-		Concepts: o.Concepts, FilesRead: o.FilesRead, FilesModified: o.FilesModified, ToolName: o.ToolName,
-		PromptNumber: o.PromptNumber, DiscoveryTokens: o.DiscoveryTokens, Model: o.Model,
-		ContentHash: o.ContentHash, CreatedAt: o.CreatedAt, Origin: o.Origin, HLC: o.HLC})
+	return mustJSON(observationPayload{V: PayloadVersion, observationFields: observationFields(o)})
 }
 
 func encodeSummary(s memory.Summary) []byte {
@@ -169,11 +171,7 @@ func decodeObservation(b []byte) (memory.Observation, error) {
 	if err := decode(b, &p, &p.ID); err != nil {
 		return memory.Observation{}, err
 	}
-	return memory.Observation{ID: p.ID, SessionID: p.SessionID, Project: p.Project, Type: p.Type,
-		Title: p.Title, Subtitle: p.Subtitle, Narrative: p.Narrative, Facts: p.Facts, Concepts: p.Concepts,
-		FilesRead: p.FilesRead, FilesModified: p.FilesModified, ToolName: p.ToolName,
-		PromptNumber: p.PromptNumber, DiscoveryTokens: p.DiscoveryTokens, Model: p.Model,
-		ContentHash: p.ContentHash, CreatedAt: p.CreatedAt, Origin: p.Origin, HLC: p.HLC}, nil
+	return memory.Observation(p.observationFields), nil
 }
 
 func decodeSummary(b []byte) (memory.Summary, error) {

@@ -196,9 +196,7 @@ func storeObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool
 	if o.ContentHash == "" {
 		o.ContentHash = o.HashContent()
 	}
-	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observations(id, session_id, project, type, title, subtitle,
-		narrative, facts, concepts, files_read, files_modified, tool_name, prompt_number, discovery_tokens, model,
-		content_hash, created_at, origin, hlc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observations(`+obsColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.SessionID, o.Project, o.Type, o.Title, o.Subtitle, o.Narrative, jsonList(o.Facts), jsonList(o.Concepts),
 		jsonList(o.FilesRead), jsonList(o.FilesModified), o.ToolName, o.PromptNumber, o.DiscoveryTokens, o.Model,
 		o.ContentHash, o.CreatedAt, o.Origin, o.HLC)

@@ -167,8 +167,10 @@ const (
 	DefaultSemanticInjectLimit   = 5
 )
 
-// DefaultSkipTools are housekeeping tools whose calls carry no memory worth keeping.
-var defaultSkipTools = []string{"TodoWrite", "TodoRead", "ListMcpResourcesTool", "AskUserQuestion", "SlashCommand", "Skill", "ExitPlanMode"}
+// defaultSkipTools are tools whose calls carry no memory worth keeping; the agents'
+// housekeeping tools (TodoWrite, ToolSearch, …) are never recorded whatever this list
+// holds (memory.Housekeeping, the one list).
+var defaultSkipTools = []string{"AskUserQuestion", "SlashCommand", "Skill", "ExitPlanMode"}
 
 // Default returns the settings with every default filled in.
 func Default() Settings {

@@ -68,7 +68,8 @@ func TestRunEventOutputs(t *testing.T) {
 		{"file-context", with("tool_name", "Read", "tool_input", map[string]any{"file_path": filepath.Join(cwd, "nope.go")}), neutral, ""},
 		{"observation", with("tool_name", "Bash", "tool_input", map[string]any{"command": "ls"}, "tool_response", map[string]any{"stdout": "a\n"}), neutral, memory.KindObservation},
 		{"observation", with("tool_input", map[string]any{"command": "ls"}), neutral, ""},               // no tool_name
-		{"observation", with("tool_name", "TodoWrite"), neutral, ""},                                    // skipped tool
+		{"observation", with("tool_name", "AskUserQuestion"), neutral, ""},                              // skipped tool
+		{"observation", with("tool_name", "TodoWrite"), neutral, ""},                                    // housekeeping
 		{"observation", with("tool_name", "mcp__memnode__search"), neutral, ""},                         // our own MCP tool
 		{"observation", with("tool_name", "ToolSearch"), neutral, ""},                                   // bookkeeping
 		{"summarize", with("stop_hook_active", true), neutral, ""},                                      // re-entered Stop
@@ -77,7 +78,7 @@ func TestRunEventOutputs(t *testing.T) {
 		{"summarize", with(), neutral, ""},                                                              // unreadable transcript
 		{"session-end", with("reason", "prompt_input_exit"), neutral, memory.KindSessionEnd},
 	}
-	cfg.SkipTools = []string{"TodoWrite"}
+	cfg.SkipTools = []string{"AskUserQuestion"}
 	for _, c := range cases {
 		before := len(n.Events())
 		r := runHook(t, cfg, c.event, c.payload)

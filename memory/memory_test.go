@@ -61,19 +61,24 @@ func TestNewEventID(t *testing.T) {
 }
 
 func TestPolicy(t *testing.T) {
-	p := memory.Policy{ExcludedProjects: []string{"secret-*", "[bad"}, SkipTools: []string{"TodoWrite"}}
+	p := memory.Policy{ExcludedProjects: []string{"secret-*", "[bad"}, SkipTools: []string{"AskUserQuestion"}}
 	for _, c := range []struct {
 		tool, project string
 		want          bool
 	}{
 		{"Edit", "demo", true},
 		{"Edit", "secret-app", false},
-		{"todowrite", "demo", false}, // tool names compare case-insensitively, in hook and node alike
-		{"TodoWrite", "demo", false},
+		{"askuserquestion", "demo", false}, // tool names compare case-insensitively, in hook and node alike
+		{"AskUserQuestion", "demo", false},
+		{"TodoWrite", "demo", false}, // housekeeping, not in SkipTools: never recorded
+		{"bashoutput", "demo", false},
 		{"Bash", "[bad", true}, // a malformed glob matches nothing
 	} {
 		if got := p.Recordable(c.tool, c.project); got != c.want {
 			t.Errorf("Recordable(%q, %q) = %v, want %v", c.tool, c.project, got, c.want)
 		}
+	}
+	if !(memory.Policy{}).ToolSkipped("TodoWrite") || (memory.Policy{}).ToolSkipped("Edit") {
+		t.Error("with no settings, TodoWrite must be skipped and Edit recorded")
 	}
 }

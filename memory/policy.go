@@ -28,8 +28,29 @@ func (p Policy) ProjectExcluded(project string) bool {
 	return false
 }
 
-// ToolSkipped reports whether calls of tool are not recorded.
+// housekeeping are the canonical (Claude Code's) names of an agent's bookkeeping tools:
+// loading deferred tools, todo lists, background shells, listing MCP resources. This is the
+// one list: the adapters mark such calls (platform.Input.Bookkeeping), the offline
+// compressor skips them and ToolSkipped says so, whatever skip_tools holds.
+var housekeeping = [...]string{"ToolSearch", "TodoWrite", "TodoRead", "BashOutput", "KillShell", "KillBash", "ListMcpResourcesTool"}
+
+// Housekeeping reports whether tool (a canonical tool name, any case) is an agent's
+// bookkeeping tool, whose calls carry no memory worth keeping.
+func Housekeeping(tool string) bool {
+	for _, t := range housekeeping {
+		if strings.EqualFold(t, tool) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolSkipped reports whether calls of tool are not recorded: a housekeeping tool, or one
+// the settings skip.
 func (p Policy) ToolSkipped(tool string) bool {
+	if Housekeeping(tool) {
+		return true
+	}
 	for _, t := range p.SkipTools {
 		if strings.EqualFold(t, tool) {
 			return true

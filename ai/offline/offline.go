@@ -30,9 +30,9 @@ const Model = "offline"
 //
 // One call gives at most one observation. Calls worth nothing are skipped (fewer
 // observations than calls):
-//   - bookkeeping tools: TodoWrite/TodoRead, ToolSearch, BashOutput,
-//     KillShell/KillBash, ListMcpResourcesTool, and memnode's own MCP tools (recording
-//     memory searches in memory is noise);
+//   - an agent's housekeeping tools (memory.Housekeeping: todo lists, deferred-tool
+//     loading, background shells) and memnode's own MCP tools (recording memory searches
+//     in memory is noise);
 //   - Bash commands made only of cd, pwd, clear, true, sleep, echo, which, whoami, date,
 //     export, source or set, and ls with no output, when they did not fail;
 //   - an LS that listed nothing;
@@ -436,8 +436,6 @@ var toolKinds = map[string]toolKindID{
 	"websearch": kindWebSearch,
 	"task":      kindTask, "agent": kindTask,
 	"notebookedit": kindNotebook,
-	"todowrite":    kindSkip, "todoread": kindSkip, "bashoutput": kindSkip, "toolsearch": kindSkip,
-	"killshell": kindSkip, "killbash": kindSkip, "listmcpresourcestool": kindSkip,
 }
 
 func toolKind(name string) toolKindID {
@@ -447,6 +445,9 @@ func toolKind(name string) toolKindID {
 			return kindSkip
 		}
 		return kindMCP
+	}
+	if memory.Housekeeping(name) {
+		return kindSkip
 	}
 	var buf [32]byte
 	if len(name) > len(buf) {

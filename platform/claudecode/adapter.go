@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/platform"
 )
 
@@ -39,13 +40,6 @@ type payload struct {
 	DurationMS  int64   `json:"duration_ms"`
 }
 
-// bookkeeping are Claude Code's housekeeping tools: ToolSearch loads deferred MCP tools
-// (memnode's own among them), the rest manage todos and background shells.
-var bookkeeping = map[string]bool{
-	"ToolSearch": true, "TodoWrite": true, "TodoRead": true, "BashOutput": true,
-	"KillShell": true, "KillBash": true, "ListMcpResourcesTool": true,
-}
-
 // mcpPrefix starts the names of memnode's own MCP tools: recording memory lookups as
 // memories would feed on itself.
 const mcpPrefix = "mcp__" + install.MCPServerName + "__"
@@ -67,7 +61,7 @@ func (Adapter) Normalize(event string, raw []byte) (platform.Input, error) {
 		ToolUseID:            p.ToolUseID,
 		ToolInput:            platform.NonNull(p.ToolInput),
 		ToolResponse:         platform.NonNull(p.ToolResponse),
-		Bookkeeping:          bookkeeping[p.ToolName] || strings.HasPrefix(p.ToolName, mcpPrefix),
+		Bookkeeping:          memory.Housekeeping(p.ToolName) || strings.HasPrefix(p.ToolName, mcpPrefix),
 		AgentID:              p.AgentID,
 		AgentType:            p.AgentType,
 		StopHookActive:       p.StopHookActive,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memnode/memnode/install"
+	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/platform"
 	"github.com/memnode/memnode/platform/geminicli"
 )
@@ -72,10 +73,10 @@ var toolNames = map[string]string{
 	"patch": "Edit",
 }
 
-// bookkeeping are OpenCode's housekeeping tools, and memnode's own MCP tools (OpenCode names
-// MCP tools <server>_<tool>).
+// bookkeeping are OpenCode's housekeeping tools (todowrite and todoread: Claude Code's
+// names in lower case) and memnode's own MCP tools (OpenCode names MCP tools <server>_<tool>).
 func bookkeeping(tool string) bool {
-	return tool == "todowrite" || tool == "todoread" || strings.HasPrefix(tool, install.MCPServerName+"_")
+	return memory.Housekeeping(tool) || strings.HasPrefix(tool, install.MCPServerName+"_")
 }
 
 // argNames maps OpenCode's camelCase arguments onto Claude Code's.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/memory"
 )
 
@@ -94,23 +95,27 @@ type cliSpec struct {
 	// system prompt, tool schemas): reserved from the budget, and charged when it reports
 	// no usage.
 	overhead int64
-	args     func(model, system string) []string
+	args     func(model, system, workDir string) []string
 	// stdin is what is written to the child: the prompt, with the system prompt when the
 	// CLI takes none on its command line.
 	stdin func(system, prompt string) string
 	env   []string
+	// files are written into the work dir before a run (name → contents).
+	files map[string]string
 	parse func(stdout []byte) (cliResult, error)
 	hint  string // what to do when it is not installed
 	login string // what to do when it is not logged in
 }
 
-// cliSpecs are the supported agent CLIs. Every one runs with no tools, no hooks and no MCP
-// servers of its own, and keeps no session on disk, so nothing of a compression call can
-// reach memnode's hooks or a later transcript import.
+// cliSpecs are the supported agent CLIs. Every one runs with no hooks and no MCP servers of
+// its own and keeps no session on disk, so nothing of a compression call can reach memnode's
+// hooks or a later transcript import; and with as few tools as its flags allow: Claude Code
+// none, Codex 0.171 only request_user_input (nobody answers it headless), Gemini CLI none (a
+// policy denying every tool).
 var cliSpecs = map[string]*cliSpec{
 	KindClaudeCode: {
 		command: "claude", model: "haiku", overhead: 2000,
-		args: func(model, system string) []string {
+		args: func(model, system, _ string) []string {
 			return []string{"-p", "--output-format", "json", "--model", model,
 				"--system-prompt", system,
 				"--tools", "", // no built-in tools
@@ -127,11 +132,15 @@ var cliSpecs = map[string]*cliSpec{
 	},
 	KindCodex: {
 		command: "codex", model: "gpt-5-mini", overhead: 20000,
-		args: func(model, _ string) []string {
+		args: func(model, _, _ string) []string {
 			return []string{"exec", "--json", "--ephemeral", "--skip-git-repo-check",
 				"--sandbox", "read-only", "-c", `approval_policy="never"`,
 				"--disable", "hooks", // none of the user's hooks (memnode's)
 				"-c", "mcp_servers={}", // no MCP servers
+				// no tools: Codex 0.171 offers 13 by default (shell, agents, goals, images, web)
+				"--disable", "shell_tool", "--disable", "unified_exec", "--disable", "multi_agent",
+				"--disable", "goals", "--disable", "view_image", "--disable", "image_generation",
+				"--disable", "apps", "-c", `web_search="disabled"`,
 				"-m", model, "-"}
 		},
 		stdin: func(system, prompt string) string { return system + "\n\n" + prompt },
@@ -141,19 +150,26 @@ var cliSpecs = map[string]*cliSpec{
 	},
 	KindGeminiCLI: {
 		command: "gemini", model: "gemini-2.5-flash-lite", overhead: 12000,
-		args: func(model, _ string) []string {
+		args: func(model, _, workDir string) []string {
 			return []string{"--output-format", "json", "--model", model,
+				"--policy", filepath.Join(workDir, geminiPolicyFile), // every tool denied: none offered
 				"--extensions", "none", // no extensions (they bring hooks and MCP servers)
 				"--allowed-mcp-server-names", "none",
 				"--approval-mode", "plan", // read-only: no tool may change anything
+				"--skip-trust",                          // headless in an untrusted dir: Gemini CLI 0.61 exits 55 without it
 				"--prompt", "Answer the request above."} // headless; the request comes on stdin
 		},
 		stdin: func(system, prompt string) string { return system + "\n\n" + prompt },
+		files: map[string]string{geminiPolicyFile: "# memnode: the compressor offers its model no tool.\n[[rule]]\ntoolName = \"*\"\ndecision = \"deny\"\npriority = 999\n"},
 		parse: parseGeminiOutput,
 		hint:  "install Gemini CLI (npm install -g @google/gemini-cli) or set ai_cli_paths",
 		login: "run gemini and sign in",
 	},
 }
+
+// geminiPolicyFile is Gemini CLI's policy (its policy engine leaves denied tools out of the
+// model's declarations), written into the work dir.
+const geminiPolicyFile = "gemini-policy.toml"
 
 // CLI is a Provider that runs an agent CLI headless, one child process per request. Close
 // kills the children still running (their whole process group) and waits for them.
@@ -269,15 +285,15 @@ func (c *CLI) Complete(ctx context.Context, req Request) (Response, error) {
 		return Response{}, &Error{Provider: c.Name(), Class: Unrecoverable,
 			Message: fmt.Sprintf("prompt of %d bytes is over the %d-byte cap", len(input), c.cfg.MaxPromptBytes)}
 	}
-	if err := os.MkdirAll(c.cfg.WorkDir, 0o700); err != nil {
-		return Response{}, &Error{Provider: c.Name(), Class: Unrecoverable, Err: fmt.Errorf("create work dir: %w", err)}
+	if err := c.prepareWorkDir(); err != nil {
+		return Response{}, &Error{Provider: c.Name(), Class: Unrecoverable, Err: err}
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	stop := context.AfterFunc(c.ctx, cancel) // Close kills it too
 	defer stop()
 
-	cmd := exec.CommandContext(rctx, path, c.spec.args(c.cfg.Model, req.System)...)
+	cmd := exec.CommandContext(rctx, path, c.spec.args(c.cfg.Model, req.System, c.cfg.WorkDir)...)
 	cmd.Dir = c.cfg.WorkDir
 	cmd.Env = c.childEnv()
 	cmd.Stdin = strings.NewReader(input)
@@ -305,6 +321,23 @@ func (c *CLI) Complete(ctx context.Context, req Request) (Response, error) {
 		return c.response(req, res), nil
 	}
 	return Response{}, c.classify(res, perr, runErr, stderr.Bytes())
+}
+
+// prepareWorkDir creates the work dir and the files the CLI is pointed at.
+func (c *CLI) prepareWorkDir() error {
+	if err := os.MkdirAll(c.cfg.WorkDir, 0o700); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	for name, content := range c.spec.files {
+		p := filepath.Join(c.cfg.WorkDir, name)
+		if b, err := os.ReadFile(p); err == nil && string(b) == content {
+			continue
+		}
+		if err := atomicfile.Write(p, []byte(content), 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // childEnv is the node's environment plus the guards: the hooks' off switch, and the

@@ -119,9 +119,9 @@ func TestCLICodexAndGeminiGuarded(t *testing.T) {
 		{KindCodex, `{"type":"thread.started","thread_id":"x"}
 {"type":"item.completed","item":{"id":"i0","type":"agent_message","text":"<observation><title>Fixed the greeting</title></observation>"}}
 {"type":"turn.completed","usage":{"input_tokens":5000,"cached_input_tokens":4000,"output_tokens":70}}`,
-			[][]string{{"exec"}, {"--json"}, {"--ephemeral"}, {"--disable", "hooks"}, {"-c", "mcp_servers={}"}, {"--sandbox", "read-only"}, {"-"}}, 5000, 70},
+			[][]string{{"exec"}, {"--json"}, {"--ephemeral"}, {"--disable", "hooks"}, {"-c", "mcp_servers={}"}, {"--sandbox", "read-only"}, {"--disable", "shell_tool"}, {"--disable", "unified_exec"}, {"-"}}, 5000, 70},
 		{KindGeminiCLI, `{"response":"<observation><title>Fixed the greeting</title></observation>","stats":{"models":{"gemini-2.5-flash-lite":{"tokens":{"prompt":3000,"candidates":60,"total":3100,"cached":0,"thoughts":0,"tool":0}}}}}`,
-			[][]string{{"--output-format", "json"}, {"--extensions", "none"}, {"--allowed-mcp-server-names", "none"}, {"--approval-mode", "plan"}}, 3000, 100},
+			[][]string{{"--output-format", "json"}, {"--extensions", "none"}, {"--allowed-mcp-server-names", "none"}, {"--approval-mode", "plan"}, {"--skip-trust"}, {"--policy"}}, 3000, 100},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			exe, dir := fakeCLI(t, tc.kind, "cat <<'EOF'\n"+tc.out+"\nEOF")
@@ -141,6 +141,12 @@ func TestCLICodexAndGeminiGuarded(t *testing.T) {
 			}
 			if got := readFile(t, filepath.Join(dir, "stdin")); got != "SYSTEM PROMPT\n\nthe tool calls" {
 				t.Errorf("stdin = %q", got)
+			}
+			if tc.kind == KindGeminiCLI {
+				policy := filepath.Join(c.cfg.WorkDir, geminiPolicyFile)
+				if !hasArgs(args, []string{"--policy", policy}) || !strings.Contains(readFile(t, policy), "toolName = \"*\"\ndecision = \"deny\"") {
+					t.Errorf("gemini was not given a policy denying every tool: %q", args)
+				}
 			}
 			if env := readFile(t, filepath.Join(dir, "env")); !strings.Contains(env, "\n"+DisabledEnv+"=1\n") {
 				t.Errorf("no %s=1 in the child's environment", DisabledEnv)

@@ -267,7 +267,16 @@ func (s *Server) health(c *gin.Context) {
 		}
 		c.Header(localnet.ProofHeader, localnet.Proof(s.cfg.Token, ch))
 	}
-	c.JSON(http.StatusOK, apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, API: apitype.Version})
+	h := apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, API: apitype.Version}
+	if sp, ok := s.cfg.Backend.(startPhaser); ok {
+		h.Phase, h.Steps = sp.StartPhase()
+	}
+	c.JSON(http.StatusOK, h)
+}
+
+// startPhaser is a Backend that says what its start does now (node.Node.StartPhase).
+type startPhaser interface {
+	StartPhase() (phase string, steps uint64)
 }
 
 // checkHost refuses requests a web page could make (DNS rebinding, cross-site requests):

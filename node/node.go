@@ -118,6 +118,10 @@ type Node struct {
 	created time.Time
 	// corrupt is the read or write error that showed the database corrupt (corrupt.go).
 	corrupt atomic.Pointer[error]
+	// phase is what the start does now and phaseSteps how many steps it has taken
+	// (startphase.go): /health reports both, so `memnode start` waits on progress.
+	phase      atomic.Pointer[string]
+	phaseSteps atomic.Uint64
 	// pipe is the event→record pipeline (ingest, queue workers), made once the replica is
 	// open.
 	pipe       atomic.Pointer[pipeline.Pipeline]
@@ -235,6 +239,7 @@ func (n *Node) start(ctx context.Context) error {
 		return err
 	}
 	n.lockF = f
+	n.setPhase("starting")
 	if n.token, err = loadOrCreateSecret(datadir.Dir(n.cfg.DataDir).Token(), 32); err != nil {
 		return err
 	}
@@ -265,6 +270,7 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("write pid file: %w", err)
 	}
 	n.pidWritten = true
+	n.setPhase("opening the database")
 	if err := n.openDatabase(ctx); err != nil {
 		return err
 	}
@@ -274,14 +280,23 @@ func (n *Node) start(ctx context.Context) error {
 	// Sync starts before readiness, so `memnode start && memnode peers invite` works; a
 	// sync failure does not keep the node from serving.
 	if !n.cfg.Settings.SyncDisabled {
+		n.setPhase("starting device sync")
 		n.startSync(runCtx, n.rep.Load())
 	}
 	n.startContextFiles(n.rep.Load())
 	// Team memory (pushes and pulls of shared projects) after device sync, before readiness.
+	n.setPhase("starting team memory")
 	n.startTeam(runCtx, n.rep.Load(), key)
 	srv.SetBackends(n.backends())
 	n.ready.Store(true)
+	n.setPhase("ready")
 	n.log.Info("node ready", "addr", n.Addr(), "pid", os.Getpid())
+	// The full integrity check the open leaves out runs now, in the background.
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.checkInBackground(runCtx, n.rep.Load())
+	}()
 	n.pipe.Load().Start()
 	n.startEmbed(n.rep.Load(), n.searchSvc.Load())
 	// A hook that could not reach the node (while it was starting, say) spools its event;
@@ -358,6 +373,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 		Now:       n.cfg.Now,
 		FsyncAcks: n.cfg.Settings.FsyncAcks,
 		Feed:      n.feed,
+		Phase:     n.setPhase,
 	})
 	if err != nil {
 		if errors.Is(err, replica.ErrCorrupt) {
@@ -383,6 +399,7 @@ func (n *Node) openDatabase(ctx context.Context) error {
 		return err
 	}
 	n.pipe.Store(pipe)
+	n.setPhase("replaying spooled events")
 	n.replaySpool(ctx)
 	n.searchSvc.Store(search.NewService(rep, search.Config{}))
 	return ctx.Err()

@@ -70,23 +70,7 @@ func TestLastQueuedPromptUsesPartialPromptIndex(t *testing.T) {
 		t.Fatal("pending_prompt is a full index: every queued tool call pays an entry in it")
 	}
 
-	var plan []string
-	prows, err := r.q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+lastQueuedPromptQuery, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for prows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := prows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := prows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "USING INDEX pending_prompt") || strings.Contains(p, "TEMP B-TREE") {
+	if p := queryPlan(t, r.q, lastQueuedPromptQuery, "s1"); !strings.Contains(p, "USING INDEX pending_prompt") || strings.Contains(p, "TEMP B-TREE") {
 		t.Fatalf("LastQueuedPrompt plan = %q, want one seek in pending_prompt", p)
 	}
 

@@ -71,6 +71,9 @@ type Config struct {
 	// OpenLockWait is how long Open waits for a write lock another process holds before it
 	// fails with ErrLocked (default DefaultOpenLockWait); after Open, writes wait up to 10 s.
 	OpenLockWait time.Duration
+	// Phase, if set, hears what Open is doing while it does it ("checking the database",
+	// "migrating the database to schema 11", …): the node reports it as its start phase.
+	Phase func(phase string)
 }
 
 // DefaultOpenLockWait keeps `memnode start` on a database another program holds locked
@@ -251,11 +254,13 @@ func (r *Replica) openSchema(ctx context.Context) error {
 	if _, err := r.w.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(r.cfg.OpenLockWait.Milliseconds(), 10)); err != nil {
 		return corruptOr(fmt.Errorf("open replica: %w", err))
 	}
-	err := r.checkIntegrity(ctx)
+	r.phase("checking the database")
+	err := r.checkOpen(ctx)
 	if err == nil {
 		err = r.migrate(ctx)
 	}
 	if err == nil {
+		r.phase("loading the clock")
 		err = r.loadClock(ctx)
 	}
 	if err == nil {
@@ -265,6 +270,13 @@ func (r *Replica) openSchema(ctx context.Context) error {
 		return fmt.Errorf("%w (waited %s): %w", ErrLocked, r.cfg.OpenLockWait, err)
 	}
 	return err
+}
+
+// phase tells Config.Phase what Open does now.
+func (r *Replica) phase(p string) {
+	if r.cfg.Phase != nil {
+		r.cfg.Phase(p)
+	}
 }
 
 // isBusy reports whether err is, or wraps, SQLite's SQLITE_BUSY or SQLITE_LOCKED.
@@ -315,6 +327,7 @@ func (r *Replica) migrate(ctx context.Context) error {
 		if v <= cur {
 			continue
 		}
+		r.phase(fmt.Sprintf("migrating the database to schema %d", v))
 		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -425,16 +438,38 @@ func (r *Replica) SchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
+// loadHLCMax is the clock's start: the kept highest op stamp (migration 0011), one
+// primary-key read (TestLoadClockReadsOneRow holds the plan).
+const loadHLCMax = "SELECT hlc FROM hlc_max WHERE id = 1"
+
+// loadClock resumes the clock from the highest op stamp, kept in hlc_max. Only when the row
+// is not filled yet (the first open after migration 0011) or holds a stamp past the clock
+// bound (this device's clock went back more than MaxClockSkew since) is the op-log scanned,
+// within the bound: a stamp past it is not resumed from, as it would keep the clock there,
+// or past 2^63, for good.
 func (r *Replica) loadClock(ctx context.Context) error {
+	var kept sql.NullInt64
+	if err := r.w.QueryRowContext(ctx, loadHLCMax).Scan(&kept); err != nil {
+		return fmt.Errorf("load clock: %w", err)
+	}
+	if kept.Valid && kept.Int64 >= 0 && uint64(kept.Int64) <= r.maxStamp() {
+		r.clock.Observe(uint64(kept.Int64))
+		return nil
+	}
 	var last sql.NullInt64
-	// Stamps past the bound (written before it existed) are not resumed from: they would
-	// keep the clock there, or past 2^63, for good.
 	if err := r.w.QueryRowContext(ctx, "SELECT MAX(hlc) FROM ops WHERE hlc BETWEEN 0 AND ?", int64(r.maxStamp())).Scan(&last); err != nil {
 		return fmt.Errorf("load clock: %w", err)
 	}
-	if last.Valid {
-		r.clock.Observe(uint64(last.Int64))
+	if !last.Valid {
+		last.Int64 = 0
 	}
+	if !kept.Valid || kept.Int64 != last.Int64 {
+		// Filled, or brought back from a stamp past the bound, so the next open reads it.
+		if _, err := r.w.ExecContext(ctx, "UPDATE hlc_max SET hlc = ? WHERE id = 1", last.Int64); err != nil {
+			return fmt.Errorf("load clock: %w", err)
+		}
+	}
+	r.clock.Observe(uint64(last.Int64))
 	return nil
 }
 

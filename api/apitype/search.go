@@ -276,6 +276,11 @@ type Health struct {
 	Version string `json:"version"`
 	// API is the node's Version; 0 from a node older than this field.
 	API int `json:"api,omitempty"`
+	// Phase is what a starting node does now ("opening the database", "checking the
+	// database", "migrating the database to schema 11", "ready"); Steps counts the phases
+	// it went through, so a client waits while they move on. Empty/0 from an older node.
+	Phase string `json:"phase,omitempty"`
+	Steps uint64 `json:"steps,omitempty"`
 }
 
 // Error is the body of every error answer.

@@ -63,8 +63,9 @@ func startNode(ctx context.Context) error {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && len(out) > 0 {
-			first, _, _ := bytes.Cut(out, []byte("\n"))
-			return fmt.Errorf("memnode start: %s", first)
+			// The failure is start's last line (a slow start names its phases before it).
+			lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+			return fmt.Errorf("memnode start: %s", lines[len(lines)-1])
 		}
 		return fmt.Errorf("memnode start: %w", err)
 	}

@@ -32,7 +32,8 @@ import (
 	"github.com/memnode/memnode/platform/registry"
 )
 
-// startTimeout bounds how long `memnode start` waits for readiness.
+// startTimeout bounds how long `memnode start` waits for a node that does not answer
+// /health at all; one that answers is waited for while its start moves on (startWait).
 const startTimeout = 20 * time.Second
 
 // dialer is how this command reaches its node: the data dir's socket, or TCP when the
@@ -341,21 +342,56 @@ func logSince(logPath string, offset int64) string {
 	return string(b)
 }
 
-// waitReady polls /health until the node is ready, ctx ends, or the child exits.
+// waitReady polls /health until the node is ready, ctx ends, or the child exits; it waits
+// on the node's progress (startWait), not a fixed time.
 func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
-	defer cancel()
+	return startWait{noAnswer: startTimeout, stall: stallTimeout, slow: slowStart, say: env.Stderr}.wait(ctx, env, exited)
+}
+
+// stallTimeout is how long a node that answers /health may stay in one start phase without
+// a step before `memnode start` gives up on it; slowStart is how long a start runs before
+// start says what the node is doing.
+const (
+	stallTimeout = time.Minute
+	slowStart    = time.Second
+)
+
+// startWait is how `memnode start` waits for the node it started (issue 29): as long as the
+// node's start moves on — /health reports its phase and a count of steps — with no overall
+// limit, so a big database's migration or a loaded machine is waited out, while a node that
+// never answers (noAnswer) or stays on one step (stall) fails with what it was doing. Once
+// the wait has lasted slow, each phase is printed to say (the hook discards it).
+type startWait struct {
+	noAnswer, stall, slow time.Duration
+	say                   io.Writer
+}
+
+func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	t0 := time.Now()
+	moved := t0 // the last sign of progress: the start of the wait, or a new step
+	var steps uint64
+	phase, said, answered := "", "", false
 	for {
 		if h, err := health(ctx, env); err == nil {
 			if h.Ready {
 				return nil
 			}
-			// Up but not ready: starting, or stopped for good by a corrupt database.
+			// Up but not ready: starting, or stopped for good by a corrupt database (a node
+			// past its start, or one too old to name its phase; status is not asked of a
+			// node still starting: it counts tables).
 			var st apitype.Status
-			if apiGet(ctx, env, "/api/status", &st) == nil && st.Storage.State == apitype.StorageCorrupt {
+			if (h.Phase == "" || h.Phase == "ready") && apiGet(ctx, env, "/api/status", &st) == nil && st.Storage.State == apitype.StorageCorrupt {
 				return fmt.Errorf("the node (pid %d) is up but stopped taking writes: %s", h.PID, st.Storage.Message)
+			}
+			if !answered || h.Steps != steps || h.Phase != phase {
+				moved = time.Now()
+			}
+			answered, steps, phase = true, h.Steps, h.Phase
+			if phase != "" && phase != said && time.Since(t0) >= w.slow && w.say != nil {
+				fmt.Fprintf(w.say, "memnode start: %s…\n", phase)
+				said = phase
 			}
 		}
 		select {
@@ -368,10 +404,24 @@ func waitReady(ctx context.Context, env *cliEnv, exited <-chan error) error {
 			}
 			return fmt.Errorf("node exited during start: %v", err)
 		case <-ctx.Done():
-			return fmt.Errorf("node not ready after %s: %w", startTimeout, ctx.Err())
+			return fmt.Errorf("node not ready (%s): %w", orStarting(phase), ctx.Err())
 		case <-tick.C:
 		}
+		switch {
+		case !answered && time.Since(t0) > w.noAnswer:
+			return fmt.Errorf("node not ready: no answer after %s: %w", w.noAnswer, context.DeadlineExceeded)
+		case answered && time.Since(moved) > w.stall:
+			return fmt.Errorf("node not ready: no progress for %s while %s: %w", w.stall, orStarting(phase), context.DeadlineExceeded)
+		}
 	}
+}
+
+// orStarting is phase, or "starting" from a node that names none.
+func orStarting(phase string) string {
+	if phase == "" {
+		return "starting"
+	}
+	return phase
 }
 
 func cmdStart(ctx context.Context, env *cliEnv, args []string) int {

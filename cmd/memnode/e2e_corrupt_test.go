@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
 	"github.com/memnode/memnode/node"
@@ -81,5 +84,34 @@ func TestRepairThenStart(t *testing.T) {
 	}
 	if r := in.run(nil, "repair"); r.code == 0 || !strings.Contains(r.stderr, "memnode stop") {
 		t.Fatalf("repair while the node runs: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestBackgroundCheckFindsDeepDamage (issue 29): damage deep inside memnode.db (no root
+// page, so the open's check does not read it) lets `memnode start` succeed at once; the
+// full integrity check the node runs in the background after ready finds it, and the node
+// then reports the corruption and the repair as for damage found by a read.
+func TestBackgroundCheckFindsDeepDamage(t *testing.T) {
+	in := newInstance(t)
+	in.start()
+	export := filepath.Join(t.TempDir(), "many.jsonl")
+	writeObservations(t, export, 3000)
+	in.mustRun(nil, "import", export)
+	in.mustRun(nil, "stop")
+	testkit.DamageDataPages(t, datadir.Dir(in.dataDir).DB(), 8)
+	in.start()
+	// Found by the background check, not by a read (nothing reads here but it).
+	testkit.WaitFor(t, "the background check to find the damage", 60*time.Second, func() bool {
+		log, _ := os.ReadFile(datadir.Dir(in.dataDir).NodeLog())
+		return strings.Contains(string(log), "integrity check found the database corrupt")
+	})
+	var st struct {
+		Status apitype.Status `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(in.run(nil, "status", "--json").stdout), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Status.Storage.State != apitype.StorageCorrupt || !strings.Contains(st.Status.Storage.Message, "memnode repair") {
+		t.Fatalf("status after the check found the damage: %+v", st.Status.Storage)
 	}
 }

@@ -5,6 +5,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"io/fs"
 	"os"
@@ -103,6 +104,60 @@ func CorruptDB(tb testing.TB, path string) {
 	junk := bytes.Repeat([]byte{0xff}, int(st.Size()-pageSize))
 	if _, err := f.WriteAt(junk, pageSize); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// DamageDataPages damages a closed SQLite file deep inside, where no open looks: n pages a
+// third into the file, none of them the root page of a table or index, are overwritten with
+// bytes no b-tree page starts with. The open's check (header, schema, roots) passes; a full
+// quick_check does not.
+func DamageDataPages(tb testing.TB, path string, n int64) {
+	tb.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	var busy, frames, done int
+	if err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &done); err != nil || busy != 0 {
+		tb.Fatalf("checkpoint %s: busy %d, %v", path, busy, err)
+	}
+	roots := map[int64]bool{}
+	rows, err := db.Query("SELECT rootpage FROM sqlite_schema WHERE rootpage > 0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
+			tb.Fatal(err)
+		}
+		roots[p] = true
+	}
+	rows.Close()
+	var pages, pageSize int64
+	if err := db.QueryRow("PRAGMA page_count").Scan(&pages); err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
+		tb.Fatal(err)
+	}
+	if pages < 3*n {
+		tb.Fatalf("damage %s: %d pages, too few to damage %d a third in", path, pages, n)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	junk := bytes.Repeat([]byte{0xff}, int(pageSize))
+	for p := pages / 3; p < pages/3+n; p++ {
+		if roots[p] {
+			continue
+		}
+		if _, err := f.WriteAt(junk, (p-1)*pageSize); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
 

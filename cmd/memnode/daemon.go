@@ -379,8 +379,8 @@ func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) e
 				return nil
 			}
 			// Up but not ready: starting, or stopped for good by a corrupt database (a node
-			// past its start, or one too old to name its phase; status is not asked of a
-			// node still starting: it counts tables).
+			// past its start, or one too old to name its phase: a node still starting is
+			// not asked for its status, which reads the database it is opening).
 			var st apitype.Status
 			if (h.Phase == "" || h.Phase == "ready") && apiGet(ctx, env, "/api/status", &st) == nil && st.Storage.State == apitype.StorageCorrupt {
 				return fmt.Errorf("the node (pid %d) is up but stopped taking writes: %s", h.PID, st.Storage.Message)

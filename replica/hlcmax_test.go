@@ -117,7 +117,7 @@ func TestHLCMaxKeptOnEveryWrite(t *testing.T) {
 	}
 }
 
-// TestHLCMaxFilledOnceFromAnOlderDatabase: a database migrated to 0013 has no kept stamp
+// TestHLCMaxFilledOnceFromAnOlderDatabase: a database migrated to 0014 has no kept stamp
 // yet; the first open fills it from the op-log (one scan), and the next one reads it.
 func TestHLCMaxFilledOnceFromAnOlderDatabase(t *testing.T) {
 	ctx := context.Background()
@@ -129,7 +129,7 @@ func TestHLCMaxFilledOnceFromAnOlderDatabase(t *testing.T) {
 	if err := r.SetDeviceName(ctx, "dev-a", "laptop"); err != nil {
 		t.Fatal(err)
 	}
-	// As migration 0013 leaves an older database: the row unfilled.
+	// As migration 0014 leaves an older database: the row unfilled.
 	if _, err := r.w.Exec("UPDATE hlc_max SET hlc = NULL"); err != nil {
 		t.Fatal(err)
 	}

@@ -438,12 +438,12 @@ func (r *Replica) SchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
-// loadHLCMax is the clock's start: the kept highest op stamp (migration 0013), one
+// loadHLCMax is the clock's start: the kept highest op stamp (migration 0014), one
 // primary-key read (TestLoadClockReadsOneRow holds the plan).
 const loadHLCMax = "SELECT hlc FROM hlc_max WHERE id = 1"
 
 // loadClock resumes the clock from the highest op stamp, kept in hlc_max. Only when the row
-// is not filled yet (the first open after migration 0013) or holds a stamp past the clock
+// is not filled yet (the first open after migration 0014) or holds a stamp past the clock
 // bound (this device's clock went back more than MaxClockSkew since) is the op-log scanned,
 // within the bound: a stamp past it is not resumed from, as it would keep the clock there,
 // or past 2^63, for good.

@@ -1,4 +1,4 @@
--- memnode replica schema v13: the highest op stamp, kept (issue 29: start in constant time).
+-- memnode replica schema v14: the highest op stamp, kept (issue 29: start in constant time).
 -- The clock resumes from the highest stamp of the op-log at open; finding it was a scan of
 -- every op (ops has no index on hlc): 1.7 s at 100k, 8.3 s at 1M. The row is kept by the
 -- trigger in the transaction that inserts an op, whatever the path (commit, apply, import,

@@ -203,3 +203,40 @@ func TestCLIKindsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentCLICompressorNotInstalled: an agent CLI provider whose executable is missing is
+// set aside after the first batch (the offline compressor makes the observation), and every
+// place says so with what to do: status ("not found"), doctor (install it or set
+// ai_cli_paths), and the next session-start context's health line (pointing at doctor, not
+// at a key).
+func TestAgentCLICompressorNotInstalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short: real node")
+	}
+	in := newInstance(t)
+	missing := filepath.Join(t.TempDir(), "no-claude-here")
+	settings := fmt.Sprintf(`{"ai_providers":["claude-code"],"ai_cli_paths":{"claude-code":%q}}`, missing)
+	if err := os.WriteFile(filepath.Join(in.dataDir, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.start()
+	proj := gitDir(t, "notinstalled")
+	payload := `{"session_id":"s-cli","cwd":` + jsonString(proj) + `,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_use_id":"t-1","tool_input":{"command":"make mk-0001"},"tool_response":{"stdout":"done","exitCode":0}}`
+	if r := in.runLean([]byte(payload), "hook", "claude-code", "observation"); r.code != 0 {
+		t.Fatalf("observation hook: exit %d %s", r.code, r.stderr)
+	}
+	testkit.WaitForState(t, "the missing CLI set aside", 30*time.Second, func() (bool, string) {
+		out := in.mustRun(nil, "status")
+		return strings.Contains(out, "via not found: "+missing) && strings.Contains(out, "skipped until") && in.queued() == 0, out
+	})
+	if n := in.count(in.db(), "SELECT COUNT(*) FROM observations WHERE model = 'offline'"); n != 1 {
+		t.Errorf("%d offline observations, want the event compressed offline", n)
+	}
+	if out := in.run(nil, "doctor").stdout; !strings.Contains(out, "memnode config set ai_cli_paths claude-code=") {
+		t.Errorf("doctor does not say how to fix a missing agent CLI:\n%s", out)
+	}
+	text, _ := sessionStart(t, in, proj)
+	if !strings.Contains(text, "AI provider claude-code is disabled until") || !strings.Contains(text, "'memnode doctor' says why") || strings.Contains(text, "memnode keys set claude-code") {
+		t.Errorf("the context's health line does not point at doctor:\n%s", text)
+	}
+}

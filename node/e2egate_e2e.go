@@ -37,9 +37,9 @@ type gatedStore struct {
 	after int
 }
 
-func (g gatedStore) Snapshot(ctx context.Context, chunkBytes int, emit func(store.SnapshotChunk) error) error {
+func (g gatedStore) Snapshot(ctx context.Context, from store.SnapshotCursor, chunkBytes int, emit func(store.SnapshotChunk) error) error {
 	n := 0
-	return g.Replica.Snapshot(ctx, chunkBytes, func(c store.SnapshotChunk) error {
+	return g.Replica.Snapshot(ctx, from, chunkBytes, func(c store.SnapshotChunk) error {
 		for n >= g.after {
 			if _, err := os.Stat(g.file); err != nil {
 				break

@@ -105,7 +105,7 @@ func BenchmarkInstallSnapshot(b *testing.B) {
 	src := benchSource(b, n, batch)
 	benchIntoFresh(b, src, n+1, func(dst *Replica) int {
 		var chunks []store.SnapshotChunk
-		if err := src.Snapshot(ctx, 2<<20, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+		if err := src.Snapshot(ctx, store.SnapshotCursor{}, 2<<20, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
 			b.Fatal(err)
 		}
 		k := 0

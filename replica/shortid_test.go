@@ -372,7 +372,7 @@ func TestShortIndexFollowsASnapshotInstall(t *testing.T) {
 		t.Fatalf("blank device's short IDs: %v, %v", got, err)
 	}
 	var chunks []store.SnapshotChunk
-	if err := src.Snapshot(ctx, 64<<10, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
+	if err := src.Snapshot(ctx, store.SnapshotCursor{}, 64<<10, func(c store.SnapshotChunk) error { chunks = append(chunks, c); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	k := 0

@@ -22,7 +22,7 @@ import (
 // takeSnapshot reads src's snapshot into memory, in chunks of about chunkBytes.
 func takeSnapshot(tb testing.TB, src *replica.Replica, chunkBytes int) []store.SnapshotChunk {
 	var chunks []store.SnapshotChunk
-	if err := src.Snapshot(context.Background(), chunkBytes, func(c store.SnapshotChunk) error {
+	if err := src.Snapshot(context.Background(), store.SnapshotCursor{}, chunkBytes, func(c store.SnapshotChunk) error {
 		chunks = append(chunks, c)
 		return nil
 	}); err != nil {
@@ -76,27 +76,89 @@ func TestCRDTSnapshotThenChaos(t *testing.T) {
 		if !maps.Equal(vs, vsrc) {
 			rt.Fatalf("installed vector %v, source's %v", vs, vsrc)
 		}
-		all := w.allOps()
-		for k, r := range w.origins {
-			w.deliverChaos(r, all, fmt.Sprintf("origin %d", k))
-		}
-		w.deliverChaos(s, all, "snapshot device")
-		d := w.fresh("relay-device")
-		w.deliverChaos(d, w.held(s), "device fed by the snapshot device")
-		want := w.dump(w.origins[0])
-		for name, r := range map[string]*replica.Replica{"snapshot device": s, "relay device": d, "origin 1": w.origins[1]} {
-			if got := w.dump(r); got != want {
-				rt.Fatalf("%s differs from origin 0:\n%s\n---\n%s", name, want, got)
-			}
-			w.checkForgotten(r, name)
-		}
+		w.chaosThenEqual(s)
 	})
 }
 
-// TestSnapshotInstallIsAllOrNothing: a source that fails in the middle (a cut connection)
-// leaves the receiver blank — no row, no vector entry — and the next attempt installs it all;
-// a replica that holds something refuses a snapshot.
-func TestSnapshotInstallIsAllOrNothing(t *testing.T) {
+// chaosThenEqual delivers every op under the chaos schedule to the origins and to the
+// snapshot-started device s, feeds a further device only by op replay from s, and checks that
+// s, that device and the origins are equal, with nothing forgotten back.
+func (w *world) chaosThenEqual(s *replica.Replica) {
+	all := w.allOps()
+	for k, r := range w.origins {
+		w.deliverChaos(r, all, fmt.Sprintf("origin %d", k))
+	}
+	w.deliverChaos(s, all, "snapshot device")
+	d := w.fresh("relay-device")
+	w.deliverChaos(d, w.held(s), "device fed by the snapshot device")
+	want := w.dump(w.origins[0])
+	for name, r := range map[string]*replica.Replica{"snapshot device": s, "relay device": d, "origin 1": w.origins[1]} {
+		if got := w.dump(r); got != want {
+			w.t.Fatalf("%s differs from origin 0:\n%s\n---\n%s", name, want, got)
+		}
+		w.checkForgotten(r, name)
+	}
+}
+
+// TestCRDTSnapshotCutAndResumed: histories as in TestCRDTSnapshotThenChaos; a new device
+// installs a snapshot that is cut at random chunk boundaries, each time resumed from its
+// cursor with a snapshot of a random origin (so the parts come from different vectors), the
+// history going on between the cuts (writes, forgets, compaction) and some ops reaching the
+// device by op replay meanwhile (a forget among them must win over rows still to come).
+// While cut, the device claims nothing of another origin beyond what op replay gave it and
+// serves no snapshot. Then every op travels under the chaos schedule: the device, a device
+// fed only from it by op replay, and the origins all end equal, nothing forgotten back.
+func TestCRDTSnapshotCutAndResumed(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		w := newWorld(rt, t, rapid.IntRange(2, 3).Draw(rt, "origins"))
+		defer w.close()
+		newCompactionWorld(w)
+		w.run()
+		s := w.fresh("snap-device")
+		for cuts := rapid.IntRange(1, 4).Draw(rt, "cuts"); ; cuts-- {
+			src := w.origins[rapid.IntRange(0, len(w.origins)-1).Draw(rt, "snapshot source")]
+			prog, err := s.SnapshotProgress(w.ctx)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			var chunks []store.SnapshotChunk
+			if err := src.Snapshot(w.ctx, prog.From, rapid.IntRange(1, 4096).Draw(rt, "chunk bytes"), func(c store.SnapshotChunk) error {
+				chunks = append(chunks, c)
+				return nil
+			}); err != nil {
+				rt.Fatal(err)
+			}
+			if cuts == 0 {
+				if _, err := s.InstallSnapshot(w.ctx, feedChunks(chunks, -1)); err != nil {
+					rt.Fatalf("install: %v", err)
+				}
+				break
+			}
+			before, _ := s.VersionVector(w.ctx)
+			if _, err := s.InstallSnapshot(w.ctx, feedChunks(chunks, rapid.IntRange(1, len(chunks)-1).Draw(rt, "cut after"))); err == nil {
+				rt.Fatal("an install cut before its end succeeded")
+			}
+			if after, _ := s.VersionVector(w.ctx); !maps.Equal(before, after) {
+				rt.Fatalf("a cut install moved the vector from %v to %v", before, after)
+			}
+			if err := s.Snapshot(w.ctx, store.SnapshotCursor{}, 4096, func(store.SnapshotChunk) error { return nil }); !errors.Is(err, store.ErrSnapshotIncomplete) {
+				rt.Fatalf("a half-installed device served a snapshot: %v", err)
+			}
+			w.run()
+			if ops := w.held(w.origins[rapid.IntRange(0, len(w.origins)-1).Draw(rt, "replay from")]); len(ops) > 0 {
+				w.applyInBatches(s, ops[:rapid.IntRange(0, len(ops)).Draw(rt, "replayed meanwhile")], "meanwhile")
+			}
+		}
+		w.chaosThenEqual(s)
+	})
+}
+
+// TestSnapshotInstallResumesAfterACut: a source that fails in the middle (a cut connection)
+// leaves the receiver with the chunks it committed and a cursor after them, but a vector
+// that claims nothing of the source, and no snapshot to serve; a snapshot taken from that
+// cursor completes it, and together the two parts are the source's state. A replica that
+// holds something refuses a snapshot.
+func TestSnapshotInstallResumesAfterACut(t *testing.T) {
 	ctx := context.Background()
 	a := openPlain(t, "dev-a")
 	now := time.Now().UnixMilli()
@@ -109,25 +171,45 @@ func TestSnapshotInstallIsAllOrNothing(t *testing.T) {
 		}
 	}
 	chunks := takeSnapshot(t, a, 512)
-	if len(chunks) < 4 {
+	if len(chunks) < 6 {
 		t.Fatalf("%d chunks: the test needs a snapshot of several", len(chunks))
 	}
 	c := openPlain(t, "dev-c")
 	if err := c.SetDeviceName(ctx, "dev-c", "laptop"); err != nil { // what a node does at its first start
 		t.Fatal(err)
 	}
-	if _, err := c.InstallSnapshot(ctx, feedChunks(chunks, len(chunks)/2)); err == nil {
+	first, err := c.InstallSnapshot(ctx, feedChunks(chunks, len(chunks)/2))
+	if err == nil {
 		t.Fatal("install from a source cut in the middle succeeded")
 	}
-	if blank, err := c.IsBlank(ctx); err != nil || !blank {
-		t.Fatalf("after a failed install: blank %v, %v; want still blank", blank, err)
+	if first.Records == 0 {
+		t.Fatalf("a cut in the middle kept %+v: want the chunks before it", first)
 	}
 	if vv, _ := c.VersionVector(ctx); vv["dev-a"] != 0 {
-		t.Fatalf("after a failed install the vector claims %v", vv)
+		t.Fatalf("after a cut install the vector claims %v", vv)
 	}
-	res, err := c.InstallSnapshot(ctx, feedChunks(chunks, -1))
+	prog, err := c.SnapshotProgress(ctx)
+	if err != nil || !prog.Active || prog.Rows == 0 || prog.Rows >= prog.Total || prog.From.Table == "" {
+		t.Fatalf("progress after a cut: %+v, %v; want active, some rows of the total, a cursor", prog, err)
+	}
+	if err := c.Snapshot(ctx, store.SnapshotCursor{}, 512, func(store.SnapshotChunk) error { return nil }); !errors.Is(err, store.ErrSnapshotIncomplete) {
+		t.Fatalf("a half-installed replica served a snapshot: %v", err)
+	}
+	var rest []store.SnapshotChunk
+	if err := a.Snapshot(ctx, prog.From, 512, func(ch store.SnapshotChunk) error { rest = append(rest, ch); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(rest) >= len(chunks) {
+		t.Fatalf("the snapshot from the cursor has %d chunks, the whole one %d", len(rest), len(chunks))
+	}
+	res, err := c.InstallSnapshot(ctx, feedChunks(rest, -1))
 	if err != nil {
 		t.Fatal(err)
+	}
+	res.Ops += first.Ops
+	res.Records += first.Records
+	if prog, _ := c.SnapshotProgress(ctx); prog.Active {
+		t.Fatalf("progress after the install: %+v", prog)
 	}
 	// 30 observation ops and 30 session ops; 30 observations and 3 sessions.
 	if res.Ops != 60 || res.Records != 33 {
@@ -174,10 +256,10 @@ func withoutDevice(dump, origin string) string {
 	return strings.Join(keep, "")
 }
 
-// TestSnapshotInstallIsPublishedAndFollowsTheRules: the install is one change on the feed
-// naming every record it stored (so embeddings, FTS consumers and the viewer catch up);
+// TestSnapshotInstallIsPublishedAndFollowsTheRules: the install's changes on the feed
+// (one per chunk) name every record it stored (so embeddings, FTS consumers and the viewer catch up);
 // records of a local-only project never travel; a removed origin's ops past the receiver's
-// cut are dropped with what they wrote; a stamp beyond the clock bound refuses the snapshot.
+// cut are dropped with what they wrote; a stamp beyond the clock bound refuses its chunk.
 func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now().UnixMilli()
@@ -229,10 +311,13 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		t.Fatalf("install %+v, want the 2 ops of dev-x past its cut dropped", res)
 	}
 	changes, _ := sub.Take()
-	if len(changes) != 1 || changes[0].Origin != feed.Device {
-		t.Fatalf("feed after install: %+v, want one change from a device", changes)
+	var got []string
+	for _, ch := range changes {
+		if ch.Origin != feed.Device {
+			t.Fatalf("feed after install: %+v, want changes from a device", changes)
+		}
+		got = append(got, ch.Observations...)
 	}
-	got := changes[0].Observations
 	for _, id := range kept {
 		if !slices.Contains(got, id) {
 			t.Errorf("feed names observations %v, without %s: want a's 2 shared ones and dev-x's first", got, id)
@@ -252,7 +337,8 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		t.Fatalf("vector %v, want dev-x at its cut 1 and dev-a at 2", vv)
 	}
 
-	// A clock far ahead: the whole snapshot is refused, nothing stored.
+	// A clock far ahead: the chunk is refused, nothing of it stored; abandoned, the
+	// install leaves the replica to op replay.
 	late := openPlain(t, "dev-late")
 	ahead, err := replica.Open(ctx, replica.Config{Path: t.TempDir() + "/f.db", Origin: "dev-f", Now: func() time.Time { return time.Now().Add(time.Hour) }})
 	if err != nil {
@@ -266,6 +352,12 @@ func TestSnapshotInstallIsPublishedAndFollowsTheRules(t *testing.T) {
 		t.Fatalf("snapshot stamped an hour ahead: %v, want ErrClockAhead", err)
 	}
 	if blank, _ := late.IsBlank(ctx); !blank {
-		t.Fatal("a refused snapshot left rows behind")
+		t.Fatal("a refused chunk left rows behind")
+	}
+	if err := late.AbandonSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if prog, _ := late.SnapshotProgress(ctx); prog.Active {
+		t.Fatalf("progress after abandoning: %+v", prog)
 	}
 }

@@ -129,6 +129,22 @@ func mustJSON(v any) []byte {
 	return b
 }
 
+// sessionUpsert writes a session as the register it is: the later stamp wins (then the
+// greater origin), started_at keeps the minimum. upsertSession and a snapshot's install use it.
+const sessionUpsert = `INSERT INTO sessions(id, project, platform, started_at, ended_at, status, origin, hlc)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT(id) DO UPDATE SET
+		started_at = MIN(sessions.started_at, excluded.started_at),
+		project  = CASE WHEN ` + sessionWins + ` THEN excluded.project ELSE sessions.project END,
+		platform = CASE WHEN ` + sessionWins + ` THEN excluded.platform ELSE sessions.platform END,
+		ended_at = CASE WHEN ` + sessionWins + ` THEN excluded.ended_at ELSE sessions.ended_at END,
+		status   = CASE WHEN ` + sessionWins + ` THEN excluded.status ELSE sessions.status END,
+		origin   = CASE WHEN ` + sessionWins + ` THEN excluded.origin ELSE sessions.origin END,
+		hlc      = CASE WHEN ` + sessionWins + ` THEN excluded.hlc ELSE sessions.hlc END`
+
+// sessionWins is the session register's rule: the later stamp, then the greater origin.
+const sessionWins = `(excluded.hlc > sessions.hlc OR (excluded.hlc = sessions.hlc AND excluded.origin > sessions.origin))`
+
 // upsertSession applies an LWW write of a session: the higher HLC wins, ties broken by
 // origin. started_at is the minimum ever seen whichever write wins, so it does not depend on
 // the order writes arrive in.
@@ -137,18 +153,7 @@ func upsertSession(ctx context.Context, tx *wtx, s memory.Session) error {
 	if s.EndedAt != 0 {
 		ended = s.EndedAt
 	}
-	const wins = `(excluded.hlc > sessions.hlc OR (excluded.hlc = sessions.hlc AND excluded.origin > sessions.origin))`
-	_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, project, platform, started_at, ended_at, status, origin, hlc)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT(id) DO UPDATE SET
-			started_at = MIN(sessions.started_at, excluded.started_at),
-			project  = CASE WHEN `+wins+` THEN excluded.project ELSE sessions.project END,
-			platform = CASE WHEN `+wins+` THEN excluded.platform ELSE sessions.platform END,
-			ended_at = CASE WHEN `+wins+` THEN excluded.ended_at ELSE sessions.ended_at END,
-			status   = CASE WHEN `+wins+` THEN excluded.status ELSE sessions.status END,
-			origin   = CASE WHEN `+wins+` THEN excluded.origin ELSE sessions.origin END,
-			hlc      = CASE WHEN `+wins+` THEN excluded.hlc ELSE sessions.hlc END`,
-		s.ID, s.Project, s.Platform, s.StartedAt, ended, s.Status, s.Origin, s.HLC)
+	_, err := tx.ExecContext(ctx, sessionUpsert, s.ID, s.Project, s.Platform, s.StartedAt, ended, s.Status, s.Origin, s.HLC)
 	if err != nil {
 		return fmt.Errorf("upsert session: %w", err)
 	}

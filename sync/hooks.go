@@ -17,6 +17,9 @@ type testHooks struct {
 	wrapStream func(network.Stream) network.Stream
 	// sessionTimeout, when set, replaces sessionTimeout.
 	sessionTimeout time.Duration
+	// snapChunkBytes, when set, replaces opsMessageSoft as the size of a served snapshot's
+	// chunks: a small history then spans many chunks.
+	snapChunkBytes int
 	// plainOnly makes the node speak only ProtocolSync, as devices before ProtocolSyncZ did
 	// (tests of the fallback).
 	plainOnly bool

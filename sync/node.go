@@ -33,7 +33,7 @@ import (
 const (
 	ProtocolSync  protocol.ID = "/memnode/sync/1.0.0"
 	ProtocolSyncZ protocol.ID = "/memnode/sync-deflate/1.0.0"
-	ProtocolSyncS protocol.ID = "/memnode/sync-snapshot/1.0.0"
+	ProtocolSyncS protocol.ID = "/memnode/sync-snapshot/2.0.0"
 	ProtocolPair  protocol.ID = "/memnode/pair/1.0.0"
 )
 
@@ -48,10 +48,13 @@ type Store interface {
 	CutOrigin(ctx context.Context, origin string, seq uint64) (int, error)
 	// Compact drops the ops at or below floor that no longer change any state (compact.go).
 	Compact(ctx context.Context, floor store.VersionVector) (store.CompactResult, error)
-	// IsBlank, Snapshot and InstallSnapshot start a new device from a snapshot (snapshot.go).
+	// IsBlank, Snapshot, InstallSnapshot, SnapshotProgress and AbandonSnapshot start a new
+	// device from a snapshot, in chunks that survive a cut (snapshot.go).
 	IsBlank(ctx context.Context) (bool, error)
-	Snapshot(ctx context.Context, chunkBytes int, emit func(store.SnapshotChunk) error) error
+	Snapshot(ctx context.Context, from store.SnapshotCursor, chunkBytes int, emit func(store.SnapshotChunk) error) error
 	InstallSnapshot(ctx context.Context, next func() (store.SnapshotChunk, error)) (store.SnapshotResult, error)
+	SnapshotProgress(ctx context.Context) (store.SnapshotProgress, error)
+	AbandonSnapshot(ctx context.Context) error
 }
 
 // Defaults.

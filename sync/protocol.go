@@ -37,6 +37,33 @@ type conn struct {
 	z *flate.Writer // nil on an uncompressed stream
 	// snap: the stream speaks ProtocolSyncS, so both ends know the snapshot messages.
 	snap bool
+	// dl is the session's deadline; a snapshot's chunks push it on.
+	dl *deadline
+}
+
+// deadline ends a session when it runs out: sessionTimeout after it began, or after the
+// last chunk of a snapshot went through (a deadline per chunk, not per snapshot: a snapshot
+// that keeps coming is never cut, however large).
+type deadline struct {
+	t *time.Timer
+	d time.Duration
+}
+
+// sessionContext returns ctx cancelled when the session's deadline passes, the deadline,
+// and the function that ends the session.
+func (n *Node) sessionContext(parent context.Context) (context.Context, *deadline, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	dl := &deadline{d: n.sessionTimeout()}
+	dl.t = time.AfterFunc(dl.d, func() { cancel(fmt.Errorf("session: %w", context.DeadlineExceeded)) })
+	return ctx, dl, func() { dl.t.Stop(); cancel(context.Canceled) }
+}
+
+// extend pushes the deadline on by the session's timeout from now (after it passed, the
+// session is already over).
+func (d *deadline) extend() {
+	if d != nil {
+		d.t.Reset(d.d)
+	}
 }
 
 func (n *Node) newConn(s network.Stream) *conn {
@@ -203,7 +230,7 @@ func (n *Node) sessionTimeout() time.Duration {
 
 // runSession is the initiator's side: Hello exchange, then we pull, then the peer pulls.
 func (n *Node) runSession(ctx context.Context, p peer.ID) error {
-	ctx, cancel := context.WithTimeout(ctx, n.sessionTimeout())
+	ctx, dl, cancel := n.sessionContext(ctx)
 	defer cancel()
 	s, err := n.host.NewStream(network.WithAllowLimitedConn(ctx, "sync"), p, n.syncProtocols()...)
 	if err != nil {
@@ -214,6 +241,7 @@ func (n *Node) runSession(ctx context.Context, p peer.ID) error {
 	defer stop()
 	_ = s.SetDeadline(time.Now().Add(n.sessionTimeout()))
 	c := n.newConn(s)
+	c.dl = dl
 	defer c.release()
 	h, err := n.hello(ctx)
 	if err != nil {
@@ -280,14 +308,15 @@ func (n *Node) handleSync(s network.Stream) {
 		return
 	}
 	defer s.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), n.sessionTimeout())
+	ctx, dl, cancel := n.sessionContext(context.Background())
 	defer cancel()
 	// Each read and write renews its idle deadline, which replaces the stream's overall one,
-	// so the session's end is enforced here: a peer that trickles bytes (a snapshot's rows
-	// into this replica's one writer) is cut at the deadline, as the initiator's side is.
+	// so the session's end is enforced here: a peer that trickles bytes is cut at the
+	// deadline, as the initiator's side is (a snapshot's chunks push it on, on both sides).
 	stop := context.AfterFunc(ctx, func() { s.Reset() })
 	defer stop()
 	c := n.newConn(s)
+	c.dl = dl
 	defer c.release()
 	if err := n.respond(ctx, c, p); err != nil {
 		n.log.Debug("sync session failed", "peer", shortID(p), "err", err)
@@ -482,7 +511,7 @@ func (c *pullClaim) stalled() bool {
 func (n *Node) serve(ctx context.Context, c *conn) error {
 	w, err := c.recv()
 	if err == nil && w.Type == msgSnapWant && c.snap {
-		if err := n.serveSnapshot(ctx, c); err != nil {
+		if err := n.serveSnapshot(ctx, c, w.From); err != nil {
 			return err
 		}
 		w, err = c.recv()

@@ -15,9 +15,12 @@ import (
 // A new device starts from a snapshot instead of replaying every op (DESIGN.md,
 // "Snapshots"): an initiator that holds nothing of any other device asks a peer that speaks
 // ProtocolSyncS and holds at least Config.SnapshotMin ops with SnapWant instead of Want; the
-// peer streams its replicated rows and op-log (SnapRows…) and the vector they belong to
-// (SnapEnd); the initiator installs them in one transaction and then pulls what lies past
-// that vector with an ordinary Want, in the same session.
+// peer streams the vector it is at and its row count (SnapBegin), its replicated rows and
+// op-log in key order (SnapRows…) and the vector again (SnapEnd); the initiator commits
+// every chunk as it comes, with the cursor after it, and then pulls what lies past the
+// vector with an ordinary Want, in the same session. A cut (a lost connection, a restart)
+// keeps what was committed: the next session's SnapWant names the cursor, and any member
+// that speaks snapshots goes on from there.
 
 // errSnapshotFailed marks a pull whose snapshot failed: the stream is left mid-snapshot, so
 // the session ends there (even for a refused stamp, which an op batch survives).
@@ -29,13 +32,39 @@ type snapshotClaim struct {
 	origins []string
 }
 
-// claimSnapshot decides whether this pull starts with a snapshot: the stream speaks
-// ProtocolSyncS, snapshots are on, the peer holds at least SnapshotMin ops of other
-// devices, this replica is blank, no snapshot from this peer was refused, and no other
-// session is pulling anything (a blank device already replaying stays on replay). If so it
-// claims every origin of the peer, under the same lock as the check, so no other session
-// pulls them (or asks for another snapshot) meanwhile.
+// claimSnapshot decides whether this pull starts (or resumes) a snapshot. An install that
+// began goes on with any peer whose stream speaks ProtocolSyncS, unless another session is
+// installing; a peer that cannot go on with it (snapshots off, its snapshot refused, a
+// device of an older version) leaves it to op replay (AbandonSnapshot: the rows stay, op
+// replay completes them). A new install needs the stream to speak ProtocolSyncS, snapshots
+// on, the peer to hold at least SnapshotMin ops of other devices, this replica blank, no
+// snapshot from this peer refused, and no other session pulling anything (a blank device
+// already replaying stays on replay). If so it claims every origin of the peer, under the
+// same lock as the check, so no other session pulls them (or asks for another snapshot)
+// meanwhile.
 func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs store.VersionVector) *snapshotClaim {
+	p := c.s.Conn().RemotePeer()
+	prog, err := n.cfg.Store.SnapshotProgress(ctx)
+	if err != nil {
+		return nil
+	}
+	if prog.Active {
+		n.mu.Lock()
+		refused, busy := n.snapRefused[p], n.installingLocked()
+		n.mu.Unlock()
+		if busy {
+			return nil
+		}
+		if !c.snap || n.cfg.SnapshotMin < 0 || refused {
+			if err := n.cfg.Store.AbandonSnapshot(ctx); err != nil {
+				n.log.Warn("could not leave a snapshot install to op replay", "err", err)
+				return nil
+			}
+			n.log.Info("snapshot install left to op replay", "peer", shortID(p), "rows", prog.Rows, "of", prog.Total)
+			return nil
+		}
+		return n.claimAll(theirs, func() bool { return !n.installingLocked() })
+	}
 	if !c.snap || n.cfg.SnapshotMin < 0 {
 		return nil
 	}
@@ -57,10 +86,24 @@ func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs store.Ve
 	if blank, err := n.cfg.Store.IsBlank(ctx); err != nil || !blank {
 		return nil
 	}
-	p := c.s.Conn().RemotePeer()
+	return n.claimAll(theirs, func() bool { return !n.snapRefused[p] && len(n.pulling) == 0 })
+}
+
+// installingLocked reports whether a session is installing a snapshot. n.mu is held.
+func (n *Node) installingLocked() bool {
+	for _, cl := range n.pulling {
+		if cl.snapshot {
+			return true
+		}
+	}
+	return false
+}
+
+// claimAll claims every origin of theirs for a snapshot if ok, checked under n.mu, holds.
+func (n *Node) claimAll(theirs store.VersionVector, ok func() bool) *snapshotClaim {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.snapRefused[p] || len(n.pulling) > 0 {
+	if !ok() {
 		return nil
 	}
 	claim := &snapshotClaim{pullClaim: newPullClaim()}
@@ -72,9 +115,11 @@ func (n *Node) claimSnapshot(ctx context.Context, c *conn, mine, theirs store.Ve
 	return claim
 }
 
-// pullSnapshot asks the peer for its snapshot and installs it; it returns this replica's
-// vector afterwards. A snapshot this device refuses (a stamp beyond the clock bound, a
-// malformed one) is not asked of that peer again: the next session replays its ops.
+// pullSnapshot asks the peer for its snapshot from where this device's install stands and
+// installs it chunk by chunk; it returns this replica's vector afterwards. Each chunk
+// pushes the session's deadline on, so a snapshot that keeps coming is never cut by it. A
+// snapshot this device refuses (a stamp beyond the clock bound, a malformed one) is not
+// asked of that peer again: the install is left to op replay.
 func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) (store.VersionVector, error) {
 	defer func() {
 		n.mu.Lock()
@@ -85,18 +130,27 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 		}
 		n.mu.Unlock()
 	}()
-	n.log.Info("catching up from a snapshot", "peer", shortID(c.s.Conn().RemotePeer()))
-	if err := c.send(&message{Type: msgSnapWant}); err != nil {
+	p := c.s.Conn().RemotePeer()
+	prog, err := n.cfg.Store.SnapshotProgress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if prog.Active {
+		n.log.Info("resuming a snapshot", "peer", shortID(p), "rows", prog.Rows, "of", prog.Total)
+	} else {
+		n.log.Info("catching up from a snapshot", "peer", shortID(p))
+	}
+	if err := c.send(&message{Type: msgSnapWant, From: prog.From}); err != nil {
 		return nil, err
 	}
 	if err := c.flush(); err != nil {
 		return nil, err
 	}
-	p := c.s.Conn().RemotePeer()
 	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) {
 		if err := ctx.Err(); err != nil {
-			return store.SnapshotChunk{}, err // the session is over: the install rolls back and frees the writer
+			return store.SnapshotChunk{}, err // the session is over: what was committed stays
 		}
+		c.dl.extend() // the previous chunk is in: a deadline per chunk, not per snapshot
 		m, err := c.recv()
 		claim.touch()
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -106,6 +160,8 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 			return store.SnapshotChunk{}, err
 		}
 		switch m.Type {
+		case msgSnapBegin:
+			return store.SnapshotChunk{Begin: true, VV: m.VV, Total: int64(min(m.Total, 1<<62))}, nil
 		case msgSnapRows:
 			return store.SnapshotChunk{Table: m.Table, Columns: m.Columns, Rows: m.Rows}, nil
 		case msgSnapEnd:
@@ -113,6 +169,7 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 		}
 		return store.SnapshotChunk{}, fmt.Errorf("got message %d during a snapshot: %w", m.Type, ErrProtocol)
 	})
+	n.stats.SnapshotOps.Add(int64(res.Ops))
 	if errors.Is(err, memory.ErrClockAhead) || errors.Is(err, store.ErrBadSnapshot) {
 		n.mu.Lock()
 		if n.snapRefused == nil {
@@ -121,30 +178,48 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 		n.snapRefused[p] = true
 		n.mu.Unlock()
 		n.log.Warn("refused a snapshot; catching up by op replay", "peer", shortID(p), "err", err)
+		if aerr := n.cfg.Store.AbandonSnapshot(ctx); aerr != nil {
+			n.log.Warn("could not leave a snapshot install to op replay", "err", aerr)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w from %s: %w", errSnapshotFailed, shortID(p), err)
 	}
 	n.stats.SnapshotsInstalled.Add(1)
-	n.stats.SnapshotOps.Add(int64(res.Ops))
 	n.log.Info("started from a snapshot", "peer", shortID(p), "records", res.Records, "ops", res.Ops)
 	return n.cfg.Store.VersionVector(ctx)
 }
 
-// serveSnapshot streams this replica's snapshot: SnapRows messages of at most
-// opsMessageSoft bytes each (or one larger row), flushed one by one so every write makes
-// progress within sessionIdle, then SnapEnd with the vector.
-func (n *Node) serveSnapshot(ctx context.Context, c *conn) error {
-	err := n.cfg.Store.Snapshot(ctx, opsMessageSoft, func(ch store.SnapshotChunk) error {
+// serveSnapshot streams this replica's snapshot from the cursor the peer names: SnapBegin,
+// SnapRows messages of at most opsMessageSoft bytes each (or one larger row), flushed one by
+// one so every write makes progress within sessionIdle and pushes the session's deadline
+// on, then SnapEnd. A device still installing a snapshot says so and serves none.
+func (n *Node) serveSnapshot(ctx context.Context, c *conn, from store.SnapshotCursor) error {
+	chunk := opsMessageSoft
+	if n.hooks.snapChunkBytes > 0 {
+		chunk = n.hooks.snapChunkBytes
+	}
+	err := n.cfg.Store.Snapshot(ctx, from, chunk, func(ch store.SnapshotChunk) error {
 		m := &message{Type: msgSnapRows, Table: ch.Table, Columns: ch.Columns, Rows: ch.Rows}
-		if ch.Table == "" {
+		switch {
+		case ch.Begin:
+			m = &message{Type: msgSnapBegin, VV: ch.VV, Total: uint64(max(ch.Total, 0))}
+		case ch.Table == "":
 			m = &message{Type: msgSnapEnd, VV: ch.VV}
 		}
 		if err := c.send(m); err != nil {
 			return err
 		}
-		return c.flush()
+		if err := c.flush(); err != nil {
+			return err
+		}
+		c.dl.extend()
+		return nil
 	})
+	if errors.Is(err, store.ErrSnapshotIncomplete) {
+		_ = c.send(&message{Type: msgError, Text: "no snapshot: this device is still installing one"})
+		_ = c.flush()
+	}
 	if err != nil {
 		return fmt.Errorf("serve snapshot: %w", err)
 	}

@@ -58,6 +58,16 @@ type Status struct {
 	// catches up (a new device, a long time offline), and the gap shrinks as ops arrive.
 	OpsHeld  uint64 `json:"ops_held"`
 	OpsKnown uint64 `json:"ops_known"`
+	// Snapshot is the snapshot this device is installing, while it is: its rows come in
+	// chunk by chunk, but its ops count only once the whole snapshot is in.
+	Snapshot *SnapshotStatus `json:"snapshot,omitempty"`
+}
+
+// SnapshotStatus is how far a snapshot install is: rows installed of the rows the snapshot
+// carries (as its sender counted them).
+type SnapshotStatus struct {
+	Rows  int64 `json:"rows"`
+	Total int64 `json:"total"`
 }
 
 // Status reports every device of the group: self first, then by name.
@@ -66,6 +76,10 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 		return Status{}, err
 	}
 	vv, err := n.cfg.Store.VersionVector(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	prog, err := n.cfg.Store.SnapshotProgress(ctx)
 	if err != nil {
 		return Status{}, err
 	}
@@ -82,6 +96,9 @@ func (n *Node) Status(ctx context.Context) (Status, error) {
 	defer n.mu.Unlock()
 	g := n.state.Group
 	st := Status{GroupID: g.GroupID, KeyEpoch: g.KeyEpoch, PendingInvites: n.pendingInvitesLocked()}
+	if prog.Active {
+		st.Snapshot = &SnapshotStatus{Rows: prog.Rows, Total: prog.Total}
+	}
 	var remotes []store.VersionVector
 	if by := n.state.RemovedBy; by != "" {
 		st.RemovedBy = g.Members[by].Name
@@ -195,6 +212,9 @@ func (s Status) Summary() string {
 	line := strconv.Itoa(len(s.Devices)) + " devices, " + strconv.Itoa(alive) + " alive ('memnode peers' for details)"
 	if s.OpsKnown > s.OpsHeld {
 		line += "; catching up: " + strconv.FormatUint(s.OpsHeld, 10) + " of " + strconv.FormatUint(s.OpsKnown, 10) + " ops here"
+	}
+	if sn := s.Snapshot; sn != nil {
+		line += "; snapshot: " + strconv.FormatInt(sn.Rows, 10) + " of " + strconv.FormatInt(sn.Total, 10) + " rows installed"
 	}
 	for _, d := range s.Devices {
 		if d.Error != "" {

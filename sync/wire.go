@@ -22,9 +22,10 @@ const (
 	msgProof     byte = 8
 	msgWelcome   byte = 9
 	// Snapshot messages: only on ProtocolSyncS (see DESIGN.md, "Snapshots").
-	msgSnapWant byte = 10
-	msgSnapRows byte = 11
-	msgSnapEnd  byte = 12
+	msgSnapWant  byte = 10
+	msgSnapRows  byte = 11
+	msgSnapEnd   byte = 12
+	msgSnapBegin byte = 13
 )
 
 // Value tags of a SnapRows value.
@@ -78,10 +79,13 @@ type message struct {
 	Text string
 
 	// SnapRows: rows of one table, each a value per column (nil, int64, string, []byte).
-	// SnapEnd carries the snapshot's vector in VV.
+	// SnapBegin carries the snapshot's vector in VV and its row count in Total; SnapEnd
+	// the vector again. SnapWant carries the cursor to resume after in From.
 	Table   string
 	Columns []string
 	Rows    [][]any
+	Total   uint64
+	From    store.SnapshotCursor
 
 	// Pairing
 	Nonce  []byte // PairHello, Challenge
@@ -145,6 +149,12 @@ func encodeMessage(m *message) []byte {
 	case msgError:
 		e.str(m.Text)
 	case msgSnapWant:
+		e.str(m.From.Table)
+		e.str(m.From.Key)
+		e.uvarint(m.From.Seq)
+	case msgSnapBegin:
+		e.vv(m.VV)
+		e.uvarint(m.Total)
 	case msgSnapRows:
 		e.str(m.Table)
 		e.uvarint(uint64(len(m.Columns)))
@@ -158,11 +168,7 @@ func encodeMessage(m *message) []byte {
 			}
 		}
 	case msgSnapEnd:
-		e.uvarint(uint64(len(m.VV)))
-		for _, o := range sortedOrigins(m.VV) {
-			e.str(o)
-			e.uvarint(m.VV[o])
-		}
+		e.vv(m.VV)
 	case msgPairHello:
 		e.bytes(m.Nonce)
 		e.bytes(m.Member)
@@ -175,6 +181,15 @@ func encodeMessage(m *message) []byte {
 		e.bytes(m.Group)
 	}
 	return e.b
+}
+
+// vv encodes a vector as a list of origin and seq, origins sorted.
+func (e *encoder) vv(vv store.VersionVector) {
+	e.uvarint(uint64(len(vv)))
+	for _, o := range sortedOrigins(vv) {
+		e.str(o)
+		e.uvarint(vv[o])
+	}
 }
 
 // value encodes one SnapRows value; a row has exactly one per column (encodeMessage's
@@ -277,6 +292,17 @@ func (d *decoder) value() any {
 	return nil
 }
 
+// vv reads a vector (a list of origin and seq).
+func (d *decoder) vv() store.VersionVector {
+	n := d.count(2)
+	vv := make(store.VersionVector, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		o := d.str()
+		vv[o] = d.uvarint()
+	}
+	return vv
+}
+
 // count reads a list length, refusing lengths that the remaining bytes cannot hold (every
 // element takes at least minSize bytes), so a tiny message cannot make us allocate much.
 func (d *decoder) count(minSize int) int {
@@ -339,6 +365,10 @@ func decodeMessage(b []byte) (*message, error) {
 	case msgError:
 		m.Text = d.str()
 	case msgSnapWant:
+		m.From = store.SnapshotCursor{Table: d.str(), Key: d.str(), Seq: d.uvarint()}
+	case msgSnapBegin:
+		m.VV = d.vv()
+		m.Total = d.uvarint()
 	case msgSnapRows:
 		m.Table = d.str()
 		if m.Table == "" {
@@ -365,12 +395,7 @@ func decodeMessage(b []byte) (*message, error) {
 			m.Rows = append(m.Rows, row)
 		}
 	case msgSnapEnd:
-		n := d.count(2)
-		m.VV = make(store.VersionVector, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			o := d.str()
-			m.VV[o] = d.uvarint()
-		}
+		m.VV = d.vv()
 	case msgPairHello:
 		m.Nonce = d.bytes(64)
 		m.Member = d.bytes(maxStringLen)

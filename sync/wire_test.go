@@ -28,6 +28,8 @@ func sampleMessages() []*message {
 		{Type: msgProof, MAC: bytes.Repeat([]byte{3}, 32)},
 		{Type: msgWelcome, MAC: bytes.Repeat([]byte{4}, 32), Group: []byte(`{}`)},
 		{Type: msgSnapWant},
+		{Type: msgSnapWant, From: store.SnapshotCursor{Table: "ops", Key: "12D3KooWabc", Seq: 4711}},
+		{Type: msgSnapBegin, VV: store.VersionVector{"a": 2, "b": 7}, Total: 1_275_507},
 		{Type: msgSnapRows, Table: "ops", Columns: []string{"origin", "seq", "hlc", "kind", "record_id", "payload", "inrow"}, Rows: [][]any{
 			{"a", int64(1), int64(1 << 40), "observation", "01ABC", nil, int64(1)},
 			{"a", int64(2), int64(1<<40 + 1), "forget", "01ABC", []byte(`{"id":"01ABC"}`), int64(0)},
@@ -64,7 +66,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got := decoded[2]; got.Ops[1].Payload != nil || got.Ops[2].Payload == nil {
 		t.Fatal("nil and empty payloads must stay distinct")
 	}
-	if got := decoded[10].Rows; got[0][5] != nil || got[2][5] == nil {
+	if got := decoded[12].Rows; got[0][5] != nil || got[2][5] == nil {
 		t.Fatal("a snapshot's NULL and empty blob must stay distinct")
 	}
 }

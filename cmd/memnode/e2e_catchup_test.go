@@ -18,11 +18,13 @@ var catchUpRE = regexp.MustCompile(`catching up: (\d+) of (\d+) ops here, (\d+) 
 
 // TestCatchUpShowsProgress is issue 25's "catch-up shows progress" end to end: a new device
 // B joins A, which holds 3,000 imported observations, over real libp2p on loopback, and is
-// held mid-transfer by the e2e binary's snapshot gate (A serves one chunk and waits while
-// the gate file exists: node/e2egate_e2e.go), so nothing here depends on timing. While it
-// is held, `memnode peers`, `memnode status` and the viewer's Devices page in a real
-// Chromium all say how many ops B has of how many it expects — never "nothing to pull" —
-// and once the gate opens, B holds everything and the line is gone everywhere.
+// held mid-transfer by the e2e binary's snapshot gate (A serves the beginning and two
+// chunks of its snapshot and waits while the gate file exists: node/e2egate_e2e.go), so
+// nothing here depends on timing. While it is held, `memnode peers`, `memnode status` and
+// the viewer's Devices page in a real Chromium all say how many ops B has of how many it
+// expects — never "nothing to pull" — and how many of the snapshot's rows are installed
+// (committed chunk by chunk, issue 29); once the gate opens, B holds everything and the
+// line is gone everywhere.
 func TestCatchUpShowsProgress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real processes and a browser: skipped in -short")
@@ -35,7 +37,7 @@ func TestCatchUpShowsProgress(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a.extra = append(a.extra, "MEMNODE_E2E_SNAPSHOT_GATE="+gate)
+	a.extra = append(a.extra, "MEMNODE_E2E_SNAPSHOT_GATE="+gate, "MEMNODE_E2E_SNAPSHOT_GATE_AFTER=3") // the beginning and two chunks of rows
 	logsOnFailure(t, a, dev)
 	a.startSync(t)
 	importHistory(t, a, total, "01M8CU", "catch-up record %d", "arrives on the new device while it shows its progress")
@@ -49,14 +51,19 @@ func TestCatchUpShowsProgress(t *testing.T) {
 		t.Fatalf("join: %s", out)
 	}
 	blog := filepath.Join(dev.dataDir, "logs", "memnode.log")
-	poll(t, "B to start A's snapshot and hear what A holds", 60*time.Second, func() bool {
+	poll(t, "B to install part of A's snapshot and hear what A holds", 60*time.Second, func() bool {
 		st := dev.peers()
 		logged, _ := os.ReadFile(blog)
-		return len(st.Devices) == 2 && st.Devices[1].Compared && strings.Contains(string(logged), "catching up from a snapshot")
+		return len(st.Devices) == 2 && st.Devices[1].Compared && strings.Contains(string(logged), "catching up from a snapshot") &&
+			st.Snapshot != nil && st.Snapshot.Rows > 0
 	})
 
-	// Held: B has heard A's vector and A has sent one chunk of its snapshot.
+	// Held: B has heard A's vector and installed two chunks of A's snapshot.
 	st := dev.peers()
+	if s := st.Snapshot; s.Rows >= s.Total || s.Total < total {
+		t.Fatalf("B mid-transfer: snapshot %d of %d rows installed, want part of at least %d", s.Rows, s.Total, total)
+	}
+	snapLine := fmt.Sprintf("snapshot: %d of %d rows installed", st.Snapshot.Rows, st.Snapshot.Total)
 	if st.OpsKnown < aOps || st.OpsHeld >= st.OpsKnown {
 		t.Fatalf("B mid-transfer: %d of %d ops, want fewer than it knows, and it knows at least A's %d", st.OpsHeld, st.OpsKnown, aOps)
 	}
@@ -74,10 +81,13 @@ func TestCatchUpShowsProgress(t *testing.T) {
 	if held >= known || pull != known-held || known < aOps {
 		t.Fatalf("B's peers mid-transfer says %q (A holds %d ops)\n%s", m[0], aOps, out)
 	}
+	if !strings.Contains(out, m[0]+"; "+snapLine) {
+		t.Errorf("B's peers mid-transfer does not say %q:\n%s", snapLine, out)
+	}
 	if !regexp.MustCompile(`dev-a\s.*\s` + strconv.FormatUint(st.Devices[1].Ahead, 10) + `\s+\d+\s`).MatchString(out) {
 		t.Errorf("B's peers mid-transfer: A's row does not show %d to pull:\n%s", st.Devices[1].Ahead, out)
 	}
-	if out := dev.mustRun(nil, "status"); !regexp.MustCompile(`sync:\s+2 devices, .*catching up: \d+ of ` + m[2] + ` ops here`).MatchString(out) {
+	if out := dev.mustRun(nil, "status"); !regexp.MustCompile(`sync:\s+2 devices, .*catching up: \d+ of ` + m[2] + ` ops here; ` + snapLine).MatchString(out) {
 		t.Errorf("B's status mid-transfer does not show the catch-up:\n%s", out)
 	}
 
@@ -85,9 +95,12 @@ func TestCatchUpShowsProgress(t *testing.T) {
 	b.do("open B's one-time viewer URL", chromedp.Navigate(url))
 	b.waitJS("the viewer to be ready", `document.body.dataset.ready === 'true'`, 30*time.Second)
 	b.do("open B's devices page", chromedp.Navigate(fmt.Sprintf("http://127.0.0.1:%d/#/devices", dev.port)))
-	b.waitJS("the catch-up line", `/^Catching up: \d+ of \d+ ops here, \d+ to pull$/.test(document.getElementById('catch-up')?.textContent || '')`, 30*time.Second)
+	b.waitJS("the catch-up line", `/^Catching up: \d+ of \d+ ops here, \d+ to pull; snapshot: \d+ of \d+ rows installed$/.test(document.getElementById('catch-up')?.textContent || '')`, 30*time.Second)
 	line := eval[string](b, `document.getElementById('catch-up').textContent`)
-	vm := regexp.MustCompile(`Catching up: (\d+) of (\d+) ops here, (\d+) to pull`).FindStringSubmatch(line)
+	vm := regexp.MustCompile(`Catching up: (\d+) of (\d+) ops here, (\d+) to pull; (snapshot: \d+ of \d+ rows installed)`).FindStringSubmatch(line)
+	if vm[4] != snapLine {
+		t.Errorf("B's devices page mid-transfer says %q, peers %q", vm[4], snapLine)
+	}
 	vHeld, _ := strconv.ParseUint(vm[1], 10, 64)
 	vKnown, _ := strconv.ParseUint(vm[2], 10, 64)
 	if vHeld >= vKnown || vKnown < aOps {

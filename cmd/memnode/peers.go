@@ -160,19 +160,30 @@ func printPeers(w io.Writer, st memsync.Status) {
 }
 
 // catchUpLine says how far this device is while it catches up ("" once it holds every op
-// its peers announced, or before any peer has announced one).
+// its peers announced, or before any peer has announced one), with the rows of a snapshot
+// it is installing.
 func catchUpLine(st memsync.Status) string {
 	compared := false
 	for _, d := range st.Devices {
 		compared = compared || d.Compared
 	}
+	snap := ""
+	if s := st.Snapshot; s != nil {
+		snap = fmt.Sprintf("snapshot: %d of %d rows installed", s.Rows, s.Total)
+	}
+	line := ""
 	switch {
 	case len(st.Devices) > 1 && !compared:
-		return "catching up: unknown yet (no device has announced what it holds; the first sync tells)"
+		line = "catching up: unknown yet (no device has announced what it holds; the first sync tells)"
 	case st.OpsKnown > st.OpsHeld:
-		return fmt.Sprintf("catching up: %d of %d ops here, %d to pull", st.OpsHeld, st.OpsKnown, st.OpsKnown-st.OpsHeld)
+		line = fmt.Sprintf("catching up: %d of %d ops here, %d to pull", st.OpsHeld, st.OpsKnown, st.OpsKnown-st.OpsHeld)
+	case snap != "":
+		return "catching up: " + snap
 	}
-	return ""
+	if line != "" && snap != "" {
+		line += "; " + snap
+	}
+	return line
 }
 
 // peersCall sends a JSON request to the node's API with the data dir's token. Pairing

@@ -135,7 +135,7 @@ func TestCmdPeersInviteJoinListRemove(t *testing.T) {
 
 // TestPeersShowCatchUp: a device catching up shows how many ops it has of how many it
 // knows of and what is left to pull, and "unknown yet" before a peer announced anything —
-// never 0 pending while ops are still to arrive.
+// never 0 pending while ops are still to arrive — and the rows of a snapshot it installs.
 func TestPeersShowCatchUp(t *testing.T) {
 	render := func(st memsync.Status) string {
 		var b strings.Builder
@@ -153,7 +153,14 @@ func TestPeersShowCatchUp(t *testing.T) {
 	if !strings.Contains(out, "catching up: 2000 of 30000 ops here, 28000 to pull") || !regexp.MustCompile(`old\s+bbb\s+alive\s+-\s+28000\s+0\s`).MatchString(out) {
 		t.Errorf("while catching up:\n%s", out)
 	}
+	snap := &memsync.SnapshotStatus{Rows: 12000, Total: 40000}
+	if out = render(memsync.Status{Devices: []memsync.PeerStatus{self, old}, OpsHeld: 1, OpsKnown: 30001, Snapshot: snap}); !strings.Contains(out, "catching up: 1 of 30001 ops here, 30000 to pull; snapshot: 12000 of 40000 rows installed") {
+		t.Errorf("while installing a snapshot:\n%s", out)
+	}
 	old.Ahead = 0
+	if out = render(memsync.Status{Devices: []memsync.PeerStatus{self, old}, OpsHeld: 30000, OpsKnown: 30000, Snapshot: snap}); !strings.Contains(out, "catching up: snapshot: 12000 of 40000 rows installed") {
+		t.Errorf("a snapshot install with every op known:\n%s", out)
+	}
 	if out = render(memsync.Status{Devices: []memsync.PeerStatus{self, old}, OpsHeld: 30000, OpsKnown: 30000}); strings.Contains(out, "catching up") {
 		t.Errorf("caught up:\n%s", out)
 	}

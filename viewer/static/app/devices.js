@@ -38,11 +38,14 @@ function peersTable(st, reload) {
 }
 
 // catchUp is the caption's progress while this device catches up: ops here of ops known,
-// or "unknown yet" before any peer has said what it holds (never "0 pending").
+// or "unknown yet" before any peer has said what it holds (never "0 pending"), and the rows
+// of a snapshot being installed (its ops count only once it is all in).
 function catchUp(st) {
   const devices = st.devices || [];
-  if (devices.length > 1 && !devices.some((m) => m.compared)) return el('div', { id: 'catch-up', text: 'Catching up: unknown yet (the first sync tells)' });
-  if ((st.ops_known || 0) > (st.ops_held || 0)) return el('div', { id: 'catch-up', text: `Catching up: ${st.ops_held} of ${st.ops_known} ops here, ${st.ops_known - st.ops_held} to pull` });
+  const snap = st.snapshot ? `snapshot: ${st.snapshot.rows} of ${st.snapshot.total} rows installed` : '';
+  if (devices.length > 1 && !devices.some((m) => m.compared)) return el('div', { id: 'catch-up', text: 'Catching up: unknown yet (the first sync tells)' + (snap ? '; ' + snap : '') });
+  if ((st.ops_known || 0) > (st.ops_held || 0)) return el('div', { id: 'catch-up', text: `Catching up: ${st.ops_held} of ${st.ops_known} ops here, ${st.ops_known - st.ops_held} to pull` + (snap ? '; ' + snap : '') });
+  if (snap) return el('div', { id: 'catch-up', text: 'Catching up: ' + snap });
   return null;
 }
 

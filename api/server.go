@@ -269,14 +269,14 @@ func (s *Server) health(c *gin.Context) {
 	}
 	h := apitype.Health{Status: "ok", Ready: s.cfg.Backend.Ready(), PID: os.Getpid(), Version: s.cfg.Version, API: apitype.Version}
 	if sp, ok := s.cfg.Backend.(startPhaser); ok {
-		h.Phase, h.Steps = sp.StartPhase()
+		h.Phase, h.Steps, h.Unbounded = sp.StartPhase()
 	}
 	c.JSON(http.StatusOK, h)
 }
 
 // startPhaser is a Backend that says what its start does now (node.Node.StartPhase).
 type startPhaser interface {
-	StartPhase() (phase string, steps uint64)
+	StartPhase() (phase string, steps uint64, unbounded bool)
 }
 
 // checkHost refuses requests a web page could make (DNS rebinding, cross-site requests):

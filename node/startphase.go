@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/memnode/memnode/internal/prio"
@@ -17,15 +18,16 @@ func (n *Node) setPhase(p string) {
 	n.log.Debug("start phase", "phase", p)
 }
 
-// StartPhase is what the start does now and how many steps it has taken so far: /health
-// reports them, and `memnode start` keeps waiting while the steps move on and says what
-// the node is doing. "ready" once ready.
-func (n *Node) StartPhase() (string, uint64) {
+// StartPhase is what the start does now, how many steps it has taken so far, and whether
+// the phase is unbounded (a schema migration: it takes as long as the database is big, with
+// no step between): /health reports them, and `memnode start` keeps waiting while the steps
+// move on, or the phase is unbounded, and says what the node is doing. "ready" once ready.
+func (n *Node) StartPhase() (phase string, steps uint64, unbounded bool) {
 	p := n.phase.Load()
 	if p == nil {
-		return "", 0
+		return "", 0, false
 	}
-	return *p, n.phaseSteps.Load()
+	return *p, n.phaseSteps.Load(), strings.HasPrefix(*p, replica.PhaseMigrating)
 }
 
 // checkInBackground runs the full integrity check (replica.CheckIntegrity: SQLite's

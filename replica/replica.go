@@ -272,6 +272,11 @@ func (r *Replica) openSchema(ctx context.Context) error {
 	return err
 }
 
+// PhaseMigrating starts the phase of a schema migration ("migrating the database to schema
+// 13"): one SQL script that may rewrite every row of a big database (an FTS rebuild is
+// minutes at 1M), so it runs as long as its work, without a step between.
+const PhaseMigrating = "migrating the database"
+
 // phase tells Config.Phase what Open does now.
 func (r *Replica) phase(p string) {
 	if r.cfg.Phase != nil {
@@ -327,7 +332,7 @@ func (r *Replica) migrate(ctx context.Context) error {
 		if v <= cur {
 			continue
 		}
-		r.phase(fmt.Sprintf("migrating the database to schema %d", v))
+		r.phase(fmt.Sprintf("%s to schema %d", PhaseMigrating, v))
 		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
 		if err != nil {
 			return fmt.Errorf("migrate: %w", err)

@@ -281,6 +281,9 @@ type Health struct {
 	// it went through, so a client waits while they move on. Empty/0 from an older node.
 	Phase string `json:"phase,omitempty"`
 	Steps uint64 `json:"steps,omitempty"`
+	// Unbounded marks a phase that takes as long as its work with no step between (a schema
+	// migration of a big database): a client waits for it without a stall bound.
+	Unbounded bool `json:"unbounded,omitempty"`
 }
 
 // Error is the body of every error answer.

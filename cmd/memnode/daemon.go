@@ -359,7 +359,8 @@ const (
 // startWait is how `memnode start` waits for the node it started (issue 29): as long as the
 // node's start moves on — /health reports its phase and a count of steps — with no overall
 // limit, so a big database's migration or a loaded machine is waited out, while a node that
-// never answers (noAnswer) or stays on one step (stall) fails with what it was doing. Once
+// never answers (noAnswer) or stays on one step (stall; not a migration, which reports itself
+// unbounded: one SQL script as long as the database is big) fails with what it was doing. Once
 // the wait has lasted slow, each phase is printed to say (the hook discards it).
 type startWait struct {
 	noAnswer, stall, slow time.Duration
@@ -372,7 +373,7 @@ func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) e
 	t0 := time.Now()
 	moved := t0 // the last sign of progress: the start of the wait, or a new step
 	var steps uint64
-	phase, said, answered := "", "", false
+	phase, said, answered, unbounded := "", "", false, false
 	for {
 		if h, err := health(ctx, env); err == nil {
 			if h.Ready {
@@ -388,7 +389,7 @@ func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) e
 			if !answered || h.Steps != steps || h.Phase != phase {
 				moved = time.Now()
 			}
-			answered, steps, phase = true, h.Steps, h.Phase
+			answered, steps, phase, unbounded = true, h.Steps, h.Phase, h.Unbounded
 			if phase != "" && phase != said && time.Since(t0) >= w.slow && w.say != nil {
 				fmt.Fprintf(w.say, "memnode start: %s…\n", phase)
 				said = phase
@@ -410,7 +411,7 @@ func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) e
 		switch {
 		case !answered && time.Since(t0) > w.noAnswer:
 			return fmt.Errorf("node not ready: no answer after %s: %w", w.noAnswer, context.DeadlineExceeded)
-		case answered && time.Since(moved) > w.stall:
+		case answered && !unbounded && time.Since(moved) > w.stall:
 			return fmt.Errorf("node not ready: no progress for %s while %s: %w", w.stall, orStarting(phase), context.DeadlineExceeded)
 		}
 	}

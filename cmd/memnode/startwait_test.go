@@ -26,19 +26,30 @@ type startingBackend struct {
 	steps      atomic.Uint64
 	readyAfter uint64
 	stuck      bool
+	migrating  bool        // one unbounded phase until ready is set
+	ready      atomic.Bool // for migrating
 }
 
-func (b *startingBackend) Ready() bool { return !b.stuck && b.steps.Load() >= b.readyAfter }
+func (b *startingBackend) Ready() bool {
+	if b.migrating {
+		return b.ready.Load()
+	}
+	return !b.stuck && b.steps.Load() >= b.readyAfter
+}
 
-func (b *startingBackend) StartPhase() (string, uint64) {
-	if b.stuck {
-		return "checking the database", 3
+func (b *startingBackend) StartPhase() (string, uint64, bool) {
+	switch {
+	case b.stuck:
+		return "checking the database", 3, false
+	case b.migrating:
+		// One long migration: no step, unbounded, until ready.
+		return "migrating the database to schema 13", 3, true
 	}
 	n := b.steps.Add(1)
 	if n < b.readyAfter/2 {
-		return "checking the database", n
+		return "checking the database", n, false
 	}
-	return "migrating the database to schema 11", n
+	return "migrating the database to schema 11", n, false
 }
 
 // startingNode serves the real API with b on a socket in a temp data dir, as a starting
@@ -90,5 +101,26 @@ func TestStartGivesUpOnAStalledStart(t *testing.T) {
 	err := (startWait{noAnswer: time.Minute, stall: 300 * time.Millisecond}).wait(context.Background(), env, nil)
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no progress for 300ms while checking the database") {
 		t.Fatalf("wait on a stalled start: %v", err)
+	}
+}
+
+// TestStartWaitsOutALongMigration: a schema migration is one SQL script with no step between
+// (an FTS rebuild at 1M observations takes minutes): the node reports it unbounded, and
+// start waits past the stall bound until the node is ready.
+func TestStartWaitsOutALongMigration(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	b := &startingBackend{migrating: true}
+	env := startingNode(t, b)
+	res := make(chan error, 1)
+	go func() { res <- (startWait{noAnswer: time.Minute, stall: stall}).wait(context.Background(), env, nil) }()
+	// Well past the stall bound, the wait still runs.
+	select {
+	case err := <-res:
+		t.Fatalf("the wait ended during the migration: %v", err)
+	case <-time.After(5 * stall):
+	}
+	b.ready.Store(true)
+	if err := <-res; err != nil {
+		t.Fatalf("wait: %v", err)
 	}
 }

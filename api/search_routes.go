@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -91,21 +90,6 @@ func intParam(c *gin.Context, name string, dst *int) bool {
 	return true
 }
 
-// timeParam reads epoch ms or an ISO date(-time).
-func timeParam(c *gin.Context, name string, dst *int64) bool {
-	v := c.Query(name)
-	if v == "" {
-		return true
-	}
-	t, ok := apitype.ParseTimeFilter(v)
-	if !ok {
-		badRequest(c, name+" must be epoch milliseconds or an ISO date/time")
-		return false
-	}
-	*dst = t
-	return true
-}
-
 // platformParam is the platform filter: platform, or claude-mem's platformSource, with
 // claude-mem's "claude" read as claude-code.
 func platformParam(c *gin.Context) string {
@@ -116,17 +100,15 @@ func platformParam(c *gin.Context) string {
 	return memory.PlatformName(p)
 }
 
-// searchQuery reads /api/search's query parameters; it answers 400 itself when one is bad.
+// searchQuery reads /api/search's query parameters (apitype's one codec); it answers 400
+// itself when one is bad.
 func searchQuery(c *gin.Context) (apitype.SearchQuery, bool) {
-	q := apitype.SearchQuery{Text: c.Query("query"), Project: c.Query("project"), Type: c.Query("type"),
-		Device: c.Query("device"), File: c.Query("file"), Platform: platformParam(c), Order: c.Query("order"), Mode: c.Query("mode")}
-	if t := c.Query("obs_type"); t != "" {
-		q.ObsTypes = strings.Split(t, ",")
+	q, err := apitype.ParseSearchQuery(c.Request.URL.Query())
+	if err != nil {
+		badRequest(c, err.Error())
+		return q, false
 	}
-	q.Prefix = c.Query("prefix") == "1" || c.Query("prefix") == "true"
-	ok := intParam(c, "limit", &q.Limit) && intParam(c, "offset", &q.Offset) &&
-		timeParam(c, "since", &q.Since) && timeParam(c, "until", &q.Until)
-	return q, ok
+	return q, true
 }
 
 func (s *Server) search(c *gin.Context) {
@@ -144,10 +126,7 @@ func (s *Server) search(c *gin.Context) {
 
 func (s *Server) timeline(c *gin.Context) {
 	q := apitype.TimelineQuery{Anchor: c.Query("anchor"), Query: c.Query("query"), Project: c.Query("project"), Device: c.Query("device"),
-		Platform: platformParam(c), Type: c.Query("type")}
-	if t := c.Query("obs_type"); t != "" {
-		q.ObsTypes = strings.Split(t, ",")
-	}
+		Platform: platformParam(c), Type: c.Query("type"), ObsTypes: apitype.SplitList(c.Query("obs_type"))}
 	if !intParam(c, "before", &q.Before) || !intParam(c, "after", &q.After) {
 		return
 	}

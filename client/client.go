@@ -248,38 +248,8 @@ func (c *Client) Call(ctx context.Context, method, route string, in, out any) er
 
 // Search runs a query.
 func (c *Client) Search(ctx context.Context, q apitype.SearchQuery) (apitype.Results, error) {
-	v := url.Values{}
-	set := func(k, s string) {
-		if s != "" {
-			v.Set(k, s)
-		}
-	}
-	set("query", q.Text)
-	set("project", q.Project)
-	set("type", q.Type)
-	set("obs_type", strings.Join(q.ObsTypes, ","))
-	set("device", q.Device)
-	set("file", q.File)
-	set("platform", q.Platform)
-	set("order", q.Order)
-	set("mode", q.Mode)
-	if q.Prefix {
-		v.Set("prefix", "1")
-	}
-	if q.Since != 0 {
-		v.Set("since", strconv.FormatInt(q.Since, 10))
-	}
-	if q.Until != 0 {
-		v.Set("until", strconv.FormatInt(q.Until, 10))
-	}
-	if q.Limit != 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
-	}
-	if q.Offset != 0 {
-		v.Set("offset", strconv.Itoa(q.Offset))
-	}
 	var res apitype.Results
-	return res, c.getJSON(ctx, "/api/search", v, &res)
+	return res, c.getJSON(ctx, "/api/search", q.Values(), &res)
 }
 
 // Timeline returns the records around an anchor.

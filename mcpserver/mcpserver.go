@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -178,22 +179,22 @@ type SearchArgs struct {
 	PlatformSource string `json:"platformSource,omitempty" jsonschema:"claude-mem alias of platform"`
 }
 
-// query maps the arguments, aliases included, onto the node's search query.
+// query maps the arguments, aliases included, onto the node's search query: the ones named
+// as GET /api/search's parameters are decoded by apitype's one codec, as the node decodes
+// them; claude-mem's other forms are mapped here.
 func (a SearchArgs) query() (apitype.SearchQuery, error) {
-	q := apitype.SearchQuery{Text: a.Query, Project: a.Project, Type: a.Type, Device: a.Device, File: a.File, Platform: a.Platform, Limit: a.Limit, Offset: a.Offset, Order: a.Order, Mode: a.Mode}
-	if a.PlatformSource != "" {
-		if q.Platform != "" && memory.PlatformName(q.Platform) != memory.PlatformName(a.PlatformSource) {
-			return q, fmt.Errorf("platform %q and platformSource %q disagree: give one of them", q.Platform, a.PlatformSource)
-		}
-		q.Platform = a.PlatformSource
-	}
-	q.Platform = memory.PlatformName(q.Platform) // claude-mem's "claude" is claude-code
-	q.Type, q.ObsTypes = kindAndTypes(a.Type, a.ObsType)
-	var err error
-	if q.Since, err = timeArg("since", a.Since, "dateStart", a.DateStart); err != nil {
+	typ, obsTypes := kindAndTypes(a.Type, a.ObsType)
+	q, err := apitype.ParseSearchQuery(url.Values{"query": {a.Query}, "project": {a.Project}, "type": {typ},
+		"obs_type": {strings.Join(obsTypes, ",")}, "device": {a.Device}, "file": {a.File}, "platform": {a.Platform},
+		"platformSource": {a.PlatformSource}, "since": {a.Since}, "until": {a.Until}, "limit": {strconv.Itoa(a.Limit)},
+		"offset": {strconv.Itoa(a.Offset)}, "order": {a.Order}, "mode": {a.Mode}})
+	if err != nil {
 		return q, err
 	}
-	if q.Until, err = timeArg("until", a.Until, "dateEnd", a.DateEnd); err != nil {
+	if q.Since, err = timeAlias("since", a.Since != "", q.Since, "dateStart", a.DateStart); err != nil {
+		return q, err
+	}
+	if q.Until, err = timeAlias("until", a.Until != "", q.Until, "dateEnd", a.DateEnd); err != nil {
 		return q, err
 	}
 	if a.OrderBy != "" {
@@ -215,10 +216,7 @@ func kindAndTypes(typ, obsType string) (string, []string) {
 	if kinds, ok := observationTypes(typ); ok {
 		typ, obsType = "observations", strings.Trim(obsType+","+kinds, ",")
 	}
-	if obsType == "" {
-		return typ, nil
-	}
-	return typ, strings.Split(obsType, ",")
+	return typ, apitype.SplitList(obsType)
 }
 
 // obsTypeNames are the observation types a claude-mem style type argument may name.
@@ -244,20 +242,15 @@ func observationTypes(t string) (string, bool) {
 	return strings.Join(out, ","), true
 }
 
-// timeArg reads a time bound given as memnode's ISO string or claude-mem's alias (an ISO
-// string or epoch ms as a JSON number); giving both is an error unless they agree.
-func timeArg(name, v, alias string, av any) (int64, error) {
-	var ms int64
-	var ok bool
-	if v != "" {
-		if ms, ok = apitype.ParseTimeFilter(v); !ok {
-			return 0, fmt.Errorf("%s %q is not an ISO date/time (like 2026-10-01 or 2026-10-01T09:00:00Z)", name, v)
-		}
-	}
+// timeAlias applies claude-mem's alias of a time bound (an ISO string or epoch ms as a JSON
+// number) over ms, memnode's own argument decoded already; giving both is an error unless
+// they agree.
+func timeAlias(name string, given bool, ms int64, alias string, av any) (int64, error) {
 	if av == nil {
 		return ms, nil
 	}
 	var ams int64
+	var ok bool
 	switch x := av.(type) {
 	case string:
 		if ams, ok = apitype.ParseTimeFilter(x); !ok {
@@ -271,7 +264,7 @@ func timeArg(name, v, alias string, av any) (int64, error) {
 	default:
 		return 0, fmt.Errorf("%s must be an ISO date/time or epoch ms, not %T", alias, av)
 	}
-	if v != "" && ams != ms {
+	if given && ams != ms {
 		return 0, fmt.Errorf("%s and %s disagree: give one of them", name, alias)
 	}
 	return ams, nil

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/gin-gonic/gin"
@@ -170,12 +169,3 @@ func versionLine(prog string) string {
 	return fmt.Sprintf("%s %s (commit %s, built %s, %s/%s, %s)", prog, version, commit, date, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}

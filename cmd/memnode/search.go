@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -127,50 +129,42 @@ func printJSON(env *cliEnv, v any) int {
 	return 0
 }
 
-// timeFlag accepts epoch milliseconds or an ISO date/time.
-func timeFlag(name, v string) (int64, error) {
-	if v == "" {
-		return 0, nil
-	}
-	if t, ok := apitype.ParseTimeFilter(v); ok {
-		return t, nil
-	}
-	return 0, fmt.Errorf("--%s %q: want an ISO date/time (2026-10-01, 2026-10-01T09:00:00Z) or epoch ms", name, v)
-}
-
 func cmdSearch(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "search", "search QUERY [--project P --type T --limit N …; --help lists them]")
-	var q apitype.SearchQuery
-	var obsTypes, since, until string
-	fs.StringVar(&q.Project, "project", "", "only this project")
-	fs.StringVar(&q.Type, "type", "all", "observations, sessions, prompts or all")
-	fs.StringVar(&obsTypes, "obs-type", "", "comma-separated observation types (bugfix,decision,…)")
-	fs.StringVar(&q.Device, "device", "", "only records that originated on this device (name or ID)")
-	fs.StringVar(&q.File, "file", "", "only observations that read or modified this file (full path, path in the project or file name)")
-	fs.StringVar(&q.Platform, "platform", "", "only records of sessions recorded by this coding agent (claude-code, codex, …)")
-	fs.StringVar(&since, "since", "", "only records at or after this ISO date/time")
-	fs.StringVar(&until, "until", "", "only records before this ISO date/time")
-	fs.IntVar(&q.Limit, "limit", apitype.DefaultLimit, "rows to show")
-	fs.IntVar(&q.Offset, "offset", 0, "rows to skip")
-	fs.StringVar(&q.Order, "order", "relevance", "relevance, newest or oldest")
-	fs.StringVar(&q.Mode, "mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
+	// The flags are GET /api/search's parameters under their names (obs-type is obs_type),
+	// decoded by apitype's one codec as the node decodes them.
+	params := map[string]*string{}
+	param := func(flag, def, usage string) {
+		params[strings.ReplaceAll(flag, "-", "_")] = fs.String(flag, def, usage)
+	}
+	param("project", "", "only this project")
+	param("type", "all", "observations, sessions, prompts or all")
+	param("obs-type", "", "comma-separated observation types (bugfix,decision,…)")
+	param("device", "", "only records that originated on this device (name or ID)")
+	param("file", "", "only observations that read or modified this file (full path, path in the project or file name)")
+	param("platform", "", "only records of sessions recorded by this coding agent (claude-code, codex, …)")
+	param("since", "", "only records at or after this ISO date/time")
+	param("until", "", "only records before this ISO date/time")
+	limit := fs.Int("limit", apitype.DefaultLimit, "rows to show")
+	offset := fs.Int("offset", 0, "rows to skip")
+	param("order", "relevance", "relevance, newest or oldest")
+	param("mode", "", "ranking: fts, vector or hybrid (default hybrid when observations are embedded, else fts)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	onTeam := fs.Bool("team", false, "search the team cluster: everything shared, pulled here or not")
 	pos, code, ok := fs.parse(args, 0, -1)
 	if !ok {
 		return code
 	}
-	q.Text = strings.Join(pos, " ")
+	v := url.Values{"query": {strings.Join(pos, " ")}, "limit": {strconv.Itoa(*limit)}, "offset": {strconv.Itoa(*offset)}}
+	for name, p := range params {
+		v.Set(name, *p)
+	}
+	q, err := apitype.ParseSearchQuery(v)
+	if err != nil {
+		return fs.usageErr("--%s", strings.Replace(err.Error(), "obs_type", "obs-type", 1))
+	}
 	if *onTeam {
 		return teamSearch(ctx, env, q.Text, q.Project, q.Limit, *asJSON)
-	}
-	q.ObsTypes = splitList(obsTypes)
-	var err error
-	if q.Since, err = timeFlag("since", since); err == nil {
-		q.Until, err = timeFlag("until", until)
-	}
-	if err != nil {
-		return fs.usageErr("%v", err)
 	}
 	if q.Limit < 0 || q.Offset < 0 {
 		return fs.usageErr("--limit and --offset take a number >= 0")
@@ -208,7 +202,7 @@ func cmdTimeline(ctx context.Context, env *cliEnv, args []string) int {
 	if !ok {
 		return code
 	}
-	q.ObsTypes = splitList(*obsTypes)
+	q.ObsTypes = apitype.SplitList(*obsTypes)
 	switch {
 	case len(pos) == 0 && q.Query == "":
 		return fs.usageErr("missing argument")

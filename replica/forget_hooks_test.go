@@ -3,6 +3,8 @@ package replica
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -48,9 +50,10 @@ func TestHooksNeverWaitForAForget(t *testing.T) {
 		}
 	}
 	defer let() // before Close, which waits for the writer
-	r.inForget = func() {
+	r.inForget = func(int) error {
 		close(held)
 		<-release
+		return nil
 	}
 	forgot := make(chan error, 1)
 	go func() {
@@ -85,5 +88,73 @@ func TestHooksNeverWaitForAForget(t *testing.T) {
 	}
 	if n, _ := r.QueueDepth(ctx); n != 2 {
 		t.Errorf("queue depth %d after the forget, want the 2 events of the session not forgotten", n)
+	}
+}
+
+// TestForgetRunsInBoundedTransactions: forgetting many sessions (a project) commits once a
+// transaction has deleted its bound of records, so the writer is never held for the whole
+// project; each ID is forgotten whole in one transaction, so a transaction that fails (as
+// at a crash) leaves every ID either forgotten or untouched, and forgetting again finishes.
+func TestForgetRunsInBoundedTransactions(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	const sessions, perSession, limit = 9, 100, 250
+	var ids []string
+	for s := range sessions {
+		sid := fmt.Sprint("s", s)
+		ids = append(ids, sid)
+		b := &store.Batch{Sessions: []memory.Session{{ID: sid, Project: "p", StartedAt: 1}},
+			Prompts: []memory.Prompt{{SessionID: sid, Project: "p", PromptNumber: 1, Text: "do " + sid, CreatedAt: 1}}}
+		for i := range perSession {
+			b.Observations = append(b.Observations, memory.Observation{SessionID: sid, Project: "p", Type: "change",
+				Title: fmt.Sprint(sid, " obs ", i), PromptNumber: 1, CreatedAt: int64(2 + i)})
+		}
+		if _, err := r.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.forgetTxRecords = limit
+	count := func(q string) int {
+		var n int
+		if err := r.r.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The second transaction fails: the first one's sessions are gone, the rest untouched.
+	txs := 0
+	r.inForget = func(int) error {
+		if txs++; txs == 2 {
+			return errors.New("simulated crash")
+		}
+		return nil
+	}
+	if _, err := r.Forget(ctx, ids); err == nil {
+		t.Fatal("the failed transaction must fail the forget")
+	}
+	gone, kept := count("SELECT COUNT(*) FROM tombstones"), count("SELECT COUNT(DISTINCT session_id) FROM observations")
+	if gone == 0 || gone+kept != sessions || count("SELECT COUNT(*) FROM observations") != kept*perSession {
+		t.Fatalf("after a failed transaction: %d sessions tombstoned, %d kept with %d observations; want each whole or untouched",
+			gone, kept, count("SELECT COUNT(*) FROM observations"))
+	}
+	var per []int
+	r.inForget = func(records int) error {
+		per = append(per, records)
+		return nil
+	}
+	found, err := r.Forget(ctx, ids)
+	if err != nil || found != kept {
+		t.Fatalf("forget again: found %d, %v; want the %d sessions left", found, err, kept)
+	}
+	if len(per) < 2 {
+		t.Errorf("transactions deleted %v records: want more than one transaction for %d", per, kept*(perSession+1))
+	}
+	for _, n := range per {
+		if n > limit+perSession+1 { // a transaction closes once past the bound, at an ID's end
+			t.Errorf("a transaction deleted %d records, bound %d (+ one session)", n, limit)
+		}
+	}
+	if n := count("SELECT COUNT(*) FROM observations") + count("SELECT COUNT(*) FROM prompts"); n != 0 || count("SELECT COUNT(*) FROM tombstones") != sessions {
+		t.Fatalf("%d records left, %d tombstones", n, count("SELECT COUNT(*) FROM tombstones"))
 	}
 }

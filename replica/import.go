@@ -164,14 +164,9 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
-			hlc := r.clock.Now()
-			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
+			if err := r.forgetHere(ctx, tx, id); err != nil {
 				return err
 			}
-			if err := ow.append(ctx, store.OpForget, id, "", hlc, encodeForget(id)); err != nil {
-				return err
-			}
-			tx.record(store.OpForget, id)
 			res.Tombstones++
 			forgets++
 		}

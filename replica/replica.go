@@ -116,8 +116,11 @@ type Replica struct {
 	counts  matchCounts // CountMatches' answers since the last commit (readindex.go)
 
 	// inForget, when set (tests only), runs inside each of a forget's write transactions,
-	// before it commits: a test holds the writer there to show who does not wait for it.
-	inForget func()
+	// before it commits, with the number of records the transaction deleted: a test holds
+	// the writer there, counts what one transaction does, or fails it (as a crash would).
+	inForget func(records int) error
+	// forgetTxRecords, when set (tests only), replaces forgetTxRecords.
+	forgetTxRecords int
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.
@@ -153,6 +156,13 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	q.Set("_foreign_keys", "on")
 	q.Set("_secure_delete", "fast") // forget switches it ON for its own transactions (tx.go)
 	q.Set("_txlock", "immediate")
+	// 64 MiB page cache for the writer (SQLite's default is 2 MiB). A write transaction's
+	// dirty pages must fit: past the cache SQLite spills them to the WAL before the commit
+	// and may write the same page again later in the transaction, and every page it must
+	// read back (the random-keyed short_ids and observation_files indexes, the FTS segments
+	// being merged) is a read from the file. An import transaction of 5,000 records dirties
+	// ~30 MiB at 100k observations. The readers keep 32 MiB each.
+	q.Set("_cache_size", "-65536")
 	// SQLite gives the -wal and -shm files the database file's mode: a 0600 database keeps
 	// all three private whatever the process umask.
 	// An older version's files (0644) are tightened too.

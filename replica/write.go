@@ -291,7 +291,6 @@ func (r *Replica) SetDeviceName(ctx context.Context, origin, name string) error 
 // Commit store nothing of it (a worker building it now included), and purgeQueue drops its
 // events.
 func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
-	found := 0
 	queued := map[string]bool{}
 	for _, id := range ids {
 		q, err := r.queuedSession(ctx, id)
@@ -300,49 +299,87 @@ func (r *Replica) Forget(ctx context.Context, ids []string) (int, error) {
 		}
 		queued[id] = q
 	}
-	err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
-		found = 0
-		tx.change.Origin = feed.Local
-		ow := tx.ops()
-		todo := slices.Clone(ids)
-		for i := 0; i < len(todo); i++ {
-			id := todo[i]
-			known, err := recordExists(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			if (known || queued[id]) && i < len(ids) {
-				found++
-			}
-			// A prompt's text is repeated in what its turn produced: forget those too,
-			// each with its own tombstone so every device drops them.
-			turn, err := turnRecords(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			for _, t := range turn {
-				if !slices.Contains(todo, t) {
-					todo = append(todo, t)
+	limit := r.forgetTxRecords
+	if limit <= 0 {
+		limit = forgetTxRecords
+	}
+	// Bounded transactions: once one has deleted limit records, the next ID begins the next
+	// one. Each ID is forgotten whole in one transaction, with its turn when it names a
+	// prompt (so a crash never leaves a turn repeating a forgotten prompt).
+	found := 0
+	for next := 0; next < len(ids); {
+		var n, f int
+		err := r.writeTxMode(ctx, modeForget, func(tx *wtx) error {
+			n, f = next, 0
+			tx.change.Origin = feed.Local
+			for n < len(ids) && (n == next || len(tx.shortRemoved) < limit) {
+				id := ids[n]
+				n++
+				known, err := recordExists(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				if known || queued[id] {
+					f++
+				}
+				if err := r.forgetWithTurn(ctx, tx, id, ids); err != nil {
+					return err
 				}
 			}
-			hlc := r.clock.Now()
-			if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
-				return err
+			if r.inForget != nil {
+				return r.inForget(len(tx.shortRemoved))
 			}
-			if err := ow.append(ctx, store.OpForget, id, "", hlc, encodeForget(id)); err != nil {
-				return err
-			}
-			tx.record(store.OpForget, id)
+			return nil
+		})
+		if err != nil {
+			return 0, err
 		}
-		if r.inForget != nil {
-			r.inForget()
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
+		next, found = n, found+f
 	}
 	return found, r.purgeWAL(ctx)
+}
+
+// forgetTxRecords is how many records a forget deletes in one transaction before it commits
+// and goes on in the next (Replica.forgetTxRecords overrides it in tests): the writer is
+// held for what one transaction does, never for a whole project.
+const forgetTxRecords = 2000
+
+// forgetWithTurn forgets id and, when it names a prompt, its turn's records not among ids
+// (those are forgotten in their turn), each with its own tombstone and op.
+func (r *Replica) forgetWithTurn(ctx context.Context, tx *wtx, id string, ids []string) error {
+	todo := []string{id}
+	for i := 0; i < len(todo); i++ {
+		id := todo[i]
+		// A prompt's text is repeated in what its turn produced: forget those too,
+		// each with its own tombstone so every device drops them.
+		turn, err := turnRecords(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		for _, t := range turn {
+			if !slices.Contains(todo, t) && !slices.Contains(ids, t) {
+				todo = append(todo, t)
+			}
+		}
+		if err := r.forgetHere(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetHere forgets id as this device's change: tombstone and purge (forgetTx), and the
+// forget op that carries it to every device.
+func (r *Replica) forgetHere(ctx context.Context, tx *wtx, id string) error {
+	hlc := r.clock.Now()
+	if err := forgetTx(ctx, tx, id, hlc, r.cfg.Origin); err != nil {
+		return err
+	}
+	if err := tx.ops().append(ctx, store.OpForget, id, "", hlc, encodeForget(id)); err != nil {
+		return err
+	}
+	tx.record(store.OpForget, id)
+	return nil
 }
 
 // turnRecords returns, when id names a prompt, the observations and summaries of its turn:

@@ -20,9 +20,15 @@ import (
 	"github.com/memnode/memnode/platform/registry"
 )
 
-// importBatch is how many records go to the node per request: big enough to amortise the
-// transaction, small enough for a smooth progress bar.
-const importBatch = 1000
+// importBatch is how many records go to the node per request, each request one write
+// transaction: big enough that a transaction's pages are written once for many records
+// (1,000 wrote 8.5× the database's size to disk at 100k observations, 12.5× at 1M — issue
+// 29; 5,000 writes 4×), small enough for a progress bar that moves. importBatchBytes keeps
+// a batch of large records well inside the node's 64 MiB import body.
+const (
+	importBatch      = 5000
+	importBatchBytes = 16 << 20
+)
 
 func cmdExport(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "export", "export [--project P] [--out FILE]")
@@ -228,17 +234,12 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	bar.total = total
 	var sum apitype.ImportResult
-	batch := make([]importer.Record, 0, importBatch)
+	var body bytes.Buffer
+	w := importer.NewWriter(&body)
+	n := 0
 	flush := func() error {
-		if len(batch) == 0 {
+		if n == 0 {
 			return nil
-		}
-		var body bytes.Buffer
-		w := importer.NewWriter(&body)
-		for _, r := range batch {
-			if err := w.Write(r); err != nil {
-				return fmt.Errorf("encode import: %w", err)
-			}
 		}
 		if err := w.Flush(); err != nil {
 			return fmt.Errorf("encode import: %w", err)
@@ -251,13 +252,17 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 			return err
 		}
 		sum.Add(res)
-		bar.add(len(batch))
-		batch = batch[:0]
+		bar.add(n)
+		body.Reset()
+		w, n = importer.NewWriter(&body), 0
 		return nil
 	}
 	err := each(func(rec importer.Record) error {
-		batch = append(batch, rec)
-		if len(batch) == importBatch {
+		if err := w.Write(rec); err != nil {
+			return fmt.Errorf("encode import: %w", err)
+		}
+		n++
+		if n == importBatch || body.Len() >= importBatchBytes {
 			return flush()
 		}
 		return nil

@@ -85,6 +85,10 @@ type Settings struct {
 	// AICLIPaths is the executable per agent CLI provider; empty means its command
 	// (claude, codex, gemini) found in PATH.
 	AICLIPaths map[string]string `json:"ai_cli_paths,omitempty"`
+	// AICLIBatchWait is how long the queue must be quiet before the workers compress, when
+	// an agent CLI is in the chain (one CLI run costs a process start and the CLI's own
+	// prompt, so a turn's tool calls should go out in one); 0 means DefaultAICLIBatchWait.
+	AICLIBatchWait Duration `json:"ai_cli_batch_wait,omitempty"`
 	// AIModels and AIBaseURLs are per provider kind; empty means the provider's default.
 	AIModels   map[string]string `json:"ai_models,omitempty"`
 	AIBaseURLs map[string]string `json:"ai_base_urls,omitempty"`
@@ -160,11 +164,14 @@ func (s Settings) UseTCP() bool { return s.Transport == TransportTCP }
 const (
 	DefaultHookFailLoudThreshold = 3
 	DefaultHookTimeout           = 10 * time.Second
-	DefaultContextObservations   = 50
-	DefaultContextFullCount      = 5
-	DefaultContextSessions       = 3
-	DefaultWorkers               = 2
-	DefaultSemanticInjectLimit   = 5
+	// DefaultAICLIBatchWait is AICLIBatchWait's default: agents call tools seconds apart, a
+	// turn's calls come within it.
+	DefaultAICLIBatchWait      = 20 * time.Second
+	DefaultContextObservations = 50
+	DefaultContextFullCount    = 5
+	DefaultContextSessions     = 3
+	DefaultWorkers             = 2
+	DefaultSemanticInjectLimit = 5
 )
 
 // defaultSkipTools are tools whose calls carry no memory worth keeping; the agents'
@@ -235,6 +242,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("settings: sync_port and gossip_port must be -1 (any), 0 (default) or a port")
 	case s.AIDailyTokenBudget < 0 || s.AIMaxOutputTokens < 0:
 		return fmt.Errorf("settings: ai budgets must not be negative")
+	case s.AICLIBatchWait < 0 || time.Duration(s.AICLIBatchWait) > 10*time.Minute:
+		return fmt.Errorf("settings: ai_cli_batch_wait must be 0..10m")
 	case s.SemanticInjectLimit < 0 || s.SemanticInjectLimit > 20:
 		return fmt.Errorf("settings: semantic_inject_limit must be 0..20")
 	case s.ContextExpand != "" && s.ContextExpand != ExpandFacts && s.ContextExpand != ExpandNarrative:

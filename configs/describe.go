@@ -63,6 +63,7 @@ var infos = map[string]Info{
 	"semantic_inject":            info("context", "", true, "At each prompt, add the past observations most related to it (needs an embedding model)."),
 	"semantic_inject_limit":      ranged(info("context", "observations", true, "How many related observations a prompt gets at most."), 0, 20),
 	"ai_providers":               choices(info("ai", "providers, in order", false, "The compression chain, tried in order; it always ends with the offline compressor. anthropic, openai, gemini need a key (the key store below); claude-code, codex, gemini-cli run the agent CLI you are logged in to (claude -p, codex exec, gemini -p), headless, with no tools and no hooks."), AIProviderKinds()...),
+	"ai_cli_batch_wait":          info("ai", "duration", false, "With an agent CLI in the chain: how long no new tool call must arrive before compressing, so a turn's calls cost one CLI run (default 20s; at most 10m)."),
 	"ai_cli_paths":               info("ai", "provider=path", false, "The executable per agent CLI provider (claude-code, codex, gemini-cli); empty: claude, codex or gemini found in PATH."),
 	"ai_models":                  info("ai", "provider=model", false, "A model per provider (empty: the provider's default)."),
 	"ai_base_urls":               info("ai", "provider=URL", false, "A base URL per provider: openai plus a base URL covers OpenRouter, Ollama, LM Studio, vLLM."),

@@ -5,11 +5,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/ai/llm"
 	"github.com/memnode/memnode/ai/offline"
+	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/keys"
 	"github.com/memnode/memnode/memory"
 )
@@ -100,4 +103,19 @@ func cliCompressor(env *cliEnv, kind string, budget *llm.Budget, log *slog.Logge
 		log.Info("ai provider enabled", "provider", kind, "model", p.Model(), "cli", exe)
 	}
 	return c, nil
+}
+
+// batchWindow is the workers' hold-back while hook events keep coming (0, 0: the pipeline's
+// defaults, 50 ms and 5 s). With an agent CLI in the chain the queue must be quiet for
+// ai_cli_batch_wait, and a backlog waits at most six times that: one CLI run then covers a
+// turn's tool calls instead of one each.
+func batchWindow(s configs.Settings) (linger, maxDefer time.Duration) {
+	if !slices.ContainsFunc(s.AIProviders, llm.IsCLIKind) {
+		return 0, 0
+	}
+	linger = time.Duration(s.AICLIBatchWait)
+	if linger <= 0 {
+		linger = configs.DefaultAICLIBatchWait
+	}
+	return linger, 6 * linger
 }

@@ -86,7 +86,9 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 	ctx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var restart atomic.Bool
+	linger, maxDefer := batchWindow(env.Settings)
 	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
+		Linger: linger, MaxDefer: maxDefer,
 		Reload: func() (configs.Settings, error) {
 			_, s, err := clienv.Resolve(env.Getenv)
 			if err == nil && !flagLevel {

@@ -2,6 +2,8 @@ package logfile
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +78,29 @@ func FuzzCap(f *testing.F) {
 			t.Fatal("line count changed")
 		}
 	})
+}
+
+// TestTail: the viewer's logs page reads a log's last lines, from a line boundary when the
+// read starts mid-file, and an empty log as no lines.
+func TestTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "node.log")
+	if _, err := Tail(path, 1024, 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing log: %v", err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Tail(path, 1024, 10); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("empty log: %q %v", got, err)
+	}
+	if err := os.WriteFile(path, []byte("first line\nsecond\nthird\nfourth\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Tail(path, 1024, 2); err != nil || strings.Join(got, "|") != "third|fourth" {
+		t.Fatalf("last 2: %q %v", got, err)
+	}
+	// 16 bytes from the end start inside "second": the torn line is left out.
+	if got, err := Tail(path, 16, 10); err != nil || strings.Join(got, "|") != "third|fourth" {
+		t.Fatalf("16 bytes: %q %v", got, err)
+	}
 }

@@ -331,6 +331,7 @@ func measureScale(ctx context.Context, cfg config, set scaleSet, box *pidBox, lo
 	}
 	row.DBBytes = dbBytes(h.dataDir)
 	// start → ready: the first start after the copy, then a warm one (the OS cache holds the files).
+	logAt := fileSize(datadir.Dir(h.dataDir).NodeLog())
 	t0 := time.Now()
 	if err := h.start(ctx); err != nil {
 		return row, err
@@ -338,6 +339,15 @@ func measureScale(ctx context.Context, cfg config, set scaleSet, box *pidBox, lo
 	row.StartColdMs = ms(time.Since(t0))
 	if err := h.stopNode(ctx); err != nil {
 		return row, err
+	}
+	// A binary with newer migrations migrated the copy on that start (minutes at 1M when a
+	// migration rebuilds an index): the cache takes the migrated data dir, so the next run
+	// does not pay it again.
+	if logSays(datadir.Dir(h.dataDir).NodeLog(), logAt, `msg="schema migrated"`) {
+		logf("%s: the first start migrated the schema (%.0f s): the cache keeps the migrated data dir", sizeName(set.n), row.StartColdMs/1000)
+		if err := replaceDir(ctx, h.dataDir, set.dataDir); err != nil {
+			return row, err
+		}
 	}
 	t0 = time.Now()
 	if err := h.start(ctx); err != nil {
@@ -548,6 +558,45 @@ func dbBytes(dataDir string) int64 {
 		}
 	}
 	return n
+}
+
+// replaceDir puts a copy of src in place of dst (a copy beside it, then two renames).
+func replaceDir(ctx context.Context, src, dst string) error {
+	next, old := dst+".new", dst+".old"
+	os.RemoveAll(next)
+	os.RemoveAll(old)
+	if out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", src, next).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy the migrated data dir into the cache: %w: %s", err, out)
+	}
+	if err := os.Rename(dst, old); err != nil {
+		return err
+	}
+	if err := os.Rename(next, dst); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// logSays reports whether the file holds s after offset.
+func logSays(path string, offset int64, s string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return false
+	}
+	b, _ := io.ReadAll(f)
+	return strings.Contains(string(b), s)
+}
+
+func fileSize(p string) int64 {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 func dirExists(p string) bool {

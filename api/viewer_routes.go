@@ -35,6 +35,10 @@ type ViewerBackend interface {
 	// FirstRun says which coding agents are hooked up and whether claude-mem's history is
 	// on this machine (the empty feed's help).
 	FirstRun(ctx context.Context) (apitype.ViewerFirstRun, error)
+	// StartImport starts importing a coding agent's past sessions (one import at a time;
+	// asking while one runs is memory.ErrInvalid); Import is its state.
+	StartImport(ctx context.Context, platform string) (apitype.ViewerImport, error)
+	Import(ctx context.Context) (apitype.ViewerImport, error)
 	// Restart stops the node and starts it again; the viewer's sessions survive it.
 	Restart(ctx context.Context) error
 	// ReloadSettings reads settings.json again and applies what a running node can.
@@ -80,6 +84,8 @@ func (s *Server) registerViewer(e *gin.Engine, g *gin.RouterGroup) {
 	g.GET("/viewer/keys", s.viewerOn, s.getKeys)
 	g.GET("/viewer/facets", s.viewerOn, s.getFacets)
 	g.GET("/viewer/firstrun", s.viewerOn, s.getFirstRun)
+	g.GET("/viewer/import", s.viewerOn, s.getImport)
+	g.POST("/viewer/import", s.viewerOn, s.startImport)
 	g.POST("/viewer/restart", s.viewerOn, s.restart)
 	g.POST("/settings/reload", s.bearerOnly, s.viewerOn, s.reloadSettings)
 	g.PUT("/viewer/keys/:provider", s.viewerOn, s.putKey)
@@ -361,6 +367,23 @@ func (s *Server) reloadSettings(c *gin.Context) {
 func (s *Server) getFirstRun(c *gin.Context) {
 	f, err := s.cfg.Viewer.FirstRun(c.Request.Context())
 	s.reply(c, f, err)
+}
+
+func (s *Server) getImport(c *gin.Context) {
+	st, err := s.cfg.Viewer.Import(c.Request.Context())
+	s.reply(c, st, err)
+}
+
+func (s *Server) startImport(c *gin.Context) {
+	var body struct {
+		Platform string `json:"platform"`
+	}
+	if err := c.ShouldBindJSON(&body); err != nil || body.Platform == "" {
+		badRequest(c, `body must be {"platform": "claude-code"} (an agent the first-run answer lists)`)
+		return
+	}
+	st, err := s.cfg.Viewer.StartImport(c.Request.Context(), body.Platform)
+	s.reply(c, st, err)
 }
 
 func (s *Server) getKeys(c *gin.Context) {

@@ -70,6 +70,14 @@ func (f *fakeViewer) FirstRun(context.Context) (apitype.ViewerFirstRun, error) {
 
 func (f *fakeViewer) Restart(context.Context) error { return nil }
 
+func (f *fakeViewer) StartImport(_ context.Context, platform string) (apitype.ViewerImport, error) {
+	return apitype.ViewerImport{Platform: platform, Running: true}, nil
+}
+
+func (f *fakeViewer) Import(context.Context) (apitype.ViewerImport, error) {
+	return apitype.ViewerImport{}, nil
+}
+
 func (f *fakeViewer) ReloadSettings(context.Context) (apitype.SettingsReload, error) {
 	return apitype.SettingsReload{Applied: []string{}, Pending: []string{}}, nil
 }

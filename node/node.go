@@ -81,6 +81,11 @@ type Config struct {
 	// FirstRun says which coding agents are hooked up and where claude-mem's database is,
 	// for the viewer's empty feed (cmd/ reads the agents' files and HOME). Nil: unknown.
 	FirstRun func() apitype.ViewerFirstRun
+	// ImportHistory imports the past sessions of a coding agent (cmd/ runs memnode import
+	// --from-<platform>'s work in this process, through the node's own API), telling
+	// progress the session files done of all; it answers the summary lines. Nil: the viewer
+	// cannot import.
+	ImportHistory func(ctx context.Context, platform string, progress func(done, total int)) ([]string, error)
 	// Reload reads the settings again as the process would at start (settings.json under
 	// the environment's and flags' overrides): the viewer's saved settings apply at once
 	// where they can (configs.Info.Live). Nil: settings apply at the next start only.
@@ -130,6 +135,7 @@ type Node struct {
 	searchSvc  atomic.Pointer[search.Service]
 	pidWritten bool
 	cancel     context.CancelFunc // ends the long-lived parts' context
+	imports    historyImports     // the viewer's import of an agent's past sessions
 	wg         sync.WaitGroup
 	// closeMu guards closed and the start in progress (Close cancels and waits for it).
 	closeMu     sync.Mutex
@@ -455,6 +461,7 @@ func (n *Node) stop(ctx context.Context) error {
 		errs = append(errs, n.viewerAuth.Save()) // each session's last use, for the next start
 	}
 	n.ready.Store(false)
+	n.imports.stop() // before the replica closes: it writes through the API, closed above
 	if sn := n.sync.Swap(nil); sn != nil {
 		errs = append(errs, sn.Close())
 	}

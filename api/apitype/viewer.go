@@ -115,6 +115,29 @@ type ViewerDevice struct {
 type ViewerFirstRun struct {
 	Agents    []string `json:"agents"`
 	ClaudeMem string   `json:"claude_mem,omitempty"` // path of claude-mem.db
+	// Histories are the coding agents whose past sessions are on this machine, to import
+	// (memnode import --from-<platform>, or POST /api/viewer/import).
+	Histories []ViewerHistory `json:"histories,omitempty"`
+}
+
+// ViewerHistory is one agent's past sessions on this machine.
+type ViewerHistory struct {
+	Platform string `json:"platform"` // claude-code, codex, …
+	Display  string `json:"display"`  // "Claude Code"
+	Dir      string `json:"dir"`      // where they are
+	Sessions int    `json:"sessions"` // how many session files
+}
+
+// ViewerImport is the answer of GET and POST /api/viewer/import: the import of an agent's
+// past sessions the viewer started (one at a time), while it runs and once it is over.
+type ViewerImport struct {
+	Platform string `json:"platform,omitempty"` // "" before the first
+	Running  bool   `json:"running"`
+	Done     int    `json:"done"`  // session files done
+	Total    int    `json:"total"` // session files in all
+	// Summary says what the import did, a line each, once it is over; Error why it stopped.
+	Summary []string `json:"summary,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // SettingsReload is the answer of POST /api/settings/reload (memnode config set asks it of a

@@ -31,8 +31,8 @@ func hookedUp(env *cliEnv) (agents []string, stale []platform.StaleBinary) {
 	return agents, platform.StaleBinaries(hs)
 }
 
-// firstRun is what the viewer's empty feed says: the agents hooked up, and claude-mem's
-// database when ~/.claude-mem holds one.
+// firstRun is what the viewer's empty feed says: the agents hooked up, claude-mem's
+// database when ~/.claude-mem holds one, and the agents whose past sessions are on disk.
 func firstRun(env *cliEnv) apitype.ViewerFirstRun {
 	agents, _ := hookedUp(env)
 	fr := apitype.ViewerFirstRun{Agents: agents}
@@ -40,6 +40,15 @@ func firstRun(env *cliEnv) apitype.ViewerFirstRun {
 		db := filepath.Join(home, ".claude-mem", "claude-mem.db")
 		if fi, err := os.Stat(db); err == nil && fi.Mode().IsRegular() {
 			fr.ClaudeMem = db
+		}
+		for _, p := range registry.Builtin().All() {
+			if p.History == nil {
+				continue
+			}
+			dir := p.History.Dir(home, env.Getenv)
+			if files, err := p.History.SessionFiles(dir, 0); err == nil && len(files) > 0 {
+				fr.Histories = append(fr.Histories, apitype.ViewerHistory{Platform: p.Name, Display: p.Display, Dir: dir, Sessions: len(files)})
+			}
 		}
 	}
 	return fr

@@ -100,7 +100,10 @@ func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
 		ContextFiles: contextFileSpecs(registry.Builtin()),
 		TeamPassword: func() string { return teamPassword(env) },
 		OpenKeys:     func() (node.KeyStore, error) { return openKeyStore(env) },
-		FirstRun:     func() apitype.ViewerFirstRun { return firstRun(env) }})
+		FirstRun:     func() apitype.ViewerFirstRun { return firstRun(env) },
+		ImportHistory: func(ctx context.Context, name string, progress func(done, total int)) ([]string, error) {
+			return importForViewer(ctx, env, name, progress)
+		}})
 	if err != nil {
 		return fail(env, "run: %v", err)
 	}

@@ -14,54 +14,118 @@ import (
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
+	"github.com/memnode/memnode/platform/registry"
 )
 
-// importAgentHistory imports the past sessions of agent p under dir (default: where the agent
+// importAgentHistory is `memnode import --from-<agent> [DIR]`: runHistoryImport with a
+// progress bar on stderr and its summary on stdout.
+func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
+	bar := &progress{w: env.Stderr, quiet: quiet, unit: "sessions"}
+	res, err := runHistoryImport(ctx, env, p, dir, since, false, func(done, total int) {
+		bar.total = total
+		bar.add(done - bar.n)
+	}, func(line string) {
+		bar.done()
+		fmt.Fprintln(env.Stderr, "memnode import: "+line)
+	})
+	bar.done()
+	if err != nil {
+		return fail(env, "import: %v", err)
+	}
+	for _, line := range res.summary(p) {
+		fmt.Fprintln(env.Stdout, line)
+	}
+	if res.unreadable > 0 {
+		fmt.Fprintf(env.Stderr, "memnode import: %d of %d session files could not be read (named above); the others were imported\n", res.unreadable, res.files)
+		return 1
+	}
+	return 0
+}
+
+// importForViewer is the viewer's import of an agent's past sessions (POST
+// /api/viewer/import), run by the node process through its own API: the default folder,
+// every session, the summary lines as the CLI prints them.
+func importForViewer(ctx context.Context, env *cliEnv, name string, progress func(done, total int)) ([]string, error) {
+	p, ok := registry.Builtin().Lookup(name)
+	if !ok || p.History == nil {
+		return nil, fmt.Errorf("memnode does not import the past sessions of %q", name)
+	}
+	var warnings []string
+	res, err := runHistoryImport(ctx, env, p, "", 0, true, progress, func(line string) { warnings = append(warnings, line) })
+	return append(res.summary(p), warnings...), err
+}
+
+// historyImport is what one import of an agent's past sessions did.
+type historyImport struct {
+	dir                            string
+	files, sessions, events        int
+	badLines, badFiles, unreadable int
+	notesSaved, notesKnown         int
+}
+
+// summary says what the import did, a line each.
+func (r historyImport) summary(p platform.Platform) []string {
+	if r.files == 0 {
+		return []string{fmt.Sprintf("no %s sessions found under %s", p.Display, r.dir)}
+	}
+	out := []string{fmt.Sprintf("imported %d %s sessions (%d hook events) from %s; the node compresses them in the background ('memnode status' shows the queue); importing again stores nothing twice",
+		r.sessions, p.Display, r.events, r.dir)}
+	if r.notesSaved+r.notesKnown > 0 {
+		out = append(out, fmt.Sprintf("memory files: %d entries saved as notes, %d were already there", r.notesSaved, r.notesKnown))
+	}
+	if r.badLines > 0 {
+		out = append(out, fmt.Sprintf("skipped %d malformed lines in %d files (not records of %s's format; the rest of those files was imported)", r.badLines, r.badFiles, p.Display))
+	}
+	return out
+}
+
+// runHistoryImport imports the past sessions of agent p under dir (default: where the agent
 // keeps them): each session file is replayed as the hook calls the agent made, through the
 // same adapter, privacy gate and handlers as live hooks, with event IDs taken from the
-// file, so a second import stores nothing new. since (epoch ms, 0: all) skips files last
-// written before it. A file that cannot be read is named and skipped; lines that are not
-// records of the agent's format are counted and said.
-func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
+// file, so a second import stores nothing new; then the agent's memory files become notes.
+// since (epoch ms, 0: all) skips files last written before it. progress hears the files
+// done of all; a file that cannot be read is named to warn and skipped; lines that are not
+// records of the agent's format are counted. inNode: this is the node's process (the
+// viewer's import), which must not start a node of its own.
+func runHistoryImport(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, inNode bool,
+	progress func(done, total int), warn func(string)) (historyImport, error) {
 	h := p.History
 	home, err := os.UserHomeDir()
 	if dir == "" {
 		if err != nil {
-			return fail(env, "import: find home directory: %v (give the directory)", err)
+			return historyImport{}, fmt.Errorf("find home directory: %w (give the directory)", err)
 		}
 		dir = h.Dir(home, env.Getenv)
 	}
+	res := historyImport{dir: dir}
 	files, err := h.SessionFiles(dir, since)
-	if err != nil {
-		return fail(env, "import: %v", err)
+	if err != nil || len(files) == 0 {
+		return res, err
 	}
-	if len(files) == 0 {
-		fmt.Fprintf(env.Stdout, "no %s sessions found under %s\n", p.Display, dir)
-		return 0
-	}
-	if err := startNode(ctx, env); err != nil {
-		return fail(env, "import: %v", err)
+	res.files = len(files)
+	if !inNode {
+		if err := startNode(ctx, env); err != nil {
+			return res, err
+		}
 	}
 	d := localnet.NewDialer(env.DataDir, env.Settings.Port, env.Settings.UseTCP())
 	cfg := hooks.Config{BaseURL: d.BaseURL(), Dialer: &d, TokenDir: env.DataDir, Timeout: time.Minute,
 		ExcludedProjects: env.Settings.ExcludedProjects, SkipTools: env.Settings.SkipTools, OptIn: env.Settings.OptIn(),
 		HomeDir: home, Version: version}
-	bar := &progress{w: env.Stderr, total: len(files), quiet: quiet, unit: "sessions"}
-	var sessions, events, badLines, badFiles, unreadable int
 	var projects []projectFiles
 	seen := map[projectFiles]bool{}
-	for _, f := range files {
+	progress(0, len(files))
+	for i, f := range files {
 		rep, err := h.Replay(f)
 		if err != nil {
-			bar.done()
-			fmt.Fprintf(env.Stderr, "memnode import: %s: %v (skipped)\n", f, err)
-			unreadable++
-			bar.add(1)
+			warn(fmt.Sprintf("%s: %v (skipped)", f, err))
+			res.unreadable++
+			progress(i+1, len(files))
 			continue
 		}
 		if rep.BadLines > 0 {
-			badLines += rep.BadLines
-			badFiles++
+			res.badLines += rep.BadLines
+			res.badFiles++
 		}
 		if rep.Cwd != "" {
 			pf := projectFiles{cwd: rep.Cwd, folder: filepath.Dir(f)}
@@ -72,34 +136,17 @@ func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, d
 		}
 		for _, rec := range rep.Calls {
 			if err := hooks.Replay(ctx, cfg, p, rec); err != nil {
-				bar.done()
-				return fail(env, "import: %s: %v (imported so far: %d sessions; run the import again to go on, nothing is stored twice)", f, err, sessions)
+				return res, fmt.Errorf("%s: %w (imported so far: %d sessions; run the import again to go on, nothing is stored twice)", f, err, res.sessions)
 			}
-			events++
+			res.events++
 		}
 		if len(rep.Calls) > 0 {
-			sessions++
+			res.sessions++
 		}
-		bar.add(1)
+		progress(i+1, len(files))
 	}
-	bar.done()
-	saved, known, err := importMemoryFiles(ctx, env, h, dir, projects, home)
-	if err != nil {
-		return fail(env, "import: %v", err)
-	}
-	fmt.Fprintf(env.Stdout, "imported %d %s sessions (%d hook events) from %s; the node compresses them in the background ('memnode status' shows the queue); importing again stores nothing twice\n",
-		sessions, p.Display, events, dir)
-	if saved+known > 0 {
-		fmt.Fprintf(env.Stdout, "memory files: %d entries saved as notes, %d were already there\n", saved, known)
-	}
-	if badLines > 0 {
-		fmt.Fprintf(env.Stdout, "skipped %d malformed lines in %d files (not records of %s's format; the rest of those files was imported)\n", badLines, badFiles, p.Display)
-	}
-	if unreadable > 0 {
-		fmt.Fprintf(env.Stderr, "memnode import: %d of %d session files could not be read (named above); the others were imported\n", unreadable, len(files))
-		return 1
-	}
-	return 0
+	res.notesSaved, res.notesKnown, err = importMemoryFiles(ctx, env, h, dir, projects, home)
+	return res, err
 }
 
 // projectFiles is a project an import met: its working folder and a folder of its session

@@ -40,6 +40,7 @@ func TestHistoryImportsOneAtATime(t *testing.T) {
 	}
 
 	// A running import is cancelled by stop, which waits for it; none starts after.
+	release = make(chan struct{}) // never closed: only stop ends this one
 	if _, err := h.start("qwen-code", run); err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,10 @@ func (w *world) exportBatch(r *replica.Replica) *store.ImportBatch {
 // TestCountsFollowEveryWrite: whatever the history — commits in two projects, sessions
 // moving between them, forgets of records and sessions, supersedes and corrections, pins,
 // applied peer ops in any order, op-log compaction — and whatever then reaches a replica —
-// an import (twice, the second a no-op), a snapshot install, every op under the chaos
-// schedule, a removal cut, a salvage — the counts it maintains (status, the session-start
-// context's header) equal a fresh COUNT(*) and SUM() of its tables, on real SQLite files.
+// an import (twice, the second a no-op), a snapshot install cut midway and resumed, every op
+// under the chaos schedule, a removal cut, a salvage — the counts it maintains (status, the
+// session-start context's header) equal a fresh COUNT(*) and SUM() of its tables, on real
+// SQLite files.
 func TestCountsFollowEveryWrite(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		w := newWorld(rt, t, rapid.IntRange(2, 3).Draw(rt, "origins"))
@@ -68,7 +69,26 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 		}
 
 		s := w.fresh("snap-device")
-		chunks := takeSnapshot(t, src, rapid.IntRange(1, 4096).Draw(rt, "chunk bytes"))
+		chunkBytes := rapid.IntRange(1, 4096).Draw(rt, "chunk bytes")
+		chunks := takeSnapshot(t, src, chunkBytes)
+		if len(chunks) > 1 {
+			// Cut midway: the chunks committed so far count, and the rest resumes from the cursor.
+			if _, err := s.InstallSnapshot(w.ctx, feedChunks(chunks, rapid.IntRange(1, len(chunks)-1).Draw(rt, "cut after"))); err == nil {
+				rt.Fatal("an install cut before its end succeeded")
+			}
+			w.checkCounts(s, "snapshot install cut midway")
+			prog, err := s.SnapshotProgress(w.ctx)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			chunks = nil
+			if err := src.Snapshot(w.ctx, prog.From, chunkBytes, func(c store.SnapshotChunk) error {
+				chunks = append(chunks, c)
+				return nil
+			}); err != nil {
+				rt.Fatal(err)
+			}
+		}
 		if _, err := s.InstallSnapshot(w.ctx, feedChunks(chunks, -1)); err != nil {
 			rt.Fatalf("install: %v", err)
 		}

@@ -65,6 +65,9 @@ const (
 	// stderrKeep is how much of the child's stderr is kept, for classification only: it can
 	// echo the prompt, so it is never logged or put into an error message.
 	stderrKeep = 16 << 10
+	// cliRateLimitCooldown is how long a rate-limit answer (not a usage limit) sets a CLI
+	// aside: it has retried on its own before answering.
+	cliRateLimitCooldown = 5 * time.Minute
 	// cliWaitDelay is how long a killed child's pipes may stay open before Wait gives up.
 	cliWaitDelay = 5 * time.Second
 )
@@ -374,7 +377,8 @@ func (c *CLI) classify(res cliResult, perr, runErr error, stderr []byte) *Error 
 			e.RetryAfter = d
 		}
 	case res.Status == 429 || containsAny(text, "rate limit", "rate_limit", "too many requests"):
-		e.Class, e.Message = RateLimit, "rate limited"
+		// The CLI has retried already: set it aside for a while rather than start it again.
+		e.Class, e.Message, e.RetryAfter = RateLimit, "rate limited", min(c.cfg.Cooldown, cliRateLimitCooldown)
 	case res.Status == 529 || res.Status >= 500 || containsAny(text, "overloaded", "econnreset", "etimedout", "network error", "fetch failed"):
 		e.Class, e.Message = Transient, "model API unavailable"
 		if res.Status == 0 {

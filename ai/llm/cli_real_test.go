@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/ai"
+	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/internal/agentcli"
 	"github.com/memnode/memnode/memory"
 )
@@ -20,6 +22,7 @@ import (
 // drives Claude Code through a whole node): the same pinned npm packages as the capture
 // tests, against the scripted model servers of internal/agentcli.
 const (
+	realClaudeVersion = "2.1.332"
 	realCodexVersion  = "0.171.0"
 	realGeminiVersion = "0.61.0"
 )
@@ -126,5 +129,74 @@ func writeTestFile(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// failingAnthropic is the Anthropic Messages wire answering every request with one HTTP
+// error.
+type failingAnthropic struct {
+	agentcli.AnthropicMessages
+	status int
+	body   string
+}
+
+func (f *failingAnthropic) Reply(w http.ResponseWriter, _ []byte, _ agentcli.Turn) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(f.status)
+	_, err := w.Write([]byte(f.body))
+	return err
+}
+
+// TestRealClaudeCodeFailuresSetAside: the real Claude Code CLI's answers to a rejected key
+// (HTTP 401) and a rate limit (429, after its own retry) set the claude-code provider aside
+// in a chain, for an hour and five minutes: the offline compressor makes the observation, and
+// the next batch does not start claude again.
+func TestRealClaudeCodeFailuresSetAside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short: real agent CLI")
+	}
+	claude := agentcli.Install(t, "@anthropic-ai/claude-code", realClaudeVersion, "claude")
+	call := []ai.ToolCall{{SessionID: "s", Project: "p", ToolName: "Bash", ToolInput: []byte(`{"command":"make mk-0001"}`), ToolResponse: []byte(`{"stdout":"ok"}`), At: time.Now()}}
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		class  Class
+		aside  time.Duration
+	}{
+		{"401", http.StatusUnauthorized, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, AuthInvalid, DefaultAuthCooldown},
+		{"429", http.StatusTooManyRequests, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit."}}`, RateLimit, cliRateLimitCooldown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := agentcli.NewServer(t, &failingAnthropic{status: tc.status, body: tc.body}, agentcli.Sequence())
+			home := agentcli.NewHome(t)
+			p, err := NewCLI(CLIConfig{Kind: KindClaudeCode, Path: claude, WorkDir: filepath.Join(t.TempDir(), memory.CompressorProject),
+				Env: agentcli.Env(home, "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=sk-ant-test-not-a-key")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			comp, err := NewCompressor(CompressorConfig{Provider: p, Estimate: p.Estimate, MaxAttempts: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			ch, err := NewChain(ChainConfig{Compressors: []*Compressor{comp}, Fallback: offline.New(), Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if obs, u, err := ch.Observe(context.Background(), call); err != nil || len(obs) != 1 || u.Model != offline.Model {
+					t.Fatalf("observe = %v %+v %v, want the offline compressor's observation", obs, u, err)
+				}
+			}
+			st := ch.Stats()[0]
+			if st.Errors[tc.class] != 1 || !st.DisabledUntil.Equal(now.Add(tc.aside)) {
+				t.Errorf("stats %+v: want one %s and set aside until now+%s", st, tc.class, tc.aside)
+			}
+			if n := len(srv.ModelRequests()); n == 0 || n > 2 {
+				t.Errorf("%d model requests: want claude's first answer and at most its own retry, then nothing", n)
+			}
+		})
 	}
 }

@@ -167,7 +167,7 @@ func TestCLIFailuresClassified(t *testing.T) {
 	}{
 		{"claude 401", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"api_error_type":"authentication_error","result":"Invalid API key · Fix external API key"}'; exit 1`, AuthInvalid, 0},
 		{"claude not logged in", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login"}'; exit 1`, AuthInvalid, 0},
-		{"claude 429", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","result":"API Error: Request rejected (429) · This request would exceed your account rate limit."}'; exit 1`, RateLimit, 0},
+		{"claude 429", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"api_error_type":"rate_limit_error","result":"API Error: Request rejected (429) · This request would exceed your account rate limit."}'; exit 1`, RateLimit, 5 * time.Minute},
 		{"claude session limit", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"result":"You'"'"'ve hit your session limit · resets 3pm"}'; exit 1`, RateLimit, 50 * time.Minute},
 		{"claude usage limit epoch", KindClaudeCode, `echo '{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|` + strconv.FormatInt(reset, 10) + `"}'; exit 1`, RateLimit, 2 * time.Hour},
 		{"claude overloaded", KindClaudeCode, `echo '{"type":"result","is_error":true,"api_error_status":529,"result":"API Error: 529 overloaded"}'; exit 1`, Transient, 0},

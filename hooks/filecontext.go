@@ -18,7 +18,6 @@ import (
 	"github.com/memnode/memnode/platform"
 
 	"github.com/memnode/memnode/api/apitype"
-	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 )
 
@@ -189,7 +188,7 @@ func displayPath(abs, cwd string) string {
 // each by its short ID; a line older than the file's modification time (mtime) says so:
 //
 //	### Nov 28, 2026
-//	<short id> 9:14a 🔴 <title> (file changed since)
+//	<short id> 09:14 🔴 <title> (file changed since)
 func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, now, mtime time.Time) string {
 	obs = slices.Clone(obs)
 	slices.SortStableFunc(obs, func(a, b apitype.FileObservation) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
@@ -199,11 +198,10 @@ func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, no
 	day := ""
 	for _, o := range obs {
 		t := time.UnixMilli(o.CreatedAt).In(loc)
-		if d := t.Format("Jan 2, 2006"); d != day {
+		if d := apitype.FormatDay(t); d != day {
 			day = d
 			fmt.Fprintf(&b, "### %s\n", d)
 		}
-		clock := strings.TrimSuffix(t.Format("3:04pm"), "m")
 		title := strings.Join(strings.Fields(o.Title), " ")
 		id := o.Short
 		if id == "" {
@@ -213,7 +211,7 @@ func formatFileTimeline(obs []apitype.FileObservation, shown, getTool string, no
 		if mtime.UnixMilli() > o.CreatedAt {
 			stale = " (file changed since)"
 		}
-		fmt.Fprintf(&b, "%s %s %s %s%s\n", id, clock, memory.TypeEmoji(o.Type), title, stale)
+		b.WriteString(apitype.DayRow(id, t, o.Type, title) + stale + "\n")
 	}
 	return b.String()
 }

@@ -80,11 +80,11 @@ func TestFileContextTimelineAndGates(t *testing.T) {
 	want := `<memnode-context>
 memnode: internal/auth/middleware.go has 3 prior observation(s); for details call mcp__memnode__get_observations([IDs]) with IDs from this list.
 ### Nov 26, 2026
-obs-2 10:30a ⚖️ Chose 401 over 500
+obs-2 10:30 ⚖️ Chose 401 over 500
 ### Nov 27, 2026
-obs-3 2:15p 🔴 Fix nil claims
+obs-3 14:15 🔴 Fix nil claims
 ### Nov 28, 2026
-obs-5 9:00a 🟣 Add refresh token expiry
+obs-5 09:00 🟣 Add refresh token expiry
 </memnode-context>`
 	if got := read(file); got != want {
 		t.Fatalf("timeline:\n%s\nwant:\n%s", got, want)
@@ -112,9 +112,9 @@ obs-5 9:00a 🟣 Add refresh token expiry
 		t.Error("small or missing files must not reach the node")
 	}
 	// A file changed since some of its observations: those lines say so, the others not.
-	if got := read(fresh); !strings.Contains(got, "obs-2 10:30a ⚖️ Chose 401 over 500 (file changed since)\n") ||
-		!strings.Contains(got, "obs-3 2:15p 🔴 Fix nil claims (file changed since)\n") ||
-		!strings.Contains(got, "obs-5 9:00a 🟣 Add refresh token expiry\n") {
+	if got := read(fresh); !strings.Contains(got, "obs-2 10:30 ⚖️ Chose 401 over 500 (file changed since)\n") ||
+		!strings.Contains(got, "obs-3 14:15 🔴 Fix nil claims (file changed since)\n") ||
+		!strings.Contains(got, "obs-5 09:00 🟣 Add refresh token expiry\n") {
 		t.Errorf("modified since: context %q, want the two older lines marked and the newest not", got)
 	}
 

@@ -210,7 +210,7 @@ func TestFixtureSessionReplay(t *testing.T) {
 		}
 	}
 	fc := runs[2].out["hookSpecificOutput"].(map[string]any)["additionalContext"].(string)
-	if !strings.Contains(fc, "obs-9 4:05p 🔴 Expired JWT gave 500") || !strings.Contains(fc, "mcp__memnode__get_observations([IDs])") {
+	if !strings.Contains(fc, "obs-9 16:05 🔴 Expired JWT gave 500") || !strings.Contains(fc, "mcp__memnode__get_observations([IDs])") {
 		t.Fatalf("file-context output:\n%s", fc)
 	}
 

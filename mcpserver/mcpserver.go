@@ -331,9 +331,7 @@ func (s *Server) teamSearch(ctx context.Context, a SearchArgs) (*mcp.CallToolRes
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d team result(s). Records of projects this device shares are also in local search, timeline and get_observations.\n", len(hits))
-	for _, h := range hits {
-		fmt.Fprintf(&b, "%s  %s  %s  %s  @%s  [%s]\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02 15:04"), h.Type, h.Title, h.Author, h.Project)
-	}
+	_ = apitype.WriteTeamIndex(&b, hits)
 	return text(b.String()), nil, nil
 }
 

@@ -5,13 +5,49 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/memnode/memnode/memory"
 )
 
 // maxTitleRunes keeps an index row near 50–100 tokens.
 const maxTitleRunes = 100
 
+// A record's time is rendered here and nowhere else. FormatTime is the index's and a full
+// record's (search, timeline, get, team search; CLI and MCP alike): the date and the time,
+// in UTC. The session-start context and the file context group compact rows under day
+// headings in the reader's zone: FormatDay heads a day, DayRow is a row under it with
+// FormatClock's time. Every clock is 24-hour.
+
 // FormatTime renders epoch ms compactly, in UTC.
 func FormatTime(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04") }
+
+// FormatDay is a day heading's date: "Nov 28, 2026".
+func FormatDay(t time.Time) string { return t.Format("Jan 2, 2006") }
+
+// FormatNow is a context's "now": day, time and the zone the context's times are in.
+func FormatNow(t time.Time) string {
+	return FormatDay(t) + " " + FormatClock(t) + " " + t.Format("MST")
+}
+
+// FormatClock is a row's time of day under a FormatDay heading: "09:14".
+func FormatClock(t time.Time) string { return t.Format("15:04") }
+
+// DayRow is one compact row under a FormatDay heading: "<id> <clock> <type emoji> <title>";
+// the caller adds what its context says after the title.
+func DayRow(id string, t time.Time, typ, title string) string {
+	return id + " " + FormatClock(t) + " " + memory.TypeEmoji(typ) + " " + title
+}
+
+// WriteTeamIndex writes team search hits as one line each: ID, time, type, title, author,
+// project.
+func WriteTeamIndex(w io.Writer, hits []TeamHit) error {
+	for _, h := range hits {
+		if _, err := fmt.Fprintf(w, "%s  %s  %-9s %s  @%s  [%s]\n", h.ID, FormatTime(h.CreatedAt), h.Type, Clip(h.Title, maxTitleRunes), h.Author, h.Project); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // WriteIndex writes hits as one compact line each: ID, time, type, title, project, device.
 func WriteIndex(w io.Writer, hits []Hit) error {

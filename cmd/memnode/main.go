@@ -168,4 +168,3 @@ func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 func versionLine(prog string) string {
 	return fmt.Sprintf("%s %s (commit %s, built %s, %s/%s, %s)", prog, version, commit, date, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
-

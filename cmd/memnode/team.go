@@ -336,8 +336,8 @@ func teamSearch(ctx context.Context, env *cliEnv, query, project string, limit i
 		fmt.Fprintln(env.Stderr, "no matching records on the team cluster")
 		return 0
 	}
-	for _, h := range rep.Hits {
-		fmt.Fprintf(env.Stdout, "%s  %s  %-9s %s  @%s  [%s]\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format("2006-01-02 15:04"), h.Type, h.Title, h.Author, h.Project)
+	if err := apitype.WriteTeamIndex(env.Stdout, rep.Hits); err != nil {
+		return fail(env, "write output: %v", err)
 	}
 	return 0
 }

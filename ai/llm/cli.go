@@ -110,11 +110,13 @@ type cliSpec struct {
 	login string // what to do when it is not logged in
 }
 
-// cliSpecs are the supported agent CLIs. Every one runs with no hooks and no MCP servers of
-// its own and keeps no session on disk, so nothing of a compression call can reach memnode's
-// hooks or a later transcript import; and with as few tools as its flags allow: Claude Code
-// none, Codex 0.171 only request_user_input (nobody answers it headless), Gemini CLI none (a
-// policy denying every tool).
+// cliSpecs are the supported agent CLIs. Each runs with no MCP servers and, where the CLI
+// lets a flag say so, none of the user's hooks and no session on disk (Claude Code, Codex;
+// Gemini CLI 0.61 has no such switch: its user hooks still run, tested, and only
+// MEMNODE_DISABLED=1 and the never-recorded memnode-compressor project stop memnode's); and
+// with as few tools as its flags allow: Claude Code none, Codex 0.171 only
+// request_user_input (nobody answers it headless), Gemini CLI none (a policy denying every
+// tool).
 var cliSpecs = map[string]*cliSpec{
 	KindClaudeCode: {
 		command: "claude", model: "haiku", overhead: 2000,

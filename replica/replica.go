@@ -104,10 +104,12 @@ type Replica struct {
 	claimed  map[string]bool // sessions whose events a worker is processing
 	// forgets counts committed transactions that forgot something (ForgetEpoch).
 	forgets atomic.Uint64
-	mu      sync.Mutex // guards closed
-	closed  bool
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// queueVacuumed: purgeQueue has vacuumed the queue database since open (see there).
+	queueVacuumed atomic.Bool
+	mu            sync.Mutex // guards closed
+	closed        bool
+	done          chan struct{}
+	wg            sync.WaitGroup
 
 	reads  *readStmts // the index reads' statements on the read pool (readindex.go)
 	shorts shortIndex // short_ids in memory (shortid.go)

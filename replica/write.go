@@ -497,10 +497,10 @@ func (r *Replica) purgeWAL(ctx context.Context) error {
 }
 
 // purgeQueue removes what a forget leaves in the queue database: events still waiting
-// whose session is forgotten are dropped, and the file is vacuumed and its WAL truncated,
-// so the raw hook event of a forgotten record survives neither in free pages (deleted
-// before secure_delete was on) nor in old WAL frames. The queue holds only events not yet
-// turned into records, so the vacuum is small.
+// whose session is forgotten are dropped, and the file is vacuumed (at the first forget
+// after open) and its WAL truncated, so the raw hook event of a forgotten record survives
+// neither in free pages (deleted before secure_delete was on) nor in old WAL frames. The
+// queue holds only events not yet turned into records, so the vacuum is small.
 func (r *Replica) purgeQueue(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
 	// Dead letters of a forgotten session go too.
@@ -543,8 +543,14 @@ func (r *Replica) purgeQueue(ctx context.Context) error {
 		n, _ := res.RowsAffected()
 		r.pending.Add(-n)
 	}
-	if _, err := r.q.ExecContext(ctx, "VACUUM"); err != nil {
-		return fmt.Errorf("purge queue: vacuum: %w", err)
+	// Once per open: what was deleted before this process set secure_delete on (an older
+	// build's file) leaves free pages; every later delete zeroes its bytes itself. The
+	// queue's one connection is also the hooks' enqueue, which waits behind a VACUUM.
+	if !r.queueVacuumed.Load() {
+		if _, err := r.q.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("purge queue: vacuum: %w", err)
+		}
+		r.queueVacuumed.Store(true)
 	}
 	if _, err := r.q.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("purge queue: checkpoint: %w", err)

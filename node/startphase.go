@@ -30,7 +30,7 @@ func (n *Node) StartPhase() (phase string, steps uint64, unbounded bool) {
 	return *p, n.phaseSteps.Load(), strings.HasPrefix(*p, replica.PhaseMigrating)
 }
 
-// checkInBackground runs the full integrity check (replica.CheckIntegrity: SQLite's
+// checkInBackground reads the short-ID index ahead, then runs the full integrity check (replica.CheckIntegrity: SQLite's
 // quick_check over the whole file, 8 s at 1M observations) that the open leaves out, on a
 // lowered thread after the node is ready. A corrupt database found so is latched like one
 // found by any read or write (corrupt.go): writes stop and status says to repair.
@@ -39,6 +39,11 @@ func (n *Node) checkInBackground(ctx context.Context, rep *replica.Replica) {
 		return
 	}
 	_ = prio.Lower() // best effort: the check yields the CPU to requests
+	// First the short-ID index every context shows (a read of every record's key, ~3.5 s at
+	// 1M on a loaded machine): the first session start after a start does not wait for it.
+	if err := rep.WarmShortIDs(ctx); err != nil && ctx.Err() == nil {
+		n.log.Warn("short-ID index not read ahead", "err", err)
+	}
 	t0 := time.Now()
 	err := rep.CheckIntegrity(ctx)
 	switch {

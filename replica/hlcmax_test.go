@@ -147,3 +147,18 @@ func TestHLCMaxFilledOnceFromAnOlderDatabase(t *testing.T) {
 		t.Fatalf("clock %d behind the op-log's %d", r.clock.Last(), scanned)
 	}
 }
+
+// TestWarmShortIDsLoadsTheIndex: the node reads the short-ID index ahead after ready, so the
+// first context does not pay the read of every key (3.9 s at 1M, load 25).
+func TestWarmShortIDsLoadsTheIndex(t *testing.T) {
+	r := openTest(t, "dev-a")
+	if r.shorts.loaded {
+		t.Fatal("the index is loaded at open: the test shows nothing")
+	}
+	if err := r.WarmShortIDs(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !r.shorts.loaded {
+		t.Fatal("WarmShortIDs left the index unread")
+	}
+}

@@ -248,6 +248,16 @@ func (r *Replica) ShortIDs(ctx context.Context, ids []string) (map[string]string
 	return out, nil
 }
 
+// WarmShortIDs reads the short-ID index now (what the first ShortIDs call would: a read of
+// every record's key, seconds at 1M records), so the first session-start context after the
+// node is ready does not pay it.
+func (r *Replica) WarmShortIDs(ctx context.Context) error {
+	if err := r.shorts.load(ctx, r); err != nil {
+		return fmt.Errorf("short ids: %w", err)
+	}
+	return nil
+}
+
 // looksNumeric reports a form that would read as a claude-mem ID: digits, or S and digits.
 func looksNumeric(s string) bool {
 	s = strings.TrimPrefix(s, "S")

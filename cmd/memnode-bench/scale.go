@@ -329,7 +329,6 @@ func measureScale(ctx context.Context, cfg config, set scaleSet, box *pidBox, lo
 	if out, err := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", set.dataDir, h.dataDir).CombinedOutput(); err != nil {
 		return row, fmt.Errorf("copy data dir: %w: %s", err, out)
 	}
-	row.DBBytes = dbBytes(h.dataDir)
 	// start → ready: the first start after the copy, then a warm one (the OS cache holds the files).
 	logAt := fileSize(datadir.Dir(h.dataDir).NodeLog())
 	t0 := time.Now()
@@ -340,6 +339,7 @@ func measureScale(ctx context.Context, cfg config, set scaleSet, box *pidBox, lo
 	if err := h.stopNode(ctx); err != nil {
 		return row, err
 	}
+	row.DBBytes = dbBytes(h.dataDir) // after the binary's migrations, if it had any
 	// A binary with newer migrations migrated the copy on that start (minutes at 1M when a
 	// migration rebuilds an index): the cache takes the migrated data dir, so the next run
 	// does not pay it again.

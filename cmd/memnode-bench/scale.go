@@ -279,7 +279,11 @@ func newScaleHarness(cfg config, dataDir string, box *pidBox) (*harness, error) 
 			h.env[i] = "MEMNODE_DATA_DIR=" + dataDir
 		}
 	}
-	return h, os.MkdirAll(dataDir, 0o700)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		os.RemoveAll(h.root)
+		return nil, err
+	}
+	return h, nil
 }
 
 // start runs `memnode start` (it returns when the node is ready), connects and checks that

@@ -77,6 +77,11 @@ func TestTeamPullStoppedMidwayResumesExactlyOnce(t *testing.T) {
 	if got := late.count(t, P); got != at.Done || at.Done >= n {
 		t.Fatalf("stopped after %+v but %d records applied", at, got)
 	}
+	// Mid-transfer, team status says how much is still to come down (issue 25: never 0
+	// pending while records are still arriving).
+	if st, err := late.t.Status(ctx); err != nil || st.PullLag != n-at.Done {
+		t.Fatalf("status mid-transfer: pull lag %d (%v), want %d of %d still to pull", st.PullLag, err, n-at.Done, n)
+	}
 	got, err := late.t.Pull(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

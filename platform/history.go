@@ -2,6 +2,7 @@ package platform
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,12 @@ type History struct {
 	// ProjectMemory lists the memory files of a project: root is its root folder,
 	// sessionFile one of its session files. Their list items become the project's notes.
 	ProjectMemory func(root, sessionFile string) []string
+	// Export is set for an agent that keeps its sessions in a database, not in files
+	// (OpenCode): it exports the sessions of the agent's data folder dir last updated at or
+	// after since (epoch ms; 0: all) through the agent's own CLI into the folder out, a
+	// file each that Replay reads. It reports false, writing nothing, when dir is not such
+	// a data folder: a folder of files exported before is read as it is.
+	Export func(ctx context.Context, dir, out string, since int64) (bool, error)
 }
 
 // Replayed is one session file, read back.

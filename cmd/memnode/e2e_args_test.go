@@ -143,6 +143,8 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-opencode", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "good", args: []string{"import", "--from-opencode", emptyDir}, outMin: 1},
 		{cmd: "import", kind: "good", args: []string{"import", "--from-codex", emptyDir}, outMin: 1},
 
 		{cmd: "export", kind: "good", args: []string{"export", "--project", "nope"}, outMin: 2, errLines: 1, errHas: "exported 0 records"},

@@ -76,8 +76,6 @@ func TestRealOpenCode(t *testing.T) {
 	var next agentcli.Script
 	rig := newAgentRig(t, longAgentFiles(t), &agentcli.OpenAIChat{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
-	// OpenCode takes its project directory from $PWD, not from its working directory.
-	rig.agentEnv = append(append(rig.agentEnv, openCodeEnv...), "PWD="+rig.project)
 	app := filepath.Join(rig.project, agentFile)
 	next = agentcli.Sequence(
 		agentcli.Turn{Text: "Let me look at the code.", Calls: []agentcli.Call{{Name: "read", Args: map[string]any{"filePath": app}}}},
@@ -92,31 +90,8 @@ func TestRealOpenCode(t *testing.T) {
 		agentcli.Turn{Calls: []agentcli.Call{{Name: "read", Args: map[string]any{"filePath": app}}}},
 		agentcli.Turn{Text: agentAnswer2},
 	)
-	configDir := filepath.Join(rig.home, ".config", "opencode")
-	config := filepath.Join(configDir, "opencode.json")
-	orig := []byte(`{
-  "$schema": "https://opencode.ai/config.json",
-  "provider": {
-    "local": {
-      "npm": "@ai-sdk/openai-compatible",
-      "options": {"baseURL": "` + rig.model.URL + `/v1", "apiKey": "fake-openai-key"},
-      "models": {"local-model": {"tool_call": true, "limit": {"context": 128000, "output": 8192}}}
-    }
-  },
-  "model": "local/local-model",
-  "small_model": "local/local-model",
-  "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
-  "autoupdate": false,
-  "share": "disabled"
-}
-`)
-	if err := os.MkdirAll(configDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(config, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	seedOpenCodeDeps(t, configDir)
+	config, orig := writeOpenCodeConfig(t, rig)
+	configDir := filepath.Dir(config)
 	// Per-prompt context is semantic inject: a random tiny encoder (cybertron's real loader
 	// and forward pass, no download) embeds session 1, so session 2's prompt gets its
 	// related observations.
@@ -190,4 +165,39 @@ func TestRealOpenCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(configDir, "plugin", "memnode.js")); !os.IsNotExist(err) {
 		t.Errorf("plugin left after uninstall: %v", err)
 	}
+}
+
+// writeOpenCodeConfig points the rig's OpenCode at its model server, allows the tools a
+// headless run needs, keeps it offline and seeds its plugin SDK; it returns the config
+// file and the bytes written.
+func writeOpenCodeConfig(t *testing.T, rig *agentRig) (string, []byte) {
+	t.Helper()
+	// OpenCode takes its project directory from $PWD, not from its working directory.
+	rig.agentEnv = append(append(rig.agentEnv, openCodeEnv...), "PWD="+rig.project)
+	configDir := filepath.Join(rig.home, ".config", "opencode")
+	config := filepath.Join(configDir, "opencode.json")
+	orig := []byte(`{
+  "$schema": "https://opencode.ai/config.json",
+  "provider": {
+    "local": {
+      "npm": "@ai-sdk/openai-compatible",
+      "options": {"baseURL": "` + rig.model.URL + `/v1", "apiKey": "fake-openai-key"},
+      "models": {"local-model": {"tool_call": true, "limit": {"context": 128000, "output": 8192}}}
+    }
+  },
+  "model": "local/local-model",
+  "small_model": "local/local-model",
+  "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+  "autoupdate": false,
+  "share": "disabled"
+}
+`)
+	if err := os.MkdirAll(configDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	seedOpenCodeDeps(t, configDir)
+	return config, orig
 }

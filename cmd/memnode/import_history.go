@@ -98,7 +98,20 @@ func runHistoryImport(ctx context.Context, env *cliEnv, p platform.Platform, dir
 		dir = h.Dir(home, env.Getenv)
 	}
 	res := historyImport{dir: dir}
-	files, err := h.SessionFiles(dir, since)
+	src := dir
+	if h.Export != nil {
+		tmp, err := os.MkdirTemp("", "memnode-import-")
+		if err != nil {
+			return res, fmt.Errorf("make a folder for the exported sessions: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		if exported, err := h.Export(ctx, dir, tmp, since); err != nil {
+			return res, err
+		} else if exported {
+			src, since = tmp, 0
+		}
+	}
+	files, err := h.SessionFiles(src, since)
 	if err != nil || len(files) == 0 {
 		return res, err
 	}

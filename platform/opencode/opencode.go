@@ -24,5 +24,6 @@ func Platform() platform.Platform {
 		Installer: Installer{},
 		Fixtures:  "testdata/fixtures/opencode",
 		Detect:    platform.Detect{ConfigPaths: []string{"opencode"}, Commands: []string{"opencode"}},
+		History:   &history,
 	}
 }

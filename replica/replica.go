@@ -107,6 +107,9 @@ type Replica struct {
 	// queueVacuumed: purgeQueue has vacuumed the queue database since open (see there).
 	queueVacuumed atomic.Bool
 	mu            sync.Mutex // guards closed
+	purgeMu       sync.Mutex // guards purgeOwed, purgeRunning (owePurge)
+	purgeOwed     uint64     // forgets whose checkpoint readers kept from emptying the WAL
+	purgeRunning  bool       // a background checkpoint retry runs
 	closed        bool
 	done          chan struct{}
 	wg            sync.WaitGroup

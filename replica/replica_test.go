@@ -260,3 +260,59 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 		})
 	}
 }
+
+// A reader holding an old snapshot (the node's background integrity check) keeps a forget's
+// TRUNCATE checkpoint from emptying the WAL: the forget still returns, and the forgotten text
+// leaves the WAL once the reader is done, by the background retry — not at some later forget.
+func TestForgottenTextLeavesTheWALAfterAReaderFinishes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	// The reader's snapshot starts before the record is written: it pins the WAL.
+	reader, err := r.r.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if _, err := reader.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := reader.QueryRowContext(ctx, "SELECT COUNT(*) FROM observations").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	secret := "wombat-held-by-a-reader"
+	res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
+		Title: "t", Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
+	if err != nil || len(res.Observations) != 1 {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := r.Forget(ctx, []string{res.Observations[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	walHolds := func() bool {
+		b, _ := os.ReadFile(path + "-wal")
+		return bytes.Contains(b, []byte(secret))
+	}
+	if !walHolds() {
+		t.Fatal("the WAL lost the text while a reader held it: the test no longer sets up what it checks")
+	}
+	if _, err := reader.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); walHolds(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the forgotten text is still in the WAL 30 s after the reader finished")
+		}
+	}
+	if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+		t.Fatal("the database file still holds the forgotten text")
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/memnode/memnode/store"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/memnode/memnode/feed"
 	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/store"
 )
 
 // Commit stores a batch of local changes in one transaction, minting IDs and HLC stamps for
@@ -489,11 +491,104 @@ var forgetStmts = []string{
 // (the database's own pages were zeroed by secure_delete, the FTS indexes' entries removed
 // by their secure-delete option, schema v12), then purges the queue. Its work is the WAL's
 // size, bounded by the autocheckpoint, not the database's.
+//
+// A reader holding an old snapshot (the node's background integrity check, a long export)
+// keeps a TRUNCATE checkpoint from finishing: SQLite then answers busy, not an error, and the
+// WAL keeps its frames. The forget waits for readers at most forgetCheckpointWait, holding
+// the writer no longer, and a retry runs in the background until a checkpoint empties the
+// WAL (Close waits for it), so no forgotten text outlives its readers in a WAL frame.
 func (r *Replica) purgeWAL(ctx context.Context) error {
-	if _, err := r.w.ExecContext(context.WithoutCancel(ctx), "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	ctx = context.WithoutCancel(ctx)
+	emptied, err := r.truncateWAL(ctx, forgetCheckpointWait)
+	if err != nil {
+		return err
+	}
+	if !emptied {
+		r.owePurge()
 	}
 	return r.purgeQueue(ctx)
+}
+
+const (
+	// forgetCheckpointWait bounds how long a forget's checkpoint waits for readers.
+	forgetCheckpointWait = 250 * time.Millisecond
+	// purgeRetryEvery spaces the background checkpoints a busy one leaves owed.
+	purgeRetryEvery = time.Second
+)
+
+// truncateWAL runs a TRUNCATE checkpoint on the writer, waiting at most wait for readers,
+// and reports whether it emptied the WAL.
+func (r *Replica) truncateWAL(ctx context.Context, wait time.Duration) (bool, error) {
+	conn, err := r.w.Conn(ctx) // the one writer connection, held for all three statements
+	if err != nil {
+		return false, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer conn.Close()
+	var was int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&was); err != nil {
+		return false, fmt.Errorf("checkpoint: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(wait.Milliseconds(), 10)); err != nil {
+		return false, fmt.Errorf("checkpoint: %w", err)
+	}
+	var busy, frames, moved int
+	cerr := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &moved)
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(was, 10)); err != nil && cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return false, fmt.Errorf("checkpoint: %w", cerr)
+	}
+	return busy == 0, nil
+}
+
+// owePurge notes that a forget's text may still sit in WAL frames and makes sure one
+// background retry runs until a TRUNCATE checkpoint taken after the latest such forget
+// succeeds.
+func (r *Replica) owePurge() {
+	r.purgeMu.Lock()
+	r.purgeOwed++
+	start := !r.purgeRunning
+	r.purgeRunning = true
+	r.purgeMu.Unlock()
+	if !start {
+		return
+	}
+	r.mu.Lock()
+	if r.closed { // Close checkpoints once more itself
+		r.mu.Unlock()
+		return
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	r.log.Warn("a reader holds the write-ahead log: forgotten text leaves it at the next checkpoint, retried in the background")
+	go func() {
+		defer r.wg.Done()
+		tick := time.NewTicker(purgeRetryEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-r.done:
+				return
+			case <-tick.C:
+			}
+			r.purgeMu.Lock()
+			owed := r.purgeOwed
+			r.purgeMu.Unlock()
+			emptied, err := r.truncateWAL(context.Background(), forgetCheckpointWait)
+			if err != nil || !emptied {
+				continue
+			}
+			r.purgeMu.Lock()
+			if r.purgeOwed == owed { // no forget came since this checkpoint began
+				r.purgeRunning = false
+				r.purgeMu.Unlock()
+				r.log.Info("write-ahead log emptied after a forget")
+				return
+			}
+			r.purgeMu.Unlock()
+		}
+	}()
 }
 
 // purgeQueue removes what a forget leaves in the queue database: events still waiting

@@ -32,6 +32,11 @@ type Observation struct {
 	Concepts      []string `json:"concepts,omitempty"`
 	FilesRead     []string `json:"files_read,omitempty"`
 	FilesModified []string `json:"files_modified,omitempty"`
+	// Call is the 1-based position, among the calls Observe was given, of the one call this
+	// observation is about; 0 when the compressor does not say (a model's observation may
+	// cover several calls). The pipeline takes the record's tool, time and origin from that
+	// call. Not part of any wire format.
+	Call int `json:"-"`
 }
 
 // SessionInput is what a summary is made from.

@@ -39,10 +39,7 @@ func (p *Pipeline) Build(ctx context.Context, rep Sessions, evs []store.PendingE
 			tokensEach = (usage.InputTokens + usage.OutputTokens) / len(obs)
 		}
 		for i, o := range obs {
-			ev := callEvents[len(callEvents)-1]
-			if perCall {
-				ev = callEvents[i]
-			}
+			ev := sourceCall(o, i, perCall, callEvents)
 			disc := tokensEach
 			if disc == 0 {
 				disc = memory.EstimateTokens(string(ev.ToolInput)) + memory.EstimateTokens(string(ev.ToolResponse))
@@ -172,4 +169,26 @@ func cleanBatch(b *store.Batch) {
 	for i := range b.Summaries {
 		privacy.CleanSummary(&b.Summaries[i])
 	}
+}
+
+// sourceCall is the call an observation is recorded under (its tool, time, session): the one
+// the compressor names (ai.Observation.Call), else the i-th when it made one observation per
+// call. Otherwise the observation may cover several calls: it takes the last one's time, and
+// its tool only when every call used the same one — never another call's tool, which would
+// misname where its words come from (a tool's output shown as a note said to memnode).
+func sourceCall(o ai.Observation, i int, perCall bool, calls []queueRow) queueRow {
+	switch {
+	case o.Call >= 1 && o.Call <= len(calls):
+		return calls[o.Call-1]
+	case perCall:
+		return calls[i]
+	}
+	ev := calls[len(calls)-1]
+	for _, c := range calls {
+		if c.ToolName != ev.ToolName {
+			ev.ToolName = ""
+			break
+		}
+	}
+	return ev
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memnode/memnode/ai"
 	"github.com/memnode/memnode/ai/offline"
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/testkit"
@@ -120,6 +121,24 @@ func TestBuild(t *testing.T) {
 		evs   []apitype.Event
 		check func(t *testing.T, b *store.Batch)
 	}{
+		{"a call the compressor drops leaves every other call its own tool", fakeSessions{}, []apitype.Event{
+			{Kind: memory.KindPrompt, Prompt: "fix the greeting"},
+			{Kind: memory.KindObservation, ToolName: "Read", ToolInput: json.RawMessage(`{"file_path":"/w/app.py"}`),
+				ToolResponse: json.RawMessage(`{"file":{"content":"print('helo')"}}`)},
+			{Kind: memory.KindObservation, ToolName: "TodoWrite", ToolInput: json.RawMessage(`{"todos":[]}`)},
+			bash("python3 app.py", "hello"),
+		}, func(t *testing.T, b *store.Batch) {
+			// Two observations from three calls: each must keep its own call's tool and time,
+			// not the last call's (the Read was stored as Bash, quoted as command output).
+			var got []string
+			for _, o := range b.Observations {
+				got = append(got, fmt.Sprintf("%s@%d", o.ToolName, o.CreatedAt))
+			}
+			at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC).UnixMilli()
+			if want := []string{fmt.Sprintf("Read@%d", at+1000), fmt.Sprintf("Bash@%d", at+3000)}; !slices.Equal(got, want) {
+				t.Errorf("observations %v, want %v", got, want)
+			}
+		}},
 		{"a turn: session, prompt, observation", fakeSessions{}, []apitype.Event{
 			{Kind: memory.KindPrompt, Prompt: "run the tests"},
 			bash("go test ./parser/...", "ok  parser 0.1s"),
@@ -686,5 +705,34 @@ func TestFailedStepKeepsItsCommand(t *testing.T) {
 	}
 	if obs[2].Title != "Failed: "+apitype.ToolFailedStep {
 		t.Errorf("an unpaired failure: %q", obs[2].Title)
+	}
+}
+
+// A model's observation that covers several calls names no single one: it keeps the calls'
+// tool only when they share it.
+func TestSourceCallOfAMergedObservation(t *testing.T) {
+	rows := func(tools ...string) []queueRow {
+		var out []queueRow
+		for i, tool := range tools {
+			out = append(out, queueRow{EventID: fmt.Sprint(i), ToolName: tool})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		o       ai.Observation
+		perCall bool
+		calls   []queueRow
+		want    string
+	}{
+		{ai.Observation{Call: 1}, false, rows("Read", "Bash"), "0/Read"},
+		{ai.Observation{}, true, rows("Read", "Bash"), "0/Read"},
+		{ai.Observation{}, false, rows("Bash", "Bash", "Bash"), "2/Bash"},
+		{ai.Observation{}, false, rows("Read", "save_memory"), "1/"},
+		{ai.Observation{Call: 7}, false, rows("Read", "Edit"), "1/"}, // out of range: not believed
+	} {
+		ev := sourceCall(tc.o, 0, tc.perCall, tc.calls)
+		if got := ev.EventID + "/" + ev.ToolName; got != tc.want {
+			t.Errorf("sourceCall(%+v, perCall %v, %d calls) = %s, want %s", tc.o, tc.perCall, len(tc.calls), got, tc.want)
+		}
 	}
 }

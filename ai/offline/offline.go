@@ -64,6 +64,7 @@ func (c *Compressor) Observe(ctx context.Context, calls []ai.ToolCall) ([]ai.Obs
 			return nil, usage, fmt.Errorf("observe tool calls: %w", err)
 		}
 		if obs, ok := observeCall(c.v, &calls[i]); ok {
+			obs.Call = i + 1
 			out = append(out, obs)
 		}
 	}

@@ -188,7 +188,6 @@ type CLI struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
-	found  string // the executable last found, "" if not
 }
 
 var _ Provider = (*CLI)(nil)

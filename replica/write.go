@@ -511,7 +511,7 @@ func (r *Replica) purgeWAL(ctx context.Context) error {
 
 const (
 	// forgetCheckpointWait bounds how long a forget's checkpoint waits for readers.
-	forgetCheckpointWait = 250 * time.Millisecond
+	forgetCheckpointWait = 50 * time.Millisecond
 	// purgeRetryEvery spaces the background checkpoints a busy one leaves owed.
 	purgeRetryEvery = time.Second
 )

@@ -164,7 +164,7 @@ bench-scale: build ## issue 29's figures at 10k/100k/1M observations with the gr
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -scale $(SIZES) $(if $(REIMPORT),-reimport) $(if $(SCALE_CACHE),-scale-cache $(SCALE_CACHE))
 
 bench-viewer: ## the viewer's figures in a real Chromium: first paint of the feed with 10,000 records, the feed under 50 records/s
-	$(GO) test -tags $(TAGS) -count=1 -run 'TestViewerInBrowser/first_paint|TestViewerLiveBurst' -v ./cmd/memnode/ | grep -E 'first card|records in|per record|DOM holds|^(---|ok|FAIL)'
+	$(GO) test -tags $(TAGS) -count=1 -run 'TestViewerInBrowser/first_paint|TestViewerLiveBurst' -v ./e2e/viewer/ | grep -E 'first card|records in|per record|DOM holds|^(---|ok|FAIL)'
 
 bench-ab: build ## A/B of the end-to-end figures against an older binary: make bench-ab BASE=path/to/old/memnode [ROUNDS=3]
 	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -base $(BASE) -bin $(BIN) -rounds $(or $(ROUNDS),3) -idle-long 0

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memnode/memnode/internal/e2ekit"
+
 	"github.com/memnode/memnode/api/apitype"
 )
 
@@ -31,16 +33,16 @@ type argCase struct {
 // (`stop --frob` leaves the node running, `forget ID --frob` forgets nothing, `install
 // claude-code --frob` installs nothing).
 func TestEveryCommandValidatesItsArguments(t *testing.T) {
-	in := newInstance(t)
-	in.extra = append(in.extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=matrix")
-	in.start()
-	pid := in.pidFile()
+	in := e2ekit.NewInstance(t)
+	in.Extra = append(in.Extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=matrix")
+	in.Start()
+	pid := in.PidFile()
 	export := filepath.Join(t.TempDir(), "two.jsonl")
 	emptyDir := t.TempDir() // an agent's history folder with no session in it
-	writeObservations(t, export, 2)
-	in.mustRun(nil, "import", export)
+	e2ekit.WriteObservations(t, export, 2)
+	in.MustRun(nil, "import", export)
 	var res apitype.Results
-	if err := json.Unmarshal([]byte(in.mustRun(nil, "search", "parser", "--project", "bigproj", "--json")), &res); err != nil || len(res.Hits) != 2 {
+	if err := json.Unmarshal([]byte(in.MustRun(nil, "search", "parser", "--project", "bigproj", "--json")), &res); err != nil || len(res.Hits) != 2 {
 		t.Fatalf("search after import: %d hits, %v", len(res.Hits), err)
 	}
 	keep, gone := res.Hits[0].ID, res.Hits[1].ID
@@ -58,7 +60,7 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 	if err := os.WriteFile(gz, packed.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := in.mustRun(nil, "import", gz); !strings.Contains(out, "0 observations") || !strings.Contains(out, "3 already present") {
+	if out := in.MustRun(nil, "import", gz); !strings.Contains(out, "0 observations") || !strings.Contains(out, "3 already present") {
 		t.Fatalf("import of the gzipped export: %s", out)
 	}
 
@@ -134,16 +136,16 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		{cmd: "import", kind: "missing", args: []string{"import"}, code: 2},
 		{cmd: "import", kind: "flag", args: []string{"import", export, "--frob"}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", export, "--from-claude-mem", export}, code: 2},
-		{cmd: "import", kind: "bad", args: []string{"import", filepath.Join(in.dataDir, "nope.jsonl")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", filepath.Join(in.DataDir, "nope.jsonl")}, code: 1},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", "--from-gemini-cli"}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", "--from-claude-mem", export}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", "a", "b"}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", "--since", "someday"}, code: 2},
 		{cmd: "import", kind: "bad", args: []string{"import", export, "--since", "2026-11-01"}, code: 2},
-		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
-		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
-		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
-		{cmd: "import", kind: "bad", args: []string{"import", "--from-opencode", filepath.Join(in.dataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-codex", filepath.Join(in.DataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-gemini-cli", filepath.Join(in.DataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-qwen-code", filepath.Join(in.DataDir, "no-such-dir")}, code: 1},
+		{cmd: "import", kind: "bad", args: []string{"import", "--from-opencode", filepath.Join(in.DataDir, "no-such-dir")}, code: 1},
 		{cmd: "import", kind: "good", args: []string{"import", "--from-opencode", emptyDir}, outMin: 1},
 		{cmd: "import", kind: "good", args: []string{"import", "--from-codex", emptyDir}, outMin: 1},
 
@@ -261,13 +263,13 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		}
 	}
 
-	check := func(c argCase, r result) {
+	check := func(c argCase, r e2ekit.Result) {
 		t.Helper()
-		errLines := lines(r.stderr)
+		errLines := e2ekit.Lines(r.Stderr)
 		if c.kind == "good" {
-			if r.code != 0 || len(lines(r.stdout)) < c.outMin || len(errLines) != c.errLines || !strings.Contains(r.stderr, c.errHas) {
+			if r.Code != 0 || len(e2ekit.Lines(r.Stdout)) < c.outMin || len(errLines) != c.errLines || !strings.Contains(r.Stderr, c.errHas) {
 				t.Errorf("memnode %s: exit %d, want 0 with >= %d stdout lines and %d stderr lines (%q)\nstdout: %s\nstderr: %s",
-					strings.Join(c.args, " "), r.code, c.outMin, c.errLines, c.errHas, r.stdout, r.stderr)
+					strings.Join(c.args, " "), r.Code, c.outMin, c.errLines, c.errHas, r.Stdout, r.Stderr)
 			}
 			return
 		}
@@ -275,39 +277,28 @@ func TestEveryCommandValidatesItsArguments(t *testing.T) {
 		if c.cmd == "hook" {
 			wantOut = "{}\n"
 		}
-		if r.code != c.code || r.stdout != wantOut || len(errLines) != 1 || !strings.HasPrefix(r.stderr, "memnode: ") {
+		if r.Code != c.code || r.Stdout != wantOut || len(errLines) != 1 || !strings.HasPrefix(r.Stderr, "memnode: ") {
 			t.Errorf("memnode %s: exit %d, want %d with stdout %q and one stderr line\nstdout: %s\nstderr: %s",
-				strings.Join(c.args, " "), r.code, c.code, wantOut, r.stdout, r.stderr)
+				strings.Join(c.args, " "), r.Code, c.code, wantOut, r.Stdout, r.Stderr)
 		}
 	}
 	for _, c := range append(cases, hookCases...) {
-		check(c, in.run([]byte(c.stdin), c.args...))
+		check(c, in.Run([]byte(c.stdin), c.args...))
 	}
 
 	// Nothing a rejected command line named was done.
-	if got := in.pidFile(); got != pid || in.run(nil, "status").code != 0 {
-		t.Errorf("after the bad stop lines: pid file %d (was %d), status exit %d", got, pid, in.run(nil, "status").code)
+	if got := in.PidFile(); got != pid || in.Run(nil, "status").Code != 0 {
+		t.Errorf("after the bad stop lines: pid file %d (was %d), status exit %d", got, pid, in.Run(nil, "status").Code)
 	}
-	if r := in.run(nil, "get", keep); r.code != 0 {
-		t.Errorf("forget %s --frob forgot it: %s%s", keep, r.stdout, r.stderr)
+	if r := in.Run(nil, "get", keep); r.Code != 0 {
+		t.Errorf("forget %s --frob forgot it: %s%s", keep, r.Stdout, r.Stderr)
 	}
-	if r := in.run(nil, "get", gone); r.code != 1 {
-		t.Errorf("forget %s did not forget it: %s", gone, r.stdout)
+	if r := in.Run(nil, "get", gone); r.Code != 1 {
+		t.Errorf("forget %s did not forget it: %s", gone, r.Stdout)
 	}
 
-	check(argCase{cmd: "stop", kind: "good", outMin: 1, args: []string{"stop"}}, in.run(nil, "stop"))
-	check(argCase{cmd: "repair", kind: "good", outMin: 1, args: []string{"repair"}}, in.run(nil, "repair"))
-}
-
-// lines splits output into its non-empty lines.
-func lines(s string) []string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
+	check(argCase{cmd: "stop", kind: "good", outMin: 1, args: []string{"stop"}}, in.Run(nil, "stop"))
+	check(argCase{cmd: "repair", kind: "good", outMin: 1, args: []string{"repair"}}, in.Run(nil, "repair"))
 }
 
 // TestInstallWithoutATerminal: `memnode install </dev/null` (cron, CI, an IDE task) has
@@ -315,41 +306,41 @@ func lines(s string) []string {
 // the [y/N] prompt and read EOF as "no". The rule: without a terminal, install needs --yes;
 // without it, it lists the agents, installs nothing and exits 1 with one line saying so.
 func TestInstallWithoutATerminal(t *testing.T) {
-	in := newInstance(t)
-	if err := os.MkdirAll(filepath.Join(in.dataDir, ".claude"), 0o700); err != nil { // HOME is the data dir
+	in := e2ekit.NewInstance(t)
+	if err := os.MkdirAll(filepath.Join(in.DataDir, ".claude"), 0o700); err != nil { // HOME is the data dir
 		t.Fatal(err)
 	}
-	devNull := func(args ...string) result {
+	devNull := func(args ...string) e2ekit.Result {
 		t.Helper()
 		f, err := os.Open(os.DevNull)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		cmd := exec.Command(memnodeBin, args...)
-		cmd.Env, cmd.Dir, cmd.Stdin = in.env(), in.dataDir, f
+		cmd := exec.Command(e2ekit.MemnodeBin, args...)
+		cmd.Env, cmd.Dir, cmd.Stdin = in.Env(), in.DataDir, f
 		var out, errb strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err = cmd.Run()
-		r := result{stdout: out.String(), stderr: errb.String()}
+		r := e2ekit.Result{Stdout: out.String(), Stderr: errb.String()}
 		if ee, ok := err.(*exec.ExitError); ok {
-			r.code = ee.ExitCode()
+			r.Code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
 		}
 		return r
 	}
-	settings := filepath.Join(in.dataDir, ".claude", "settings.json")
+	settings := filepath.Join(in.DataDir, ".claude", "settings.json")
 	r := devNull("install")
-	if r.code != 1 || strings.Contains(r.stdout, "[y/N]") || len(lines(r.stderr)) != 1 || !strings.Contains(r.stderr, "memnode install --yes") ||
-		!strings.Contains(r.stdout, "claude-code") {
-		t.Errorf("install </dev/null: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || strings.Contains(r.Stdout, "[y/N]") || len(e2ekit.Lines(r.Stderr)) != 1 || !strings.Contains(r.Stderr, "memnode install --yes") ||
+		!strings.Contains(r.Stdout, "claude-code") {
+		t.Errorf("install </dev/null: exit %d\nstdout: %s\nstderr: %s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(settings); !os.IsNotExist(err) {
 		t.Errorf("install </dev/null without --yes wrote %s", settings)
 	}
-	if r := devNull("install", "--yes"); r.code != 0 {
-		t.Fatalf("install --yes </dev/null: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := devNull("install", "--yes"); r.Code != 0 {
+		t.Fatalf("install --yes </dev/null: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if b, err := os.ReadFile(settings); err != nil || !strings.Contains(string(b), "hook claude-code") {
 		t.Errorf("install --yes </dev/null did not hook Claude Code up: %v\n%s", err, b)

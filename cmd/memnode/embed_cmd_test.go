@@ -15,12 +15,13 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/embed"
+	"github.com/memnode/memnode/internal/e2ekit"
 )
 
 func embedEnv(tb testing.TB, hub string) (*cliEnv, *bytes.Buffer, *bytes.Buffer) {
 	tb.Helper()
 	s := configs.Default()
-	s.Port = freePort(tb) // nothing listens there: "node not running"
+	s.Port = e2ekit.FreePort(tb) // nothing listens there: "node not running"
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
 		if k == "HF_ENDPOINT" {

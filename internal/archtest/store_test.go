@@ -8,9 +8,10 @@ import (
 )
 
 // replicaImporters are the packages whose code may import replica: the daemon's wiring, the
-// CLI, and the test kit that opens real replicas for other packages' tests. Every other part
+// CLI, the test kit that opens real replicas for other packages' tests, and the e2e kit that
+// reads a stopped sync peer's replica. Every other part
 // speaks the store contract (package store) through an interface of its own.
-var replicaImporters = []string{"node", "internal/testkit"}
+var replicaImporters = []string{"node", "internal/testkit", "internal/e2ekit"}
 
 // sqliteFree are the packages that must build without SQLite: they reach the store only
 // through the store contract, so a second backend (or a fake) can stand in for the replica.

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package main
-
-import "errors"
-
-func mountTmpfs(string, string) error { return errors.New("tmpfs mounts are Linux only") }
-
-func unmountTmpfs(string) error { return nil }

@@ -1,0 +1,5 @@
+// Package cli holds the real-process tests of the memnode binary that need no peer, team
+// cluster, browser or agent CLI: commands and their arguments, start/stop, durability under
+// kill -9, corruption and repair, privacy, limits, import, MCP, search, release archives.
+// Test files only; helpers in internal/e2ekit.
+package cli

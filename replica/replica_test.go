@@ -316,3 +316,33 @@ func TestForgottenTextLeavesTheWALAfterAReaderFinishes(t *testing.T) {
 		t.Fatal("the database file still holds the forgotten text")
 	}
 }
+
+// A data dir whose name holds '#', '?' or '%' (Go names a fuzz seed's temp dir "…seed#0…")
+// keeps its database inside it: SQLite's URI would otherwise end the path at the '#' or
+// '?' and open a file beside the dir, one that every such dir shares.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "a#b?c%41d")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(context.Background(), Config{Path: filepath.Join(dir, "memnode.db"), Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"memnode.db", "memnode.queue.db"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s is not in the data dir: %v", f, err)
+		}
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files beside the data dir: %v", names)
+	}
+}

@@ -33,7 +33,7 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("immutable", "1")
-	db, err := sql.Open("sqlite3", "file:"+src+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", fileURI(src, q))
 	if err != nil {
 		return SalvageResult{}, fmt.Errorf("salvage: %w", err)
 	}

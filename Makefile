@@ -160,8 +160,8 @@ bench: build ## print the performance figures: package benchmarks, then the end-
 # The scale benchmark's sizes (make bench-scale SIZES=10k,100k for a quick run) and where its
 # datasets are cached (generated and imported once per generator version).
 SIZES ?= 10k,100k,1m
-bench-scale: build ## issue 29's figures at 10k/100k/1M observations with the growth between sizes: make bench-scale [SIZES=10k,100k] [REIMPORT=1] (docs/BENCH.md "Scale")
-	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -scale $(SIZES) $(if $(REIMPORT),-reimport) $(if $(SCALE_CACHE),-scale-cache $(SCALE_CACHE))
+bench-scale: build ## issue 29's figures at 10k/100k/1M observations with the growth between sizes: make bench-scale [SIZES=10k,100k] [REIMPORT=1] [JOIN=none|100k] (docs/BENCH.md "Scale")
+	$(GO) run -tags $(TAGS) ./cmd/memnode-bench -bin $(BIN) -scale $(SIZES) $(if $(REIMPORT),-reimport) $(if $(JOIN),-scale-join $(JOIN)) $(if $(SCALE_CACHE),-scale-cache $(SCALE_CACHE))
 
 bench-viewer: ## the viewer's figures in a real Chromium: first paint of the feed with 10,000 records, the feed under 50 records/s
 	$(GO) test -tags $(TAGS) -count=1 -run 'TestViewerInBrowser/first_paint|TestViewerLiveBurst' -v ./e2e/viewer/ | grep -E 'first card|records in|per record|DOM holds|^(---|ok|FAIL)'

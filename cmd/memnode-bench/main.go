@@ -53,6 +53,9 @@ type config struct {
 	Scale      string
 	ScaleCache string // the datasets' cache root; empty: ~/.cache/memnode-bench/scale
 	Reimport   bool   // scale: import each dataset again (this run's import figures, not the cache's)
+	ScaleJoin  string // scale: the sizes a new device joins ("all", "none" or a list; scalejoin.go)
+	// ScaleJoinOnly measures only the join at each size (the inner loop of install work).
+	ScaleJoinOnly bool
 
 	Keep bool      // keep the temp data dir
 	Log  io.Writer // progress lines; nil discards
@@ -108,6 +111,8 @@ func main() {
 	fs.IntVar(&cfg.Rounds, "rounds", 3, "A/B mode: runs of each binary (ABBA order)")
 	fs.StringVar(&cfg.Scale, "scale", "", "scale benchmark at these sizes, e.g. 10k,100k,1m (datasets generated and imported once, cached; docs/BENCH.md)")
 	fs.StringVar(&cfg.ScaleCache, "scale-cache", "", "cache root of the scale datasets (default ~/.cache/memnode-bench/scale)")
+	fs.StringVar(&cfg.ScaleJoin, "scale-join", "all", "scale: the sizes at which a second device joins a copy of the memory, cut once midway (all, none, or e.g. 10k,100k)")
+	fs.BoolVar(&cfg.ScaleJoinOnly, "scale-join-only", false, "scale: measure only the join at each size")
 	fs.BoolVar(&cfg.Reimport, "reimport", false, "scale: import each dataset again into an empty data dir and report this run's import figures")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")

@@ -116,6 +116,9 @@ type ScaleRow struct {
 	ImportCached    bool         `json:"import_cached"` // the build's import, not this run's
 	DBBytes         int64        `json:"db_bytes"`
 	Load            string       `json:"load"`
+	// Join is a new device joining a copy of this size's memory, cut once midway (scalejoin.go);
+	// nil when -scale-join leaves this size out.
+	Join *scaleJoin `json:"join,omitempty"`
 }
 
 // runScale builds what is missing and measures each size in turn.
@@ -129,18 +132,35 @@ func runScale(ctx context.Context, cfg config, sizes []int, box *pidBox, out io.
 			fmt.Fprintf(cfg.Log, "[bench-scale %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 		}
 	}
+	joins, err := joinSizes(cfg.ScaleJoin, sizes)
+	if err != nil {
+		return err
+	}
 	var rows []ScaleRow
 	for _, n := range sizes {
 		set, err := ensureScaleSet(ctx, cfg, root, n, box, logf)
 		if err != nil {
 			return fmt.Errorf("%s dataset: %w", sizeName(n), err)
 		}
-		row, err := measureScale(ctx, cfg, set, box, logf)
-		if err != nil {
-			return fmt.Errorf("%s: %w", sizeName(n), err)
+		row := ScaleRow{Size: set.n, Observations: set.man.Observations, Largest: set.man.LargestObs, Import: set.man.Import, ImportCached: true}
+		if !cfg.ScaleJoinOnly {
+			if row, err = measureScale(ctx, cfg, set, box, logf); err != nil {
+				return fmt.Errorf("%s: %w", sizeName(n), err)
+			}
+		}
+		if joins[n] || cfg.ScaleJoinOnly {
+			// After measureScale: a binary that migrates the schema has migrated the cache.
+			if row.Join, err = measureJoin(ctx, cfg, set, box, logf); err != nil {
+				return fmt.Errorf("%s join: %w", sizeName(n), err)
+			}
 		}
 		rows = append(rows, row)
-		writeScaleTable(out, rows) // after each size: a 1M run that fails still leaves 10k and 100k printed
+		// After each size: a 1M run that fails still leaves 10k and 100k printed.
+		if cfg.ScaleJoinOnly {
+			writeJoinLine(out, row)
+		} else {
+			writeScaleTable(out, rows)
+		}
 	}
 	return nil
 }
@@ -660,6 +680,19 @@ func writeScaleTable(w io.Writer, rows []ScaleRow) {
 	add("import: DB size after (MiB)", func(r ScaleRow) float64 { return float64(r.Import.DBBytes) / (1 << 20) }, "%.0f")
 	add("import: written ÷ DB size", func(r ScaleRow) float64 { return float64(r.Import.WriteBytes) / float64(max(1, r.Import.DBBytes)) }, "%.1f")
 	add("DB bytes per observation", func(r ScaleRow) float64 { return float64(r.DBBytes) / float64(max(1, r.Observations)) }, "%.0f")
+	add("new device joins, cut once (records/s)", func(r ScaleRow) float64 { return r.Join.rate() }, "%.0f")
+	add("  ... wall time, kill -9 and restart included (s)", func(r ScaleRow) float64 {
+		if r.Join == nil {
+			return 0
+		}
+		return r.Join.Seconds
+	}, "%.1f")
+	add("  ... exports equal (1 = yes)", func(r ScaleRow) float64 {
+		if r.Join == nil || !r.Join.ExportsEqual {
+			return 0
+		}
+		return 1
+	}, "%.0f")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, l := range lines {
@@ -673,5 +706,6 @@ func writeScaleTable(w io.Writer, rows []ScaleRow) {
 		}
 		fmt.Fprintf(w, "%s: load %s after its figures; import measured %s (load %s then); %d forgets, %d hooks during them (%d gave up)\n",
 			sizeName(r.Size), r.Load, src, r.Import.Load, r.Forget.N, r.HookInForget.N, r.HookMissed)
+		writeJoinLine(w, r)
 	}
 }

@@ -89,7 +89,7 @@ func (r *Replica) ObservationsByFile(ctx context.Context, project string, paths 
 	}
 	args = append(args, project, limit)
 	q := "SELECT " + prefixed("o.", obsColumns) + ` FROM observations o WHERE o.rowid IN
-		(SELECT obs_rowid FROM observation_files WHERE path IN (` + ph + `)) AND o.project = ? AND ` + currentObservation("o.id") + `
+		(SELECT f.obs_rowid FROM file_paths p JOIN observation_files f ON f.path_id = p.id WHERE p.path IN (` + ph + `)) AND o.project = ? AND ` + currentObservation("o.id") + `
 		ORDER BY o.created_at DESC LIMIT ?`
 	out, err := r.queryObservations(ctx, q, args...)
 	if err != nil {
@@ -422,8 +422,8 @@ func (r *Replica) queuedSession(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-// FileName is the last component of a stored path (observation_files.name), as migration
-// 0005 computes it: what follows the last '/'.
+// FileName is the last component of a stored path (file_paths.name), as migration 0005
+// computed it: what follows the last '/'.
 func FileName(p string) string {
 	return p[strings.LastIndexByte(p, '/')+1:]
 }

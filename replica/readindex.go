@@ -116,7 +116,7 @@ func (k indexKind) where(kind string, f store.SearchFilter) (string, []any) {
 		} else {
 			file := strings.TrimPrefix(f.File, "./")
 			suffix := "/" + file
-			where = append(where, "t.rowid IN (SELECT obs_rowid FROM observation_files WHERE name = ? AND (path = ? OR substr(path, ?) = ?))")
+			where = append(where, "t.rowid IN (SELECT f.obs_rowid FROM file_paths p JOIN observation_files f ON f.path_id = p.id WHERE p.name = ? AND (p.path = ? OR substr(p.path, ?) = ?))")
 			args = append(args, FileName(file), file, -utf8.RuneCountInString(suffix), suffix)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/memnode/memnode/store"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -234,12 +235,13 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			// only moves to the freelist.
 			word := "zqxjwombat" + name // one token, sorted last: its bytes stand in its index leaf
 			res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s1", Project: "p", Type: "change",
-				Title: "t " + word, Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1}}})
+				Title: "t " + word, Narrative: strings.Repeat(secret+" ", 1000), CreatedAt: 1,
+				FilesModified: []string{"internal/" + secret + ".go", "internal/shared.go"}}}})
 			if err != nil || len(res.Observations) != 1 {
 				t.Fatalf("commit: %v", err)
 			}
 			if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s2", Project: "p", Type: "change",
-				Title: "another record", CreatedAt: 2}}}); err != nil {
+				Title: "another record", CreatedAt: 2, FilesRead: []string{"internal/shared.go"}}}}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := r.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
@@ -247,6 +249,22 @@ func TestForgottenTextLeavesTheFile(t *testing.T) {
 			}
 			if err := forget(t, r, res.Observations[0].ID); err != nil {
 				t.Fatal(err)
+			}
+			// Its path went with it (only it named that path); the path another record
+			// names stays.
+			var paths []string
+			rows, err := r.r.QueryContext(ctx, "SELECT path FROM file_paths ORDER BY path")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var p string
+				rows.Scan(&p)
+				paths = append(paths, p)
+			}
+			rows.Close()
+			if !slices.Equal(paths, []string{"internal/shared.go"}) {
+				t.Errorf("file paths after the forget: %q, want only the one another record names", paths)
 			}
 			for _, p := range []string{path, path + "-wal"} {
 				b, _ := os.ReadFile(p)

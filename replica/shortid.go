@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"github.com/memnode/memnode/store"
 	"math/bits"
@@ -20,16 +21,20 @@ import (
 // ID, is shortened because IDs begin with their time: records of one second share their
 // first eight characters.
 
-// shortIDHash is the characters of the stored hash (60 bits).
+// shortIDHash is the characters of a short ID's hash (60 bits).
 const shortIDHash = store.MaxShortID
 
 // shortKey is a record's place in the short-ID order: h, the 60 bits of SHA-256(id) its
-// short hash spells, and fp, the next 64 bits, which tell apart two IDs whose hashes agree.
-type shortKey struct{ h, fp uint64 }
+// short hash spells, and ref, where the record's row is: its table (shortTable) in the low
+// two bits, its rowid above them. The index holds no ID: a resolved prefix reads its
+// records' IDs by rowid, so the index costs 16 bytes a record and the database nothing
+// (schema v15 dropped the short_ids table, see replica/DESIGN.md "Short IDs").
+type shortKey struct{ h, ref uint64 }
 
-func shortKeyOf(id string) shortKey {
+// shortHashOf is the 60 bits of SHA-256(id) a short ID spells.
+func shortHashOf[T ~string | ~[]byte](id T) uint64 {
 	sum := sha256.Sum256([]byte(id))
-	return shortKey{h: binary.BigEndian.Uint64(sum[:8]) >> 4, fp: binary.BigEndian.Uint64(sum[8:16])}
+	return binary.BigEndian.Uint64(sum[:8]) >> 4
 }
 
 // spell is the Crockford base32 form of a 60-bit hash, most significant character first.
@@ -42,62 +47,66 @@ func spell(h uint64) string {
 }
 
 // shortHash is the Crockford base32 form of the first 60 bits of SHA-256(id).
-func shortHash(id string) string { return spell(shortKeyOf(id).h) }
+func shortHash(id string) string { return spell(shortHashOf(id)) }
 
-// shortTables are the record tables whose rows get short IDs, by change-feed kind.
-var shortTables = map[string]string{store.OpPrompt: "prompts", store.OpObservation: "observations", store.OpSummary: "summaries"}
+// shortTable are the record tables whose rows get short IDs, by the table number a
+// shortKey's ref holds.
+var shortTable = [3]struct{ kind, table string }{
+	{store.OpPrompt, "prompts"}, {store.OpObservation, "observations"}, {store.OpSummary, "summaries"},
+}
 
-// indexShortIDs gives every record the transaction stored a short_ids row (records it
-// recorded but did not keep — a tombstoned or cut one — get none), and notes the rows it
-// added for the in-memory index.
+// indexShortIDs notes, for the in-memory index, the records the transaction stored and
+// kept (one it recorded but did not keep — a tombstoned or cut one — has no row).
 func (t *wtx) indexShortIDs(ctx context.Context) error {
-	for kind, ids := range map[string][]string{store.OpPrompt: t.change.Prompts, store.OpObservation: t.change.Observations, store.OpSummary: t.change.Summaries} {
-		q := "INSERT OR IGNORE INTO short_ids(h, id) SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM " + shortTables[kind] + " WHERE id = ?2)"
+	for n, ids := range [3][]string{t.change.Prompts, t.change.Observations, t.change.Summaries} {
+		q := "SELECT rowid FROM " + shortTable[n].table + " WHERE id = ?"
 		for _, id := range ids {
-			k := shortKeyOf(id)
-			res, err := t.ExecContext(ctx, q, spell(k.h), id)
+			var rowid int64
+			err := t.QueryRowContext(ctx, q, id).Scan(&rowid)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("index short id: %w", err)
 			}
-			if n, err := res.RowsAffected(); err == nil && n > 0 {
-				t.shortAdded = append(t.shortAdded, k)
-			}
+			t.shortAdded = append(t.shortAdded, shortKey{h: shortHashOf(id), ref: uint64(rowid)<<2 | uint64(n)})
 		}
 	}
 	return nil
 }
 
-// deletesRecords notes that the transaction deletes prompt, observation or summary rows
-// (their short_ids rows go with them, by trigger). ids are the records it deletes, every
-// one of them (forget knows them: they are what it removes), and the in-memory index drops
-// just those after the commit; called with none, which rows go is not known and the index
-// is read again from the table — O(records), 1 s at a million, so a path that runs often
-// names its IDs. Every function with a statement that deletes such rows calls it
-// (TestEveryRecordDeleteMarksTheShortIndex reads the package's source for them).
+// deletesRecords notes that the transaction deletes prompt, observation or summary rows.
+// ids are the records it deletes, every one of them (forget knows them: they are what it
+// removes), and the in-memory index drops just those after the commit; called with none,
+// which rows go is not known and the index is read again from the tables — O(records), 1 s
+// at a million, so a path that runs often names its IDs. Every function with a statement
+// that deletes such rows calls it (TestEveryRecordDeleteMarksTheShortIndex reads the
+// package's source for them).
 func (t *wtx) deletesRecords(ids ...string) {
+	t.paths = nil // a deleted observation may have taken the last use of a path with it
 	if len(ids) == 0 {
 		t.shortStale = true
 	}
 	for _, id := range ids {
-		t.shortRemoved = append(t.shortRemoved, shortKeyOf(id))
+		t.shortRemoved = append(t.shortRemoved, shortHashOf(id))
 	}
 }
 
-// shortIndex is the short_ids table in memory, sorted by hash, so that a short ID is a
+// shortIndex is every record's shortKey in memory, sorted by hash, so that a short ID is a
 // binary search to its two neighbours and no SQL: the session-start context and every
-// search ask for the short IDs of all they show. Read from the table on first use and
-// after a transaction that deleted records it did not name; kept by the commit path (runTx)
-// for the rows each transaction added or named as deleted. 16 bytes a record.
+// search ask for the short IDs of all they show. Read from the record tables' ID indexes on
+// first use and after a transaction that deleted records it did not name; kept by the
+// commit path (runTx) for the rows each transaction added or named as deleted.
 type shortIndex struct {
 	mu     sync.RWMutex
 	loaded bool
-	keys   []shortKey // sorted by h; h is unique (the table's key)
+	keys   []shortKey // sorted by h, then ref; two records share an h once in 2⁶⁰ pairs
 }
 
 // committed brings the index up to a committed transaction: it adds the rows the
 // transaction added and drops those it named as deleted, or, when it deleted records it did
 // not name, drops the index to be read again.
-func (x *shortIndex) committed(added, removed []shortKey, stale bool) {
+func (x *shortIndex) committed(added []shortKey, removed []uint64, stale bool) {
 	if len(added) == 0 && len(removed) == 0 && !stale {
 		return
 	}
@@ -109,23 +118,30 @@ func (x *shortIndex) committed(added, removed []shortKey, stale bool) {
 	if !x.loaded {
 		return // the next read loads what this transaction committed
 	}
-	// A key not held was never seen by a load that began after the commit; one with
-	// another fp is another ID's (the table keeps the first of two IDs sharing 60 bits).
-	if len(removed) <= 16 {
-		for _, k := range removed {
-			if i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey); found && x.keys[i].fp == k.fp {
-				x.keys = slices.Delete(x.keys, i, i+1)
-			}
+	// A hash not held was never seen by a load that began after the commit. A hash held
+	// twice (two IDs agree in 60 bits) does not say which of its rows went: read again.
+	gone := make(map[uint64]bool, len(removed))
+	for _, h := range removed {
+		i, found := slices.BinarySearchFunc(x.keys, h, cmpShortKey)
+		if !found {
+			continue
 		}
-	} else { // one pass, not a move of the tail per key
-		gone := make(map[shortKey]bool, len(removed))
-		for _, k := range removed {
-			gone[k] = true
+		if i+1 < len(x.keys) && x.keys[i+1].h == h {
+			x.loaded, x.keys = false, nil
+			return
 		}
-		x.keys = slices.DeleteFunc(x.keys, func(k shortKey) bool { return gone[k] })
+		gone[h] = true
+	}
+	if len(gone) <= 16 {
+		for h := range gone {
+			i, _ := slices.BinarySearchFunc(x.keys, h, cmpShortKey)
+			x.keys = slices.Delete(x.keys, i, i+1)
+		}
+	} else if len(gone) > 0 { // one pass, not a move of the tail per key
+		x.keys = slices.DeleteFunc(x.keys, func(k shortKey) bool { return gone[k.h] })
 	}
 	for _, k := range added {
-		i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey)
+		i, found := slices.BinarySearchFunc(x.keys, k, cmpShortKeys)
 		if !found { // found: a load that began after the commit has it already
 			x.keys = slices.Insert(x.keys, i, k)
 		}
@@ -134,37 +150,52 @@ func (x *shortIndex) committed(added, removed []shortKey, stale bool) {
 
 func cmpShortKey(k shortKey, h uint64) int { return cmp.Compare(k.h, h) }
 
-// load reads the index from the table. It holds the lock while it reads, so a commit that
-// the read does not see adds its rows after it.
+func cmpShortKeys(a, b shortKey) int {
+	if c := cmp.Compare(a.h, b.h); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ref, b.ref)
+}
+
+// load reads the index from the record tables (each one's ID index holds the rowid: no
+// table row is read). It holds the lock while it reads, so a commit that the read does not
+// see adds its rows after it.
 func (x *shortIndex) load(ctx context.Context, r *Replica) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.loaded {
 		return nil
 	}
-	rows, err := r.r.QueryContext(ctx, "SELECT id FROM short_ids")
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var keys []shortKey
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+	for n, t := range shortTable {
+		if err := loadShortKeys(ctx, r.r, n, t.table, &keys); err != nil {
 			return err
 		}
-		keys = append(keys, shortKeyOf(id))
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	slices.SortFunc(keys, func(a, b shortKey) int { return cmp.Compare(a.h, b.h) })
+	slices.SortFunc(keys, cmpShortKeys)
 	x.loaded, x.keys = true, keys
 	return nil
 }
 
+func loadShortKeys(ctx context.Context, db *sql.DB, n int, table string, keys *[]shortKey) error {
+	rows, err := db.QueryContext(ctx, "SELECT rowid, id FROM "+table)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var rowid int64
+	var id sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&rowid, &id); err != nil {
+			return err
+		}
+		*keys = append(*keys, shortKey{h: shortHashOf(id), ref: uint64(rowid)<<2 | uint64(n)})
+	}
+	return rows.Err()
+}
+
 // forms sets out[id] to the short form of each of ids the index holds; ok is false when
-// the index must be loaded first.
+// the index must be loaded first. An ID whose 60 bits another record's ID shares has none.
 func (x *shortIndex) forms(ids []string, out map[string]string) (ok bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -172,25 +203,45 @@ func (x *shortIndex) forms(ids []string, out map[string]string) (ok bool) {
 		return false
 	}
 	for _, id := range ids {
-		k := shortKeyOf(id)
-		i, found := slices.BinarySearchFunc(x.keys, k.h, cmpShortKey)
-		if !found || x.keys[i].fp != k.fp {
-			continue // no record here, or another ID owns the hash
+		h := shortHashOf(id)
+		i, found := slices.BinarySearchFunc(x.keys, h, cmpShortKey)
+		if !found || (i+1 < len(x.keys) && x.keys[i+1].h == h) {
+			continue // no record here, or two records share the hash
 		}
 		n := store.MinShortID
 		if i > 0 {
-			n = max(n, commonChars(k.h, x.keys[i-1].h)+1)
+			n = max(n, commonChars(h, x.keys[i-1].h)+1)
 		}
 		if i+1 < len(x.keys) {
-			n = max(n, commonChars(k.h, x.keys[i+1].h)+1)
+			n = max(n, commonChars(h, x.keys[i+1].h)+1)
 		}
-		h := spell(k.h)
-		for n < len(h) && looksNumeric(h[:n]) {
+		s := spell(h)
+		for n < len(s) && looksNumeric(s[:n]) {
 			n++
 		}
-		out[id] = h[:min(n, len(h))]
+		out[id] = s[:min(n, len(s))]
 	}
 	return true
+}
+
+// prefixed returns the refs of the records (at most max) whose hash begins with the
+// characters of prefix (upper case, of the ID alphabet), in hash order.
+func (x *shortIndex) prefixed(prefix string, max int) []uint64 {
+	var lo uint64
+	for i := range len(prefix) {
+		lo = lo<<5 | uint64(strings.IndexByte(store.IDAlphabet, prefix[i]))
+	}
+	rest := 5 * uint(shortIDHash-len(prefix))
+	lo <<= rest
+	hi := lo | (1<<rest - 1)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var refs []uint64
+	i, _ := slices.BinarySearchFunc(x.keys, lo, cmpShortKey)
+	for ; i < len(x.keys) && x.keys[i].h <= hi && len(refs) < max; i++ {
+		refs = append(refs, x.keys[i].ref)
+	}
+	return refs
 }
 
 // commonChars is how many leading base32 characters two distinct 60-bit hashes share.
@@ -229,7 +280,7 @@ func backfillShortIDs(ctx context.Context, tx *sql.Tx) error {
 }
 
 // migrationSteps run in a migration's transaction right after its SQL.
-var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillShortIDs, 7: opsInRow}
+var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillShortIDs, 7: opsInRow, 15: internFilePaths}
 
 // ShortIDs returns the short form of each ID that names a record here (IDs without one
 // are left out): the shortest prefix of its hash, at least MinShortID characters, that no
@@ -266,28 +317,25 @@ func looksNumeric(s string) bool {
 
 // ResolveShortID returns the ID of the record whose short ID starts with prefix (any
 // case). ok is false when none does; several make an error wrapping ErrAmbiguous that
-// lists them (up to 10).
+// lists them (up to 10). It reads the in-memory index, then each candidate's ID by rowid.
 func (r *Replica) ResolveShortID(ctx context.Context, prefix string) (id string, ok bool, err error) {
 	if !store.IsShortIDForm(prefix) {
 		return "", false, nil
 	}
-	p := strings.ToUpper(prefix)
-	rows, err := r.reads.query(ctx, "SELECT h, id FROM short_ids WHERE h >= ? AND h <= ? ORDER BY h LIMIT 11",
-		p, p+strings.Repeat("Z", shortIDHash-len(p)))
-	if err != nil {
+	if err := r.shorts.load(ctx, r); err != nil {
 		return "", false, fmt.Errorf("resolve short id: %w", err)
 	}
-	defer rows.Close()
 	var ids []string
-	for rows.Next() {
-		var h, rid string
-		if err := rows.Scan(&h, &rid); err != nil {
+	for _, ref := range r.shorts.prefixed(strings.ToUpper(prefix), 11) {
+		var rid string
+		err := r.reads.queryRow(ctx, "SELECT id FROM "+shortTable[ref&3].table+" WHERE rowid = ?", int64(ref>>2)).Scan(&rid)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted since the index was read
+		}
+		if err != nil {
 			return "", false, fmt.Errorf("resolve short id: %w", err)
 		}
 		ids = append(ids, rid)
-	}
-	if err := rows.Err(); err != nil {
-		return "", false, fmt.Errorf("resolve short id: %w", err)
 	}
 	switch len(ids) {
 	case 0:

@@ -2,7 +2,6 @@ package replica
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"github.com/memnode/memnode/store"
@@ -107,36 +106,76 @@ func TestShortIDsAreUniquePrefixesThatResolve(t *testing.T) {
 	}
 }
 
-// TestShortIDMigrationBackfills: records stored before schema v6 get short IDs when the
-// migration runs.
-func TestShortIDMigrationBackfills(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "memnode.db")
-	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := importObservations(t, r, 20)
-	// Back to schema v5: as a database written before short IDs (and before the later
-	// migrations, which run again after it).
-	for _, q := range []string{"DROP TRIGGER observations_short_ad", "DROP TRIGGER prompts_short_ad", "DROP TRIGGER summaries_short_ad",
-		"DROP TABLE short_ids", "ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version >= 6"} {
-		if _, err := r.w.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r.Close()
-	r, err = Open(ctx, Config{Path: path, Origin: "dev-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	short, err := r.ShortIDs(ctx, ids)
-	if err != nil || len(short) != len(ids) {
-		t.Fatalf("after the migration: %d short IDs for %d records, err %v", len(short), len(ids), err)
-	}
-	if got, ok, _ := r.ResolveShortID(ctx, short[ids[7]]); !ok || got != ids[7] {
-		t.Errorf("resolve %s: %q %v", short[ids[7]], got, ok)
+// TestShortIDMigrationsKeepShortIDs: records stored before schema v6 (no short IDs) and
+// records stored at v14 (a short_ids table, dropped by migration 15) have short IDs that
+// resolve after the migrations, the table and its triggers are gone, and a forget — whose
+// deletes fired those triggers — still works.
+func TestShortIDMigrationsKeepShortIDs(t *testing.T) {
+	for _, from := range []struct {
+		name string
+		back []string
+	}{
+		// As a database written before short IDs (the later migrations run again after 6).
+		{"v5", []string{"ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version >= 6"}},
+		// As a database at v14: migration 6's table and triggers, filled.
+		{"v14", []string{
+			"CREATE TABLE IF NOT EXISTS short_ids (h TEXT PRIMARY KEY, id TEXT NOT NULL) WITHOUT ROWID",
+			"CREATE INDEX IF NOT EXISTS short_ids_id ON short_ids(id)",
+			"CREATE TRIGGER IF NOT EXISTS observations_short_ad AFTER DELETE ON observations BEGIN DELETE FROM short_ids WHERE id = old.id; END",
+			"CREATE TRIGGER IF NOT EXISTS prompts_short_ad AFTER DELETE ON prompts BEGIN DELETE FROM short_ids WHERE id = old.id; END",
+			"CREATE TRIGGER IF NOT EXISTS summaries_short_ad AFTER DELETE ON summaries BEGIN DELETE FROM short_ids WHERE id = old.id; END",
+			"INSERT OR IGNORE INTO short_ids(h, id) SELECT memnode_test_short_hash(id), id FROM observations",
+			"DELETE FROM schema_version WHERE version >= 15"}},
+	} {
+		t.Run(from.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "memnode.db")
+			r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := importObservations(t, r, 20)
+			conn, err := r.w.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.Raw(func(dc any) error {
+				return dc.(interface {
+					RegisterFunc(string, any, bool) error
+				}).RegisterFunc("memnode_test_short_hash", shortHash, true)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range from.back {
+				if _, err := conn.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			conn.Close()
+			r.Close()
+			r, err = Open(ctx, Config{Path: path, Origin: "dev-a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var left int
+			if err := r.r.QueryRow("SELECT COUNT(*) FROM sqlite_schema WHERE name LIKE 'short_ids%' OR name LIKE '%_short_ad'").Scan(&left); err != nil || left != 0 {
+				t.Fatalf("after the migrations: %d short_ids tables, indexes or triggers left (%v)", left, err)
+			}
+			short, err := r.ShortIDs(ctx, ids)
+			if err != nil || len(short) != len(ids) {
+				t.Fatalf("after the migrations: %d short IDs for %d records, err %v", len(short), len(ids), err)
+			}
+			if got, ok, _ := r.ResolveShortID(ctx, short[ids[7]]); !ok || got != ids[7] {
+				t.Errorf("resolve %s: %q %v", short[ids[7]], got, ok)
+			}
+			if _, err := r.Forget(ctx, []string{ids[7]}); err != nil {
+				t.Fatalf("forget after the migrations: %v", err)
+			}
+			if got, ok, err := r.ResolveShortID(ctx, short[ids[7]]); ok || err != nil {
+				t.Errorf("forgotten record's short ID resolves: %q %v %v", got, ok, err)
+			}
+		})
 	}
 }
 
@@ -172,29 +211,43 @@ func BenchmarkShortIDs(b *testing.B) {
 	}
 }
 
-// shortIDsFromTable is the short-ID rule computed from the short_ids table in SQL (the
-// reads ShortIDs made before the index was kept in memory): the oracle the in-memory
-// index must agree with.
+// shortIDsFromTable is the short-ID rule computed the slow way, from every record ID the
+// tables hold, spelled and sorted as strings: the oracle the in-memory index must agree with.
 func shortIDsFromTable(t *testing.T, r *Replica, ids []string) map[string]string {
 	t.Helper()
+	rows, err := r.r.Query("SELECT id FROM prompts UNION ALL SELECT id FROM observations UNION ALL SELECT id FROM summaries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := map[string][]string{} // hash → the IDs that spell it
+	var hashes []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		h := shortHash(id)
+		if len(owners[h]) == 0 {
+			hashes = append(hashes, h)
+		}
+		owners[h] = append(owners[h], id)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(hashes)
 	out := map[string]string{}
 	for _, id := range ids {
 		h := shortHash(id)
-		var owner, before, after sql.NullString
-		err := r.r.QueryRow(`SELECT (SELECT id FROM short_ids WHERE h = ?1),
-			(SELECT h FROM short_ids WHERE h < ?1 ORDER BY h DESC LIMIT 1),
-			(SELECT h FROM short_ids WHERE h > ?1 ORDER BY h LIMIT 1)`, h).Scan(&owner, &before, &after)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if owner.String != id {
+		if len(owners[h]) != 1 || owners[h][0] != id {
 			continue
 		}
+		i, _ := slices.BinarySearch(hashes, h)
 		n := store.MinShortID
-		for _, nb := range []sql.NullString{before, after} {
-			if nb.Valid {
+		for _, j := range []int{i - 1, i + 1} {
+			if j >= 0 && j < len(hashes) {
 				c := 0
-				for c < len(h) && h[c] == nb.String[c] {
+				for c < len(h) && h[c] == hashes[j][c] {
 					c++
 				}
 				n = max(n, c+1)
@@ -209,7 +262,7 @@ func shortIDsFromTable(t *testing.T, r *Replica, ids []string) map[string]string
 }
 
 // TestShortIndexFollowsEveryWrite: the in-memory short-ID index answers what the
-// short_ids table says after every kind of write — local commits before and after it is
+// record tables say after every kind of write — local commits before and after it is
 // first read, an import, ops applied from another device, forgetting a record and a
 // session, cutting an origin — and after reopening.
 func TestShortIndexFollowsEveryWrite(t *testing.T) {
@@ -386,5 +439,33 @@ func TestShortIndexFollowsASnapshotInstall(t *testing.T) {
 	want := shortIDsFromTable(t, dst, ids)
 	if len(want) != len(ids) || !maps.Equal(got, want) {
 		t.Fatalf("after the install: %d short IDs from the index, %d in the table, of %d records", len(got), len(want), len(ids))
+	}
+}
+
+// TestShortIndexHashSharedByTwoRecords: two records whose IDs agree in the hash's 60 bits
+// (once in 2⁶⁰ pairs) both stay in the index and resolve as ambiguous, neither gets a short
+// form (it would name both), and a delete of that hash, which cannot say which of the two
+// went, drops the index to be read again.
+func TestShortIndexHashSharedByTwoRecords(t *testing.T) {
+	h := shortHashOf("x")
+	x := &shortIndex{loaded: true}
+	x.committed([]shortKey{{h: h, ref: 9<<2 | 1}, {h: h + 1<<20, ref: 3 << 2}, {h: h, ref: 4<<2 | 2}}, nil, false)
+	if len(x.keys) != 3 {
+		t.Fatalf("index holds %d keys, want 3", len(x.keys))
+	}
+	if refs := x.prefixed(spell(h), 11); !slices.Equal(refs, []uint64{4<<2 | 2, 9<<2 | 1}) {
+		t.Errorf("refs of the shared hash %v", refs)
+	}
+	out := map[string]string{}
+	if !x.forms([]string{"x"}, out) || len(out) != 0 {
+		t.Errorf("forms of a shared hash: %v", out)
+	}
+	x.committed(nil, []uint64{h + 1<<20}, false)
+	if !x.loaded || len(x.keys) != 2 {
+		t.Fatalf("after deleting an unshared hash: loaded %v, %d keys", x.loaded, len(x.keys))
+	}
+	x.committed(nil, []uint64{h}, false)
+	if x.loaded {
+		t.Error("a delete of a shared hash kept the index")
 	}
 }

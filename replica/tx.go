@@ -39,11 +39,14 @@ type wtx struct {
 	ow     *opWriter
 	// change is what the transaction did, published to Config.Feed once it has committed.
 	change feed.Change
-	// shortAdded are the short_ids rows the transaction added, shortRemoved those of the
-	// records it named as deleted; shortStale is set when it deleted records without naming
-	// them (deletesRecords). They reach Replica.shorts once it has committed.
-	shortAdded, shortRemoved []shortKey
-	shortStale               bool
+	// shortAdded are the short-ID keys of the records the transaction stored, shortRemoved
+	// the hashes of those it named as deleted; shortStale is set when it deleted records
+	// without naming them (deletesRecords). They reach Replica.shorts once it has committed.
+	shortAdded   []shortKey
+	shortRemoved []uint64
+	shortStale   bool
+	// paths are the file_paths rows the transaction looked up or added, by path (pathID).
+	paths map[string]int64
 }
 
 // ops returns the transaction's op writer; its version-vector update is flushed at commit.

@@ -225,20 +225,50 @@ func storeObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool
 }
 
 // indexObservationFiles writes the observation_files rows (derived, never replicated) of the
-// observation stored at rowid.
+// observation stored at rowid, each naming its path's file_paths row (added for a new path).
 func indexObservationFiles(ctx context.Context, tx *wtx, rowid int64, modified, read []string) error {
 	for _, f := range []struct {
 		paths    []string
 		modified int
 	}{{modified, 1}, {read, 0}} {
 		for _, p := range f.paths {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path, obs_rowid, modified, name) VALUES (?, ?, ?, ?)`,
-				p, rowid, f.modified, FileName(p)); err != nil {
+			id, err := tx.pathID(ctx, p)
+			if err != nil {
+				return fmt.Errorf("insert observation file: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observation_files(path_id, obs_rowid, modified) VALUES (?, ?, ?)`,
+				id, rowid, f.modified); err != nil {
 				return fmt.Errorf("insert observation file: %w", err)
 			}
 		}
 	}
 	return nil
+}
+
+// pathID is the file_paths row of path, added when no observation names it yet. The
+// transaction remembers the paths it looked up: an import names a few thousand paths
+// over and over.
+func (t *wtx) pathID(ctx context.Context, path string) (int64, error) {
+	if id, ok := t.paths[path]; ok {
+		return id, nil
+	}
+	var id int64
+	err := t.QueryRowContext(ctx, "SELECT id FROM file_paths WHERE path = ?", path).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		res, ierr := t.ExecContext(ctx, "INSERT INTO file_paths(path, name) VALUES (?, ?)", path, FileName(path))
+		if ierr != nil {
+			return 0, ierr
+		}
+		id, err = res.LastInsertId()
+	}
+	if err != nil {
+		return 0, err
+	}
+	if t.paths == nil {
+		t.paths = map[string]int64{}
+	}
+	t.paths[path] = id
+	return id, nil
 }
 
 func insertSummary(ctx context.Context, tx *wtx, s memory.Summary) (bool, error) {
@@ -698,3 +728,47 @@ func (r *Replica) tombstonedOf(ctx context.Context) []string {
 	}
 	return out
 }
+
+// internFilePaths is migration 15's Go step: observation_files rows name an interned path
+// (file_paths) instead of holding the path and its name. A table already in that shape is
+// left as it is, so the migration can run again.
+func internFilePaths(ctx context.Context, tx *sql.Tx) error {
+	var interned int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_table_info('observation_files') WHERE name = 'path_id'").Scan(&interned); err != nil {
+		return fmt.Errorf("intern file paths: %w", err)
+	}
+	if interned > 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, internFilePathsSQL); err != nil {
+		return fmt.Errorf("intern file paths: %w", err)
+	}
+	return nil
+}
+
+// internFilePathsSQL moves observation_files to interned paths (migration 15).
+const internFilePathsSQL = `CREATE TABLE file_paths (
+    id   INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL             -- the last component of path (FileName)
+);
+CREATE INDEX file_paths_name ON file_paths(name);
+INSERT INTO file_paths(path, name) SELECT path, MIN(name) FROM observation_files GROUP BY path;
+
+CREATE TABLE observation_paths (
+    path_id   INTEGER NOT NULL REFERENCES file_paths(id),
+    obs_rowid INTEGER NOT NULL REFERENCES observations(rowid) ON DELETE CASCADE,
+    modified  INTEGER NOT NULL,
+    PRIMARY KEY (path_id, obs_rowid)
+) WITHOUT ROWID;
+INSERT INTO observation_paths(path_id, obs_rowid, modified)
+    SELECT p.id, f.obs_rowid, f.modified FROM observation_files f JOIN file_paths p ON p.path = f.path
+    ORDER BY 1, 2;
+DROP TABLE observation_files;
+ALTER TABLE observation_paths RENAME TO observation_files;
+CREATE INDEX observation_files_obs ON observation_files(obs_rowid);
+CREATE TRIGGER observation_files_ad AFTER DELETE ON observation_files
+WHEN NOT EXISTS (SELECT 1 FROM observation_files WHERE path_id = old.path_id)
+BEGIN
+    DELETE FROM file_paths WHERE id = old.path_id;
+END;`

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -29,18 +30,34 @@ import (
 // process by Main through internal/testbin.
 var MemnodeBin string
 
-// Main is the TestMain of every package of real-process tests: it makes the test binary a
-// port squatter when SquatterEnv asks for one (TestUntrustedPortSquatter), builds memnode
-// and memnode-hook once (internal/testbin: cached across processes and checkouts, under a
-// lock), runs the tests and returns their exit code. Under -short (the tests that need a
-// binary skip: NeedBinaries) and -list nothing is built.
+// Main is the TestMain of every package of real-process tests (e2e/...): it makes the test
+// binary a port squatter when SquatterEnv asks for one (TestPortSquatterGetsNothing), builds
+// memnode and memnode-hook once (internal/testbin: cached across processes and checkouts,
+// under a lock), runs the tests and returns their exit code. Under -short it runs none of
+// them (each starts real processes, and some install an agent CLI before they would skip)
+// and builds nothing; under -list it builds nothing.
 func Main(m *testing.M) int {
+	return run(m, true)
+}
+
+// MainWithUnitTests is Main for a package that also holds unit tests (cmd/memnode): under
+// -short those run and the real-process ones skip (NeedBinaries).
+func MainWithUnitTests(m *testing.M) int {
+	return run(m, false)
+}
+
+func run(m *testing.M, allNeedBinaries bool) int {
 	if addr := os.Getenv(SquatterEnv); addr != "" {
 		return RunSquatter(addr)
 	}
 	flag.Parse()
-	if testing.Short() || flag.Lookup("test.list").Value.String() != "" {
-		return m.Run() // -short skips what needs the binary; -list runs nothing
+	listing := flag.Lookup("test.list").Value.String() != ""
+	if testing.Short() && allNeedBinaries && !listing {
+		fmt.Fprintln(os.Stderr, "e2ekit: -short: every test of this package starts real processes; none run (make test runs them)")
+		return 0
+	}
+	if testing.Short() || listing {
+		return m.Run()
 	}
 	dir, err := testbin.Memnode()
 	if err != nil {
@@ -80,14 +97,29 @@ func NewInstance(tb testing.TB) *Instance {
 	return in
 }
 
+// FreePort returns a port of 127.0.0.1 that was free for TCP a moment ago, for a process to
+// bind. It is picked at random below the kernel's ephemeral range (net.ipv4.ip_local_port_range,
+// 32768-60999 by default), never by binding port 0: the kernel hands ports of that range to
+// every listen on port 0 and to every outgoing connection, so a port it chose for one test
+// could be given to another test's connection (or another package's test process) before
+// the memnode that was meant to bind it starts. Tests running in parallel (t.Parallel, or
+// other packages' test processes) pick independently at random from ~12,000 ports, so two
+// of them choosing the same port in the instant between the pick and the bind is unlikely,
+// and a port another test already bound fails the check here and is skipped.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	const lo, hi = 20000, 32768
+	var err error
+	for range 100 {
+		p := lo + rand.IntN(hi-lo)
+		var l net.Listener
+		if l, err = net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			l.Close()
+			return p
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	tb.Fatalf("no free port in %d-%d: %v", lo, hi-1, err)
+	return 0
 }
 
 func (in *Instance) Env() []string {

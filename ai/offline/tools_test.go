@@ -405,6 +405,9 @@ func TestOfflineSearchAndOtherTools(t *testing.T) {
 
 // Malformed payloads never panic and still give a bounded observation (or a skip).
 func TestOfflineMalformedPayloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every tool over 5 MB and 280 KB payloads; make test runs it")
+	}
 	small := []json.RawMessage{
 		nil, json.RawMessage(`null`), json.RawMessage(`[]`), json.RawMessage(`[1,2,3]`), json.RawMessage(`"text"`),
 		json.RawMessage(`123`), json.RawMessage(`{`), json.RawMessage(`{"file_path": 5, "command": ["x"], "edits": "no"}`),

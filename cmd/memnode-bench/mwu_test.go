@@ -31,6 +31,9 @@ func TestMannWhitneyP(t *testing.T) {
 			t.Errorf("%s: p = %.6f, want %.6f", tc.name, got, tc.want)
 		}
 	}
+	if testing.Short() {
+		return // -short: the sampled p-value below takes seconds; make test runs it
+	}
 	// 12 rounds each: C(24,12) splits, beyond the bound: sampled, and still near 2/C(24,12).
 	a, b := make([]float64, 12), make([]float64, 12)
 	for i := range a {

@@ -28,6 +28,9 @@ func genBytes(t *testing.T, n int, seed uint64) ([]byte, scaleManifest) {
 // TestScaleGenDeterministic: the same size and seed give the same bytes (the cache is keyed
 // by the generator's version only), another seed other bytes.
 func TestScaleGenDeterministic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates three datasets of 3,000 records; make test runs it")
+	}
 	a, ma := genBytes(t, 3000, scaleSeed)
 	b, _ := genBytes(t, 3000, scaleSeed)
 	c, _ := genBytes(t, 3000, scaleSeed+1)
@@ -47,6 +50,9 @@ func TestScaleGenDeterministic(t *testing.T) {
 // ~22% of the observations, varied tools and types, sessions with prompts and summaries,
 // and the manifest's IDs among the largest project's observations.
 func TestScaleGenShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: generates and reads back 20,000 records; make test runs it")
+	}
 	const n = 20000
 	data, man := genBytes(t, n, scaleSeed)
 	r := importer.NewReader(bytes.NewReader(data))

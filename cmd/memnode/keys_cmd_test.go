@@ -27,6 +27,9 @@ func keysTestEnv(t *testing.T, stdin string, extra map[string]string) (*cliEnv, 
 }
 
 func TestCmdKeysSetListDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the encrypted file store derives its key with scrypt at every command (seconds each under load); make test runs it")
+	}
 	const key = "sk-proj-CMDSECRET-abcdef0123456789"
 	env, out, errb := keysTestEnv(t, key+"\r\n", nil)
 	ctx := context.Background()

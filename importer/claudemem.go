@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/memory"
 	"github.com/memnode/memnode/privacy"
 	"github.com/memnode/memnode/store"
@@ -44,7 +45,7 @@ func OpenClaudeMem(ctx context.Context, path string) (*ClaudeMem, error) {
 	q.Set("mode", "ro")
 	q.Set("_query_only", "true")
 	q.Set("_busy_timeout", "5000")
-	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", sqliteuri.File(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("open claude-mem database: %w", err)
 	}

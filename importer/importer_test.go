@@ -338,3 +338,30 @@ func TestPreviousFormatStillImports(t *testing.T) {
 		t.Fatalf("re-export differs from the v1 file:\n--- v1\n%s\n--- now\n%s", old, got)
 	}
 }
+
+// A claude-mem database in a folder whose name holds '#' or '?' is read, not refused as
+// missing or mistaken for another file: the path goes into SQLite's URI escaped.
+func TestOpenClaudeMemAtAPathWithURICharacters(t *testing.T) {
+	want := len(claudeMemRecords(t))
+	data, err := os.ReadFile(sampleDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "old #1?v=2")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "claude-mem.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cm, err := importer.OpenClaudeMem(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	if n, err := cm.Count(ctx); err != nil || n != want {
+		t.Fatalf("Count = %d, %v; want %d", n, err, want)
+	}
+}

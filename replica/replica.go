@@ -22,6 +22,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3" // the SQLite driver (build with -tags sqlite_fts5)
 
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/sqliteuri"
 )
 
 //go:embed migrations/*.sql
@@ -178,7 +179,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 			}
 		}
 	}
-	w := openDB(fileURI(cfg.Path, q))
+	w := openDB(sqliteuri.File(cfg.Path, q))
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetMaxIdleConns(1)
@@ -190,7 +191,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	// 32 MiB page cache per reader (default 2 MiB): search touches the FTS segments of the
 	// whole index, and re-reading them through pread dominates a query otherwise.
 	rq.Set("_cache_size", "-32000")
-	r := openDB(fileURI(cfg.Path, rq))
+	r := openDB(sqliteuri.File(cfg.Path, rq))
 	r.SetMaxOpenConns(cfg.Readers)
 	r.SetMaxIdleConns(cfg.Readers)
 	// An idle reader gives its page cache back: a node between sessions stays small.
@@ -430,7 +431,7 @@ func openQueue(ctx context.Context, path string, fsyncAcks bool) (*sql.DB, error
 	// ON: a processed (deleted) event's payload is zeroed in its page, so a forgotten
 	// record's raw hook event does not linger in free space (see purgeQueue).
 	q.Set("_secure_delete", "on")
-	db, err := sql.Open("sqlite3", fileURI(path, q))
+	db, err := sql.Open("sqlite3", sqliteuri.File(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("open queue: %w", err)
 	}
@@ -523,12 +524,4 @@ func privateFile(path string, create bool) error {
 		}
 	}
 	return nil
-}
-
-// fileURI is SQLite's URI of the database file path with the query q. The path's '%', '?'
-// and '#' are escaped: SQLite would read them as an escape, the query or a fragment, and
-// open another file — a data dir named "a#b" opened "a" (Go's t.TempDir of a fuzz seed,
-// "…seed#0…", made every seed of every run share one file in the temp dir's parent).
-func fileURI(path string, q url.Values) string {
-	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + q.Encode()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/store"
 	"net/url"
 
@@ -33,7 +34,7 @@ func (r *Replica) Salvage(ctx context.Context, src string) (SalvageResult, error
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("immutable", "1")
-	db, err := sql.Open("sqlite3", fileURI(src, q))
+	db, err := sql.Open("sqlite3", sqliteuri.File(src, q))
 	if err != nil {
 		return SalvageResult{}, fmt.Errorf("salvage: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3"
 
+	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/internal/testbin"
 )
 
@@ -220,7 +222,7 @@ func (in *Instance) PidFile() int {
 // Db opens the instance's database read-only (WAL allows it while the node runs).
 func (in *Instance) Db() *sql.DB {
 	in.Tb.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(in.DataDir, "memnode.db")+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open("sqlite3", sqliteuri.File(filepath.Join(in.DataDir, "memnode.db"), readOnly()))
 	if err != nil {
 		in.Tb.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func (in *Instance) Db() *sql.DB {
 // Queued is how many events wait in the node's queue database.
 func (in *Instance) Queued() int {
 	in.Tb.Helper()
-	q, err := sql.Open("sqlite3", "file:"+filepath.Join(in.DataDir, "memnode.queue.db")+"?mode=ro&_busy_timeout=5000")
+	q, err := sql.Open("sqlite3", sqliteuri.File(filepath.Join(in.DataDir, "memnode.queue.db"), readOnly()))
 	if err != nil {
 		in.Tb.Fatal(err)
 	}
@@ -246,4 +248,9 @@ func (in *Instance) Count(db *sql.DB, q string, args ...any) int {
 		in.Tb.Fatalf("%s: %v", q, err)
 	}
 	return n
+}
+
+// readOnly is the URI options of a test's read of a node's database beside the running node.
+func readOnly() url.Values {
+	return url.Values{"mode": {"ro"}, "_busy_timeout": {"5000"}}
 }

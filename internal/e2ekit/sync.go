@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/api/apitype"
+	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/replica"
 	memsync "github.com/memnode/memnode/sync"
 )
@@ -124,7 +125,7 @@ func (n *SyncNode) Write(word string) {
 // removes its WAL files, which an old read-only handle would not see come back).
 func (n *SyncNode) Rodb() *sql.DB {
 	n.Tb.Helper()
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(n.DataDir, "memnode.db")+"?mode=ro&_busy_timeout=5000")
+	db, err := sql.Open("sqlite3", sqliteuri.File(filepath.Join(n.DataDir, "memnode.db"), readOnly()))
 	if err != nil {
 		n.Tb.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -113,7 +114,7 @@ func CorruptDB(tb testing.TB, path string) {
 // quick_check does not.
 func DamageDataPages(tb testing.TB, path string, n int64) {
 	tb.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path)
+	db, err := sql.Open("sqlite3", sqliteuri.File(path, nil))
 	if err != nil {
 		tb.Fatal(err)
 	}

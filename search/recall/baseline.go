@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"net/url"
 	"sort"
 	"strings"
 	"unicode"
 
 	_ "github.com/mattn/go-sqlite3" // the plain FTS5 baseline's own database
+
+	"github.com/memnode/memnode/internal/sqliteuri"
 )
 
 // Words splits text into lower-case word tokens (runs of letters and digits), the
@@ -117,7 +120,7 @@ type FTS5 struct {
 
 // NewFTS5 indexes set's documents in a new SQLite database at path.
 func NewFTS5(ctx context.Context, path string, set *Set) (*FTS5, error) {
-	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=OFF&_synchronous=OFF")
+	db, err := sql.Open("sqlite3", sqliteuri.File(path, url.Values{"_journal_mode": {"OFF"}, "_synchronous": {"OFF"}}))
 	if err != nil {
 		return nil, fmt.Errorf("open fts5 baseline: %w", err)
 	}

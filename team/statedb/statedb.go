@@ -11,6 +11,8 @@ import (
 	"os"
 
 	_ "github.com/mattn/go-sqlite3" // the SQLite driver
+
+	"github.com/memnode/memnode/internal/sqliteuri"
 )
 
 // Open opens (creating it 0600) the SQLite file at path in WAL mode with full fsync,
@@ -28,7 +30,7 @@ func Open(ctx context.Context, path string) (*sql.DB, error) {
 	q.Set("_synchronous", "FULL")
 	q.Set("_busy_timeout", "5000")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite3", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", sqliteuri.File(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("open team state: %w", err)
 	}

@@ -6,8 +6,14 @@ SHELL := bash
 GO      ?= go
 # nomsgpack drops gin's msgpack binding (ugorji/go, ~6 MB of binary we never use).
 TAGS    := sqlite_fts5,nomsgpack
-BIN     := bin/memnode
-HOOKBIN := bin/memnode-hook
+# bin/memnode is the lean client users and agents run (-tags memnode_lean, no cgo: no SQLite,
+# libp2p, gin or spago: a `memnode search` skips their package inits); bin/memnoded, the same
+# package built without that tag, runs the node and the commands that need those (memnode
+# execs it for them); bin/memnode-hook is the lean hook binary.
+BIN       := bin/memnode
+DAEMONBIN := $(dir $(BIN))memnoded
+HOOKBIN   := bin/memnode-hook
+LEANTAGS  := memnode_lean,nomsgpack
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # The commit's time, not the clock's: the same commit builds the same binaries.
@@ -32,14 +38,15 @@ RACE_PKGS := ./replica/... ./node/... ./pipeline/... ./feed/... ./api/... ./hook
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## build bin/memnode and the lean hook binary bin/memnode-hook
+build: ## build bin/memnode (the lean client), bin/memnoded (the daemon) and the lean hook binary bin/memnode-hook
 	@if [ ! -x $(BIN) ] && [ -z "$$(ls -A "$$($(GO) env GOCACHE)" 2>/dev/null | head -1)" ]; then \
 	  echo "== first build of memnode: Go downloads the modules, then compiles cgo SQLite, libp2p and cybertron."; \
 	  echo "== This takes 3-6 minutes once (about 1 minute on a fast 8-core machine); later builds take seconds."; \
 	  echo "== (No toolchain wanted? A release archive: README, Install.)"; \
-	elif [ ! -x $(BIN) ]; then echo "== building bin/memnode (a minute or two when the build cache is cold; seconds when warm)"; fi
+	elif [ ! -x $(DAEMONBIN) ]; then echo "== building bin/memnoded (a minute or two when the build cache is cold; seconds when warm)"; fi
 	@# -v lists each package as it compiles: progress instead of minutes of silence.
-	$(GO) build -v -tags $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/memnode
+	$(GO) build -v -tags $(TAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(DAEMONBIN) ./cmd/memnode
+	CGO_ENABLED=0 $(GO) build -tags $(LEANTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/memnode
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(HOOKBIN) ./cmd/memnode-hook
 
 run: build ## build and run the node in the foreground on its embedded defaults (~/.memnode)
@@ -58,7 +65,7 @@ $(RQLITED): tools/rqlited/go.mod tools/rqlited/go.sum
 	cd tools/rqlited && $(GO) build -trimpath -o ../../$(RQLITED) github.com/rqlite/rqlite/v8/cmd/rqlited
 
 # Release archives (docs: README "Install"): memnode_<version>_<os>_<arch>.tar.gz with memnode,
-# memnode-hook, LICENSE and a short README, and SHA256SUMS over every archive in dist/. Linux here
+# memnoded, memnode-hook, LICENSE and a short README, and SHA256SUMS over every archive in dist/. Linux here
 # (arm64 cgo cross-compiled with Debian's gcc-aarch64-linux-gnu); darwin on macOS runners
 # (.github/workflows/release.yml runs `make dist-platform` there). The version is semver without
 # the "v" (a commit without a tag: 0.0.0-dev.g<sha>). Go's build cache (GOCACHE) makes a rebuild
@@ -66,7 +73,7 @@ $(RQLITED): tools/rqlited/go.mod tools/rqlited/go.sum
 DIST_VERSION := $(shell echo '$(VERSION)' | sed -E 's/^v//; /^[0-9]+\.[0-9]+\.[0-9]+/!s/^/0.0.0-dev.g/')
 DIST_LDFLAGS  = -s -w -X main.version=$(DIST_VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 DIST_LINUX   := linux_amd64 linux_arm64
-# The newest glibc symbol version a Linux memnode may need (memnode-hook is static); make dist
+# The newest glibc symbol version a Linux memnoded may need (memnode and memnode-hook are static); make dist
 # fails when a build needs a newer one. 2.34 = Debian 12, Ubuntu 22.04, RHEL 9.
 GLIBC_MAX    := 2.34
 CC_linux_amd64  ?= gcc
@@ -80,7 +87,9 @@ OBJDUMP_linux_arm64 ?= aarch64-linux-gnu-objdump
 bin/%/memnode: FORCE
 	@p=$*; echo "== memnode for $${p%_*}/$${p#*_} (a cold cross build takes minutes: cgo SQLite, libp2p, cybertron)"
 	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=1 CC=$(CC_$*) \
-	  $(GO) build -tags $(TAGS) -trimpath -ldflags '$(DIST_LDFLAGS)' -o $@ ./cmd/memnode
+	  $(GO) build -tags $(TAGS) -trimpath -ldflags '$(DIST_LDFLAGS)' -o $(@D)/memnoded ./cmd/memnode
+	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 \
+	  $(GO) build -tags $(LEANTAGS) -trimpath -ldflags '$(DIST_LDFLAGS)' -o $@ ./cmd/memnode
 	GOOS=$(word 1,$(subst _, ,$*)) GOARCH=$(word 2,$(subst _, ,$*)) CGO_ENABLED=0 \
 	  $(GO) build -trimpath -ldflags '$(DIST_LDFLAGS)' -o $(@D)/memnode-hook ./cmd/memnode-hook
 FORCE:
@@ -99,18 +108,18 @@ arm64: bin/linux_arm64/memnode ## cross-build bin/linux_arm64/ (make test runs t
 dist-platform: bin/$(PLATFORM)/memnode ## one archive: make dist-platform PLATFORM=darwin_arm64 (on that OS for darwin)
 	@[ -n "$(PLATFORM)" ] || { echo "usage: make dist-platform PLATFORM=<os>_<arch>"; exit 2; }
 	@if [ "$(PLATFORM)" != "$${PLATFORM#linux_}" ]; then \
-	  need=$$($(OBJDUMP_$(PLATFORM)) -T bin/$(PLATFORM)/memnode | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -1); \
-	  echo "== bin/$(PLATFORM)/memnode needs glibc >= $$need (allowed: $(GLIBC_MAX))"; \
+	  need=$$($(OBJDUMP_$(PLATFORM)) -T bin/$(PLATFORM)/memnoded | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -1); \
+	  echo "== bin/$(PLATFORM)/memnoded needs glibc >= $$need (allowed: $(GLIBC_MAX))"; \
 	  [ "$$(printf '%s\n' "$$need" "$(GLIBC_MAX)" | sort -V | tail -1)" = "$(GLIBC_MAX)" ] || { echo "glibc $$need is newer than $(GLIBC_MAX)"; exit 1; }; \
-	  if $(OBJDUMP_$(PLATFORM)) -p bin/$(PLATFORM)/memnode-hook | grep -q NEEDED; then echo "memnode-hook is not static"; exit 1; fi; \
+	  for b in memnode memnode-hook; do if $(OBJDUMP_$(PLATFORM)) -p bin/$(PLATFORM)/$$b | grep -q NEEDED; then echo "$$b is not static"; exit 1; fi; done; \
 	fi
 	@name=memnode_$(DIST_VERSION)_$(PLATFORM); stage=dist/.stage/$$name; rm -rf $$stage; mkdir -p $$stage; \
-	  cp bin/$(PLATFORM)/memnode bin/$(PLATFORM)/memnode-hook $$stage/; \
+	  cp bin/$(PLATFORM)/memnode bin/$(PLATFORM)/memnoded bin/$(PLATFORM)/memnode-hook $$stage/; \
 	  cp packaging/archive/README.md $$stage/README.md; \
 	  cp LICENSE $$stage/; \
 	  if tar --version 2>/dev/null | grep -q GNU; then tf="--sort=name --mtime=$(DATE) --owner=0 --group=0 --numeric-owner"; \
 	  else tf="--uid 0 --gid 0"; fi; \
-	  tar $$tf -C $$stage -cf - memnode memnode-hook README.md LICENSE | gzip -n9 > dist/$$name.tar.gz; \
+	  tar $$tf -C $$stage -cf - memnode memnoded memnode-hook README.md LICENSE | gzip -n9 > dist/$$name.tar.gz; \
 	  rm -rf $$stage; echo "== dist/$$name.tar.gz"
 
 dist: ## release archives for linux/amd64 and linux/arm64 in dist/, and SHA256SUMS (darwin ones too when present)
@@ -185,6 +194,9 @@ lint: $(STATICCHECK_BIN) ## gofmt, go vet, staticcheck, a darwin compile check o
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
 	$(STATICCHECK_BIN) -tags $(TAGS) ./...
+	@# The lean memnode is the same package with other files (cmd/memnode/daemon_exec.go).
+	CGO_ENABLED=0 $(GO) vet -tags $(LEANTAGS) ./cmd/memnode
+	CGO_ENABLED=0 $(STATICCHECK_BIN) -tags $(LEANTAGS) ./cmd/memnode
 	@# macOS: no darwin C toolchain here, so cgo is off (go-sqlite3's stub; replica/sqliteerr_nocgo.go);
 	@# the darwin-only files (keys' Keychain, localnet's LOCAL_PEERCRED) are type-checked and vetted.
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet -tags $(TAGS) ./...

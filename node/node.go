@@ -182,7 +182,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Compressor == nil {
 		cfg.Compressor = offline.New()
 	}
-	if err := SecureDataDir(cfg.DataDir); err != nil {
+	if err := datadir.Secure(cfg.DataDir); err != nil {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, feed: feed.New(), created: cfg.Now(),
@@ -240,7 +240,7 @@ func (n *Node) Start(ctx context.Context) error {
 
 // start starts the parts in order; stop undoes whatever part of it ran.
 func (n *Node) start(ctx context.Context) error {
-	f, err := lock(n.cfg.DataDir)
+	f, err := datadir.Lock(n.cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (n *Node) start(ctx context.Context) error {
 	_, port, _ := net.SplitHostPort(srv.Addr())
 	p, _ := strconv.Atoi(port)
 	exe, _ := os.Executable()
-	pid := PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
+	pid := datadir.PIDInfo{PID: os.Getpid(), Port: p, StartedAt: n.cfg.Now().UnixMilli(), Exe: exe}
 	if err := atomicfile.Write(datadir.Dir(n.cfg.DataDir).PID(), mustJSON(pid), 0o600); err != nil {
 		return fmt.Errorf("write pid file: %w", err)
 	}

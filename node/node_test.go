@@ -88,7 +88,7 @@ func TestHealthAnswersBeforeReadyAndDataRoutesWait(t *testing.T) {
 	var addr string
 	testkit.WaitFor(t, "the API to listen", 10*time.Second, func() bool {
 		b, err := os.ReadFile(datadir.Dir(n.cfg.DataDir).PID())
-		var p PIDInfo
+		var p datadir.PIDInfo
 		if err != nil || json.Unmarshal(b, &p) != nil {
 			return false
 		}
@@ -133,8 +133,8 @@ func TestHealthAnswersBeforeReadyAndDataRoutesWait(t *testing.T) {
 	if err := <-started; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Start after Close = %v, want context.Canceled", err)
 	}
-	if n.Ready() || Held(n.cfg.DataDir) {
-		t.Fatalf("after Close: ready=%v, data dir held=%v", n.Ready(), Held(n.cfg.DataDir))
+	if n.Ready() || datadir.Held(n.cfg.DataDir) {
+		t.Fatalf("after Close: ready=%v, data dir held=%v", n.Ready(), datadir.Held(n.cfg.DataDir))
 	}
 	if _, err := os.Stat(datadir.Dir(n.cfg.DataDir).PID()); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("pid file left behind: %v", err)
@@ -177,7 +177,7 @@ func TestCloseDuringStart(t *testing.T) {
 			if n.sync.Load() != nil || n.rep.Load() != nil || n.embedW.Load() != nil {
 				t.Fatal("a part is still installed after Close")
 			}
-			if Held(dir) {
+			if datadir.Held(dir) {
 				t.Fatal("the data dir is still locked after Close")
 			}
 			if wasReady {

@@ -17,7 +17,6 @@ import (
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/atomicfile"
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/node"
 )
 
 // cmdConfig reads and changes settings.json one key at a time: a change merges into the
@@ -74,7 +73,7 @@ func configEdit(ctx context.Context, env *cliEnv, verb, key string, value *strin
 	if err != nil {
 		return fail(env, "config %s: %v", verb, err)
 	}
-	if err := node.SecureDataDir(env.DataDir); err != nil {
+	if err := datadir.Secure(env.DataDir); err != nil {
 		return fail(env, "config %s: %v", verb, err)
 	}
 	if err := atomicfile.Write(path, file, 0o600); err != nil {

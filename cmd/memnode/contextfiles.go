@@ -10,17 +10,6 @@ import (
 	"github.com/memnode/memnode/platform"
 )
 
-// contextFileSpecs maps every platform that has a context file to it, for the node.
-func contextFileSpecs(reg *platform.Registry) map[string]contextfile.Spec {
-	specs := map[string]contextfile.Spec{}
-	for _, p := range reg.All() {
-		if !p.ContextFile.Zero() {
-			specs[p.Name] = p.ContextFile
-		}
-	}
-	return specs
-}
-
 // registerContextFile makes a project-scope install of a platform with a context file a
 // target of the node's writer: the file is written there after the project's next summary
 // (agents without hooks send no event that would name the project).

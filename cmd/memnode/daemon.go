@@ -1,35 +1,23 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/client"
-	"github.com/memnode/memnode/configs"
-	"github.com/memnode/memnode/internal/clienv"
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/internal/exepages"
 	"github.com/memnode/memnode/internal/localnet"
-	"github.com/memnode/memnode/internal/logfile"
-	"github.com/memnode/memnode/node"
-	"github.com/memnode/memnode/platform/registry"
 )
 
 // startTimeout bounds how long `memnode start` waits for a node that does not answer
@@ -44,158 +32,6 @@ func dialer(env *cliEnv) localnet.Dialer {
 
 // nodeHTTP is an HTTP client that reaches only env's node (see dialer).
 func nodeHTTP(env *cliEnv) *http.Client { return &http.Client{Transport: dialer(env).Transport()} }
-
-func cmdRun(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "run", "run [--log-level debug|info|warn|error] [--pprof ADDR]")
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	pprofAddr := fs.String("pprof", "", "serve Go profiles (net/http/pprof) on this loopback address, e.g. 127.0.0.1:6060 (no token: every local user can read them; debugging only)")
-	if _, code, ok := fs.parse(args, 0, 0); !ok {
-		return code
-	}
-	// The level is the flag's when given, else the log_level setting's, which the viewer
-	// and memnode config set change while the node runs.
-	flagLevel := false
-	fs.Visit(func(f *flag.Flag) { flagLevel = flagLevel || f.Name == "log-level" })
-	if !flagLevel && env.Settings.LogLevel != "" {
-		*level = env.Settings.LogLevel
-	}
-	lv := new(slog.LevelVar)
-	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		return fs.usageErr("bad --log-level %q", *level)
-	}
-	env, closeLog, err := runLog(env)
-	if err != nil {
-		return fail(env, "run: %v", err)
-	}
-	defer closeLog()
-	startupLines(env)
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lv}))
-	if *pprofAddr != "" {
-		stop, err := servePprof(*pprofAddr, log)
-		if err != nil {
-			return fail(env, "run: %v", err)
-		}
-		defer stop()
-	}
-	comp, err := buildCompressor(env, log)
-	if err != nil {
-		return fail(env, "run: %v", err)
-	}
-	// The viewer's restart ends this run like a signal would, then the process runs
-	// itself again (same PID, terminal, environment and arguments): every setting applies.
-	ctx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	var restart atomic.Bool
-	linger, maxDefer := batchWindow(env.Settings)
-	n, err := node.New(node.Config{DataDir: env.DataDir, Settings: env.Settings, Version: version, Logger: log, Compressor: comp, Embedder: buildEmbedder(env),
-		Linger: linger, MaxDefer: maxDefer,
-		Reload: func() (configs.Settings, error) {
-			_, s, err := clienv.Resolve(env.Getenv)
-			if err == nil && !flagLevel {
-				_ = lv.UnmarshalText([]byte(cmp.Or(s.LogLevel, "info"))) // Validate accepted it
-			}
-			return s, err
-		},
-		Restart:      func() { restart.Store(true); stopRun() },
-		ContextFiles: contextFileSpecs(registry.Builtin()),
-		TeamPassword: func() string { return teamPassword(env) },
-		OpenKeys:     func() (node.KeyStore, error) { return openKeyStore(env) },
-		FirstRun:     func() apitype.ViewerFirstRun { return firstRun(env) },
-		ImportHistory: func(ctx context.Context, name string, progress func(done, total int)) ([]string, error) {
-			return importForViewer(ctx, env, name, progress)
-		}})
-	if err != nil {
-		return fail(env, "run: %v", err)
-	}
-	if err := n.Start(ctx); err != nil {
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			return 0 // stopped while starting
-		}
-		if errors.Is(err, node.ErrAlreadyRunning) {
-			pid, _ := node.ReadPIDFile(env.DataDir)
-			return fail(env, "run: already running (pid %d) on data dir %s; 'memnode stop' stops it", pid.PID, env.DataDir)
-		}
-		return fail(env, "run: %v", err)
-	}
-	log.Info("memnode listening", "addr", n.Addr(), "data_dir", env.DataDir, "version", version)
-	if env.Settings.ReleaseStartupPages {
-		go releaseStartupPages(ctx, n, log)
-	}
-	<-ctx.Done()
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	err = n.Close(sctx)
-	// The workers are stopped: an agent CLI still running a compression is killed and waited for.
-	if c, ok := comp.(io.Closer); ok {
-		err = errors.Join(err, c.Close())
-	}
-	if err != nil {
-		log.Error("shutdown", "err", err)
-		return 1
-	}
-	if restart.Load() {
-		return reexec(env) // the log's descriptor closes on exec; the new run opens it again
-	}
-	return 0
-}
-
-// runLog returns env with Stderr writing to the data dir's node log as well, so the viewer's
-// Logs page and `memnode doctor` see a node run in a terminal too. Under `memnode start`
-// the node's stderr already is that log, and env is returned as is.
-func runLog(env *cliEnv) (*cliEnv, func(), error) {
-	dd := datadir.Dir(env.DataDir)
-	if f, ok := env.Stderr.(*os.File); ok {
-		a, errA := f.Stat()
-		b, errB := os.Stat(dd.NodeLog())
-		if errA == nil && errB == nil && os.SameFile(a, b) {
-			// Under start: stderr is the log. Lines go through the capping, rotating
-			// writer; after a rotation stdout and stderr point at the new file, so a
-			// panic's trace lands in the current log.
-			w, err := logfile.Open(dd.NodeLog(), 0, 0)
-			if err != nil {
-				return env, nil, err
-			}
-			w.OnRotate = func(nf *os.File) {
-				unix.Dup2(int(nf.Fd()), 1)
-				unix.Dup2(int(nf.Fd()), 2)
-			}
-			teed := *env
-			teed.Stderr = w
-			return &teed, func() { w.Close() }, nil
-		}
-	}
-	if err := node.SecureDataDir(env.DataDir); err != nil {
-		return env, nil, err
-	}
-	if err := os.MkdirAll(dd.Logs(), 0o700); err != nil {
-		return env, nil, fmt.Errorf("create log dir: %w", err)
-	}
-	logf, err := logfile.Open(dd.NodeLog(), 0, 0) // lines capped, rotated at its size cap
-	if err != nil {
-		return env, nil, fmt.Errorf("open log: %w", err)
-	}
-	teed := *env
-	teed.Stderr = io.MultiWriter(logf, logfile.Capped(env.Stderr, 0)) // the log first: a closed terminal must not stop it
-	return &teed, func() { logf.Close() }, nil
-}
-
-// startupLines are the node's first lines: where its log is, how to open the viewer, and
-// which agents are hooked up (or what to run when none is).
-func startupLines(env *cliEnv) {
-	fmt.Fprintf(env.Stderr, "memnode %s starting; data dir %s, log %s\n", version, env.DataDir, datadir.Dir(env.DataDir).NodeLog())
-	fmt.Fprintln(env.Stderr, "  viewer:  memnode viewer   (prints a one-time login link; --open opens it)")
-	agents, stale := hookedUp(env)
-	switch {
-	case len(agents) == 0:
-		fmt.Fprintln(env.Stderr, "  agents:  no agent hooked up yet: memnode install")
-	default:
-		fmt.Fprintf(env.Stderr, "  agents:  %s hooked up\n", strings.Join(agents, ", "))
-	}
-	for _, s := range stale {
-		fmt.Fprintf(env.Stderr, "  warning: %s runs %s, which is gone: memnode install %s\n", s.File, s.Binary, s.Platform)
-	}
-}
 
 // health asks env's node with a fresh challenge. It fails with localnet.ErrNotOurNode when
 // something answers but cannot prove it holds this data dir's token: such an answer is
@@ -258,9 +94,9 @@ func startNode(ctx context.Context, env *cliEnv) error {
 	if env.Settings.UseTCP() && portTaken(ctx, env) {
 		return errPortTaken(env)
 	}
-	exe, err := os.Executable()
+	exe, err := daemonExe() // memnoded runs the node
 	if err != nil {
-		return fmt.Errorf("find memnode binary: %w", err)
+		return err
 	}
 	if err := os.MkdirAll(datadir.Dir(env.DataDir).Logs(), 0o700); err != nil {
 		return fmt.Errorf("create log dir: %w", err)
@@ -405,7 +241,7 @@ func (w startWait) wait(ctx context.Context, env *cliEnv, exited <-chan error) e
 			// Several hooks may start the node at once: one child wins the data dir's lock,
 			// the others exit. While the winner holds the lock, wait for it to be ready.
 			exited = nil
-			if node.Held(env.DataDir) {
+			if datadir.Held(env.DataDir) {
 				continue
 			}
 			return fmt.Errorf("node exited during start: %v", err)
@@ -452,14 +288,14 @@ func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := newFlags(env, "stop", "stop").parse(args, 0, 0); !ok {
 		return code
 	}
-	pid, err := node.ReadPIDFile(env.DataDir)
-	if err != nil || !node.Alive(pid.PID) {
+	pid, err := datadir.ReadPIDFile(env.DataDir)
+	if err != nil || !datadir.Alive(pid.PID) {
 		fmt.Fprintln(env.Stdout, "memnode is not running")
 		return 0
 	}
 	// A stale pid file may name another data dir's node (pids are reused): signal only the
 	// process that holds this data dir's lock.
-	if holder, known := node.LockHolder(env.DataDir); known {
+	if holder, known := datadir.LockHolder(env.DataDir); known {
 		if holder != pid.PID {
 			if holder == 0 {
 				fmt.Fprintln(env.Stdout, "memnode is not running (stale pid file)")
@@ -475,7 +311,7 @@ func cmdStop(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if !node.Alive(pid.PID) {
+		if !datadir.Alive(pid.PID) {
 			fmt.Fprintf(env.Stdout, "memnode stopped (pid %d)\n", pid.PID)
 			return 0
 		}
@@ -521,35 +357,4 @@ func cmdContext(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprint(env.Stdout, text)
 	return 0
-}
-
-// releaseStartupPages unmaps the executable pages start-up touched once the node is
-// ready (internal/exepages): most of them are never run again, and left mapped they
-// would count as the idle daemon's memory and be kept from reclaim.
-func releaseStartupPages(ctx context.Context, n *node.Node, log *slog.Logger) {
-	if n.WaitReady(ctx) != nil {
-		return
-	}
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(time.Second):
-	}
-	st, err := exepages.Release()
-	if err != nil {
-		log.Warn("could not release start-up pages", "err", err)
-		return
-	}
-	log.Info("released start-up pages of the executable", "mappings", st.Mappings, "mib", st.Bytes>>20)
-}
-
-// reexec replaces this process with a fresh run of the same binary, arguments and
-// environment (the viewer's restart); it returns only when that fails.
-func reexec(env *cliEnv) int {
-	exe, err := os.Executable()
-	if err != nil {
-		return fail(env, "restart: %v; start the node again: memnode start", err)
-	}
-	err = syscall.Exec(exe, os.Args, os.Environ())
-	return fail(env, "restart: %v; start the node again: memnode start", err)
 }

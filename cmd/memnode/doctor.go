@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -81,6 +82,7 @@ func doctorChecks(ctx context.Context, env *cliEnv) []check {
 
 	exe, _ := os.Executable()
 	good("binary", "%s, version %s", exe, version)
+	add(daemonCheck(ctx, exe))
 
 	// Settings: runMain let doctor run with a bad file so that it can say so here.
 	if _, err := configs.Load(env.DataDir); err != nil {
@@ -258,4 +260,32 @@ func freeBytes(path string) (uint64, error) {
 		}
 		path = parent
 	}
+}
+
+// daemonCheck finds memnoded, which runs the node (the lean memnode execs it), and checks
+// that it is this binary's build: a memnoded left from another release would run a node
+// that speaks another version.
+func daemonCheck(ctx context.Context, exe string) check {
+	const fix = "reinstall memnode: memnode and memnoded come together (README, Install)"
+	d, err := daemonExe()
+	if err != nil {
+		return check{Name: "daemon", Detail: err.Error(), Fix: fix}
+	}
+	if d == exe {
+		return check{Name: "daemon", OK: true, Detail: "this binary runs the node"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, d, "version").Output()
+	if err != nil {
+		return check{Name: "daemon", Detail: fmt.Sprintf("%s version: %v", d, err), Fix: fix}
+	}
+	// "memnoded 1.2.0 (commit …, built …, linux/amd64, go1.26.8)": all but the name must match.
+	got := strings.TrimSpace(string(out))
+	_, gotBuild, _ := strings.Cut(got, " ")
+	_, wantBuild, _ := strings.Cut(versionLine(progName), " ")
+	if gotBuild != wantBuild {
+		return check{Name: "daemon", Detail: fmt.Sprintf("%s is %q, this memnode is %s", d, got, wantBuild), Fix: fix}
+	}
+	return check{Name: "daemon", OK: true, Detail: d}
 }

@@ -1,3 +1,5 @@
+//go:build !memnode_lean
+
 package main
 
 import (
@@ -12,7 +14,6 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/embed"
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/node"
 )
 
 // modelsDir is where `memnode embed pull` installs models and the node loads them.
@@ -77,7 +78,7 @@ func cmdEmbedPull(ctx context.Context, env *cliEnv, args []string) int {
 		logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	// The data dir may not exist yet: create it private before models/ lands in it.
-	if err := node.SecureDataDir(env.DataDir); err != nil {
+	if err := datadir.Secure(env.DataDir); err != nil {
 		return fail(env, "embed pull: %v", err)
 	}
 	bar := &progressBar{w: env.Stderr}
@@ -146,8 +147,6 @@ func (p *progressBar) finish() {
 		p.drawn = false
 	}
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func cmdEmbedStatus(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "embed status", "embed status [--wait]")

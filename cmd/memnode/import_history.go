@@ -1,8 +1,11 @@
+//go:build !memnode_lean
+
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,10 +14,8 @@ import (
 
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/hooks"
-	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/localnet"
 	"github.com/memnode/memnode/platform"
-	"github.com/memnode/memnode/platform/registry"
 )
 
 // importAgentHistory is `memnode import --from-<agent> [DIR]`: runHistoryImport with a
@@ -40,19 +41,6 @@ func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, d
 		return 1
 	}
 	return 0
-}
-
-// importForViewer is the viewer's import of an agent's past sessions (POST
-// /api/viewer/import), run by the node process through its own API: the default folder,
-// every session, the summary lines as the CLI prints them.
-func importForViewer(ctx context.Context, env *cliEnv, name string, progress func(done, total int)) ([]string, error) {
-	p, ok := registry.Builtin().Lookup(name)
-	if !ok || p.History == nil {
-		return nil, fmt.Errorf("memnode does not import the past sessions of %q", name)
-	}
-	var warnings []string
-	res, err := runHistoryImport(ctx, env, p, "", 0, true, progress, func(line string) { warnings = append(warnings, line) })
-	return append(res.summary(p), warnings...), err
 }
 
 // historyImport is what one import of an agent's past sessions did.
@@ -254,23 +242,30 @@ func readSmallFile(path string, limit int64) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// offerImport says once, after memnode install AGENT, that the agent's past sessions can be
-// imported when it has some on disk. It only prints: it never asks (install may run with no
-// terminal).
-func offerImport(env *cliEnv, p platform.Platform, home string) {
-	if p.History == nil {
+type progress struct {
+	w     io.Writer
+	unit  string // shown after the counts ("sessions"); "" for records in batches
+	total int
+	n     int
+	quiet bool
+	drawn bool
+}
+
+func (p *progress) add(k int) {
+	p.n += k
+	if p.quiet || (p.unit == "" && p.total <= importBatch) {
 		return
 	}
-	marker := filepath.Join(datadir.Dir(env.DataDir).State(), p.Name+"-import-offered")
-	if _, err := os.Stat(marker); err == nil {
-		return
-	}
-	files, err := p.History.SessionFiles(p.History.Dir(home, env.Getenv), 0)
-	if err != nil || len(files) == 0 {
-		return
-	}
-	fmt.Fprintf(env.Stdout, "%s has %d past sessions on this machine: 'memnode import --from-%s' makes them memory now (as the hooks would have; private parts and secrets stay out)\n", p.Display, len(files), p.Name)
-	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err == nil {
-		_ = os.WriteFile(marker, nil, 0o600)
+	const width = 30
+	fill := width * min(p.n, p.total) / p.total
+	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d %s(%d%%)", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), 100*min(p.n, p.total)/p.total)
+	p.drawn = true
+}
+
+func (p *progress) done() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
 	}
 }

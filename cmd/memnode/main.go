@@ -1,5 +1,7 @@
-// Command memnode is the single CLI of memnode: the node daemon, the IDE hooks, search, the
-// MCP server and the device-group admin. It only parses flags and wires packages together.
+// Command memnode is memnode's CLI — search, the IDE hooks, the MCP server, the device-group
+// admin — and, built without -tags memnode_lean, memnoded, the daemon binary that also runs
+// the node. The lean memnode hands the daemon's commands to memnoded (daemon_exec.go).
+// It only parses flags and wires packages together.
 package main
 
 import (
@@ -11,9 +13,6 @@ import (
 	"runtime"
 	"sort"
 	"syscall"
-
-	"github.com/gin-gonic/gin"
-	"github.com/nlpodyssey/spago/ag"
 
 	"github.com/memnode/memnode/configs"
 	"github.com/memnode/memnode/internal/clienv"
@@ -84,13 +83,7 @@ var (
 )
 
 func main() {
-	// gin's mode is process-wide; release mode keeps its banner and route dump off stdout
-	// (stdout of `memnode mcp` and of hooks carries protocol only).
-	gin.SetMode(gin.ReleaseMode)
-	// spago runs each tensor operator in its own goroutine by default; for one sentence at
-	// a time synchronous execution is ~15% cheaper (embed benchmarks: ~98 vs ~111 CPU-ms
-	// for a MiniLM-sized encode). Process-wide, hence set here.
-	ag.SetForceSyncExecution(true)
+	setUpProcess()
 	// Everything memnode creates (databases, logs, models, the socket, exports) is the
 	// user's alone, whatever the shell's umask; the code also asks for 0600/0700 itself.
 	syscall.Umask(0o077)
@@ -159,7 +152,7 @@ func cmdVersion(_ context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := newFlags(env, "version", "version").parse(args, 0, 0); !ok {
 		return code
 	}
-	fmt.Fprintln(env.Stdout, versionLine("memnode"))
+	fmt.Fprintln(env.Stdout, versionLine(progName))
 	return 0
 }
 

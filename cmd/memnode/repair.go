@@ -1,3 +1,5 @@
+//go:build !memnode_lean
+
 package main
 
 import (
@@ -10,7 +12,6 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
 	"github.com/memnode/memnode/store"
 	memsync "github.com/memnode/memnode/sync"
@@ -28,7 +29,7 @@ func cmdRepair(ctx context.Context, env *cliEnv, args []string) int {
 	if _, code, ok := f.parse(args, 0, 0); !ok {
 		return code
 	}
-	if node.Held(env.DataDir) {
+	if datadir.Held(env.DataDir) {
 		return fail(env, "repair: the node is running on %s; 'memnode stop' first", env.DataDir)
 	}
 	path := datadir.Dir(env.DataDir).DB()

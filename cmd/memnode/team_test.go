@@ -1,3 +1,5 @@
+//go:build !memnode_lean
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 
@@ -14,3 +15,6 @@ func projectName(dir string) string {
 }
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// mib is n bytes in MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

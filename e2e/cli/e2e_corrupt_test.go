@@ -14,7 +14,6 @@ import (
 	"github.com/memnode/memnode/api/apitype"
 	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/testkit"
-	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -52,7 +51,7 @@ func TestRunFailsOnACorruptDatabase(t *testing.T) {
 		t.Errorf("run exit code = %d, want 1", r.Code)
 	}
 	checkCorruptLine(t, "run", r)
-	if node.Held(in.DataDir) {
+	if datadir.Held(in.DataDir) {
 		t.Fatal("the data dir is still locked")
 	}
 }
@@ -61,7 +60,7 @@ func TestStartFailsOnACorruptDatabase(t *testing.T) {
 	in := corruptInstance(t)
 	r := in.Run(nil, "start")
 	checkCorruptLine(t, "start", r)
-	if node.Held(in.DataDir) {
+	if datadir.Held(in.DataDir) {
 		t.Fatal("a node still holds the data dir")
 	}
 }

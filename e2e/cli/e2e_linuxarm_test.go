@@ -47,7 +47,7 @@ func TestArm64BinariesUnderQemu(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []string{"memnode", "memnode-hook"} {
+	for _, b := range []string{"memnode", "memnoded", "memnode-hook"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
 			miss("no " + filepath.Join(arm64Dir, b))
 		}
@@ -66,9 +66,9 @@ func TestArm64BinariesUnderQemu(t *testing.T) {
 	if out := in.MustRun(nil, "version"); !strings.Contains(out, "linux/arm64") {
 		t.Fatalf("memnode version under qemu = %q, want linux/arm64", out)
 	}
-	// `memnode start` re-executes its own (arm64) file, which only binfmt_misc could run:
-	// the node runs in the foreground under qemu instead.
-	node := exec.Command(qemu, "-L", qemuSysroot, filepath.Join(dir, "memnode"), "run")
+	// `memnode start` and `memnode run` execute the (arm64) memnoded, which only binfmt_misc
+	// could run: the node runs in the foreground under qemu instead.
+	node := exec.Command(qemu, "-L", qemuSysroot, filepath.Join(dir, "memnoded"), "run")
 	node.Env = in.Env()
 	node.Dir = in.DataDir
 	logf, err := os.Create(filepath.Join(t.TempDir(), "node.log"))

@@ -81,7 +81,7 @@ func tarEntries(t *testing.T, path string) map[string][]byte {
 }
 
 // TestReleaseArchives checks what `make dist` promises (issue 23): each archive holds exactly
-// memnode, memnode-hook (both executable), the archive README and the repository's LICENSE;
+// memnode, memnoded, memnode-hook (all executable), the archive README and the repository's LICENSE;
 // SHA256SUMS names every archive with its true digest; the npm tarballs carry the same
 // LICENSE and name it in package.json.
 func TestReleaseArchives(t *testing.T) {
@@ -114,13 +114,13 @@ func TestReleaseArchives(t *testing.T) {
 				}
 			}
 		})
-		if want := []string{"LICENSE", "README.md", "memnode", "memnode-hook"}; !slices.Equal(names, want) {
+		if want := []string{"LICENSE", "README.md", "memnode", "memnode-hook", "memnoded"}; !slices.Equal(names, want) {
 			t.Errorf("%s holds %v, want %v", filepath.Base(a), names, want)
 		}
 		if string(entries["LICENSE"]) != string(license) {
 			t.Errorf("%s: its LICENSE is not the repository's", filepath.Base(a))
 		}
-		for _, bin := range []string{"memnode", "memnode-hook"} {
+		for _, bin := range []string{"memnode", "memnoded", "memnode-hook"} {
 			if !strings.HasPrefix(string(entries[bin]), "\x7fELF") {
 				t.Errorf("%s: %s is not an ELF binary", filepath.Base(a), bin)
 			}

@@ -13,7 +13,6 @@ import (
 	"github.com/memnode/memnode/internal/e2ekit"
 
 	"github.com/memnode/memnode/internal/datadir"
-	"github.com/memnode/memnode/node"
 	"github.com/memnode/memnode/replica"
 )
 
@@ -115,7 +114,7 @@ func TestStartNamesWhyTheNodeCannotOpen(t *testing.T) {
 			}
 			checkFailLine(t, "run", r, want...)
 			checkFailLine(t, "start", in.Run(nil, "start"), want...)
-			if node.Held(in.DataDir) {
+			if datadir.Held(in.DataDir) {
 				t.Fatal("a node still holds the data dir")
 			}
 		})
@@ -135,7 +134,7 @@ func TestStartNamesATakenPort(t *testing.T) {
 	defer l.Close()
 	in.Extra = append(in.Extra, "MEMNODE_TRANSPORT=tcp")
 	checkFailLine(t, "start", in.Run(nil, "start"), "port "+strconv.Itoa(in.Port), "taken by something else", "MEMNODE_PORT")
-	if node.Held(in.DataDir) {
+	if datadir.Held(in.DataDir) {
 		t.Fatal("start started a node although it cannot reach it")
 	}
 }

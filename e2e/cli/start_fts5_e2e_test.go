@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/memnode/memnode/internal/datadir"
 	"github.com/memnode/memnode/internal/e2ekit"
 
 	"github.com/memnode/memnode/internal/testbin"
-	"github.com/memnode/memnode/node"
 )
 
 // TestStartNamesMissingFTS5: a memnode built without -tags sqlite_fts5 (mattn/go-sqlite3
@@ -26,7 +26,7 @@ func TestStartNamesMissingFTS5(t *testing.T) {
 	want := []string{"memnode.db", "FTS5", "-tags sqlite_fts5"}
 	checkFailLine(t, "run", r, want...)
 	checkFailLine(t, "start", in.RunBin(bin, nil, "start"), want...)
-	if node.Held(in.DataDir) {
+	if datadir.Held(in.DataDir) {
 		t.Fatal("a node still holds the data dir")
 	}
 }

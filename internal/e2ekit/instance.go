@@ -28,14 +28,14 @@ import (
 	"github.com/memnode/memnode/internal/testbin"
 )
 
-// MemnodeBin is the real binary under test (memnode-hook beside it), built once per test
-// process by Main through internal/testbin.
+// MemnodeBin is the real binary under test, the lean memnode (memnoded and memnode-hook
+// beside it), built once per test process by Main through internal/testbin.
 var MemnodeBin string
 
 // Main is the TestMain of every package of real-process tests (e2e/...): it makes the test
 // binary a port squatter when SquatterEnv asks for one (TestPortSquatterGetsNothing), builds
-// memnode and memnode-hook once (internal/testbin: cached across processes and checkouts,
-// under a lock), runs the tests and returns their exit code. Under -short it runs none of
+// memnode, memnoded and memnode-hook once (internal/testbin: cached across processes and
+// checkouts, under a lock), runs the tests and returns their exit code. Under -short it runs none of
 // them (each starts real processes, and some install an agent CLI before they would skip)
 // and builds nothing; under -list it builds nothing.
 func Main(m *testing.M) int {

@@ -1,8 +1,8 @@
-// Package testbin builds the binaries real-process tests run (memnode, memnode-hook, a
-// no-FTS5 memnode, rqlited) once for every test process that needs them: into a cache
-// shared by all test binaries (and checkouts) of the user, named by a hash of everything
-// the build reads, under a file lock — so two packages' tests that start together build a
-// binary once instead of twice at the same time, and a warm run builds nothing.
+// Package testbin builds the binaries real-process tests run (memnode, memnoded,
+// memnode-hook, a no-FTS5 memnode, rqlited) once for every test process that needs them:
+// into a cache shared by all test binaries (and checkouts) of the user, named by a hash of
+// everything the build reads, under a file lock — so two packages' tests that start together
+// build a binary once instead of twice at the same time, and a warm run builds nothing.
 package testbin
 
 import (
@@ -225,16 +225,18 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Memnode builds the daemon as make builds it (sqlite_fts5, nomsgpack) plus the tag
-// memnode_e2e (test-only knobs read from the environment, node/e2egate_e2e.go; inert unless
-// a test sets them) and the lean hook binary (no cgo) into one directory and returns it.
+// Memnode builds the three binaries make builds into one directory, side by side as they
+// are installed, and returns it: the lean memnode (no cgo), the daemon memnoded (sqlite_fts5,
+// nomsgpack, plus the tag memnode_e2e: test-only knobs read from the environment,
+// node/e2egate_e2e.go; inert unless a test sets them) and the lean hook binary (no cgo).
 func Memnode() (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
 	return Build(Set{Dir: root, Bins: []Spec{
-		{Name: "memnode", Pkg: "./cmd/memnode", Tags: "sqlite_fts5,nomsgpack,memnode_e2e"},
+		{Name: "memnode", Pkg: "./cmd/memnode", Tags: "memnode_lean,nomsgpack", Env: []string{"CGO_ENABLED=0"}},
+		{Name: "memnoded", Pkg: "./cmd/memnode", Tags: "sqlite_fts5,nomsgpack,memnode_e2e"},
 		{Name: "memnode-hook", Pkg: "./cmd/memnode-hook", Env: []string{"CGO_ENABLED=0"}},
 	}})
 }

@@ -44,8 +44,8 @@ for (const [plat, suffix, os, cpu] of platforms) {
   }
   const dir = path.join(out, 'src', suffix);
   fs.mkdirSync(path.join(dir, 'bin'), { recursive: true });
-  execFileSync('tar', ['-xzf', archive, '-C', path.join(dir, 'bin'), 'memnode', 'memnode-hook']);
-  for (const b of ['memnode', 'memnode-hook']) fs.chmodSync(path.join(dir, 'bin', b), 0o755);
+  execFileSync('tar', ['-xzf', archive, '-C', path.join(dir, 'bin'), 'memnode', 'memnoded', 'memnode-hook']);
+  for (const b of ['memnode', 'memnoded', 'memnode-hook']) fs.chmodSync(path.join(dir, 'bin', b), 0o755);
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({
     name: `@memnode/${suffix}`,
     version,
@@ -59,7 +59,7 @@ for (const [plat, suffix, os, cpu] of platforms) {
     preferUnplugged: true,
   }, null, 2) + '\n');
   fs.copyFileSync(licenseFile, path.join(dir, 'LICENSE'));
-  fs.writeFileSync(path.join(dir, 'README.md'), `# @memnode/${suffix}\n\nThe \`memnode\` and \`memnode-hook\` binaries for ${os}/${cpu}. Install \`memnode\`, not this package.\n`);
+  fs.writeFileSync(path.join(dir, 'README.md'), `# @memnode/${suffix}\n\nThe \`memnode\`, \`memnoded\` (its daemon) and \`memnode-hook\` binaries for ${os}/${cpu}. Install \`memnode\`, not this package.\n`);
   pack(dir);
   built.push(suffix);
 }

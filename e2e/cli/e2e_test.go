@@ -184,7 +184,7 @@ func TestNodeReleasesStartupPages(t *testing.T) {
 	}
 }
 
-// fileMappedKB returns a process's RssFile and the size of its mappings of memnodeBin
+// fileMappedKB returns a process's RssFile and the size of its mappings of its executable
 // (the loaded segments, not the file with its debug info), in kB.
 func fileMappedKB(t *testing.T, pid int) (rssFile, exe int64) {
 	t.Helper()
@@ -201,9 +201,14 @@ func fileMappedKB(t *testing.T, pid int) (rssFile, exe int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node's own executable (memnoded, which the lean memnode hands `run` to).
+	self, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for line := range strings.SplitSeq(string(maps), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 6 || f[5] != e2ekit.MemnodeBin {
+		if len(f) < 6 || f[5] != self {
 			continue
 		}
 		lo, hi, _ := strings.Cut(f[0], "-")

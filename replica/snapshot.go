@@ -277,9 +277,10 @@ func (r *Replica) SnapshotProgress(ctx context.Context) (store.SnapshotProgress,
 }
 
 // InstallSnapshot installs a snapshot, read chunk by chunk with next: the beginning, rows,
-// the end. Each chunk is one transaction that also records where the install stands, so an
-// error from next (a cut connection, a timeout), a malformed chunk or a crash keeps every
-// chunk committed before it, and the next InstallSnapshot — of a snapshot from the cursor
+// the end. Chunks of one table are installed in batches (installBatchRows), each one
+// transaction that also records where the install stands, so an error from next (a cut
+// connection, a timeout: the batch gathered so far is installed first), a malformed chunk
+// or a crash keeps every batch committed before it, and the next InstallSnapshot — of a snapshot from the cursor
 // SnapshotProgress returns, from any device — goes on from there. The replica must be blank
 // or in the middle of an install (ErrNotBlank). The rules of ApplyOps hold: ops of this
 // origin are never taken from a peer, a removed origin's ops past its cut are dropped (with
@@ -289,7 +290,7 @@ func (r *Replica) SnapshotProgress(ctx context.Context) (store.SnapshotProgress,
 // arrived meanwhile) never lands, and tombstones travel, so what was forgotten stays
 // forgotten. The vector is written only at the end: until then this replica claims nothing
 // of another origin, so it is never asked for those ops, and it serves no snapshot
-// (ErrSnapshotIncomplete). The change feed gets every record stored, chunk by chunk.
+// (ErrSnapshotIncomplete). The change feed gets every record stored, batch by batch.
 func (r *Replica) InstallSnapshot(ctx context.Context, next func() (store.SnapshotChunk, error)) (store.SnapshotResult, error) {
 	var res store.SnapshotResult
 	c, err := next()
@@ -331,9 +332,34 @@ func (r *Replica) InstallSnapshot(ctx context.Context, next func() (store.Snapsh
 	if err != nil {
 		return res, err
 	}
+	// Chunks of one table are gathered into a batch and installed in one transaction: FTS5
+	// flushes a segment at every commit and merges them as they pile up, and every commit
+	// writes the indexes' pages it touched to the WAL again, so fewer, larger transactions
+	// cost less per row (docs/BENCH.md, "A second device joins").
+	var batch [][]any
+	var batchTable snapshotTable
+	batchBytes := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		next, chunk, err := r.installBatch(ctx, batchTable, batch, in)
+		batch, batchBytes = nil, 0
+		if err != nil {
+			return err
+		}
+		in = next
+		res.Ops += chunk.Ops
+		res.Records += chunk.Records
+		return nil
+	}
 	for {
 		c, err := next()
 		if err != nil {
+			// A cut: what arrived is kept, so the next install resumes after it.
+			if ferr := flush(); ferr != nil {
+				return res, ferr
+			}
 			return res, fmt.Errorf("install snapshot: %w", err)
 		}
 		if c.Begin {
@@ -342,6 +368,9 @@ func (r *Replica) InstallSnapshot(ctx context.Context, next func() (store.Snapsh
 		if c.Table == "" {
 			if !maps.Equal(c.VV, in.Cur) {
 				return res, fmt.Errorf("install snapshot: the end's vector is not the beginning's: %w", store.ErrBadSnapshot)
+			}
+			if err := flush(); err != nil {
+				return res, err
 			}
 			cut, err := r.endInstall(ctx, in.VV)
 			res.Cut += cut
@@ -352,80 +381,121 @@ func (r *Replica) InstallSnapshot(ctx context.Context, next func() (store.Snapsh
 		if i < 0 || !slices.Equal(snapshotTables[i].cols, c.Columns) || len(c.Rows) == 0 {
 			return res, fmt.Errorf("install snapshot: table %q %v: %w", c.Table, c.Columns, store.ErrBadSnapshot)
 		}
-		if at := slices.IndexFunc(snapshotTables, func(t snapshotTable) bool { return t.name == in.From.Table }); i < at {
-			return res, fmt.Errorf("install snapshot: %s after %s: %w", c.Table, in.From.Table, store.ErrBadSnapshot)
+		last := in.From.Table
+		if len(batch) > 0 {
+			last = batchTable.name
 		}
-		t := snapshotTables[i]
-		var chunk store.SnapshotResult
-		var maxHLC uint64
-		purged := false
-		next := in
-		mode := modeDurable
-		if t.name == "tombstones" {
-			mode = modeForget // a tombstone may purge what arrived by op replay meanwhile
+		if at := slices.IndexFunc(snapshotTables, func(t snapshotTable) bool { return t.name == last }); i < at {
+			return res, fmt.Errorf("install snapshot: %s after %s: %w", c.Table, last, store.ErrBadSnapshot)
 		}
-		err = r.writeTxMode(ctx, mode, func(tx *wtx) error {
-			chunk, maxHLC, purged = store.SnapshotResult{}, 0, false
-			tx.change.Origin = feed.Device
-			// Without a tombstone here no row can be a forgotten one's: the rows skip the
-			// lookups (a query per row, each of which database/sql watches with a goroutine
-			// of its own inside a transaction — a third of the install's CPU at 100k).
-			// Tombstones arrive after the record tables, so a fresh install checks none.
-			var tombs bool
-			if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM tombstones)").Scan(&tombs); err != nil {
-				return fmt.Errorf("install snapshot: %w", err)
+		size := rowsBytes(c.Rows)
+		if len(batch) > 0 && (batchTable.name != c.Table || len(batch)+len(c.Rows) > installBatchRows || batchBytes+size > installBatchBytes) {
+			if err := flush(); err != nil {
+				return res, err
 			}
-			for _, row := range c.Rows {
-				if len(row) != len(t.cols) {
-					return fmt.Errorf("install snapshot: %s row of %d values: %w", t.name, len(row), store.ErrBadSnapshot)
+		}
+		batchTable = snapshotTables[i]
+		batch = append(batch, c.Rows...)
+		batchBytes += size
+	}
+}
+
+// installBatchRows and installBatchBytes bound the rows one install transaction takes (the
+// batch closes before the chunk that would pass either; a chunk alone may): about four of
+// the sender's 2 MiB chunks of records. The dirty pages of a batch must fit the writer's
+// page cache (64 MiB): 25,000 rows a transaction cost more CPU per row than 10,000 at 100k.
+const (
+	installBatchRows  = 10_000
+	installBatchBytes = 16 << 20
+)
+
+// rowsBytes is about what rows hold: the length of their strings and blobs.
+func rowsBytes(rows [][]any) int {
+	n := 0
+	for _, row := range rows {
+		for _, v := range row {
+			switch x := v.(type) {
+			case string:
+				n += len(x)
+			case []byte:
+				n += len(x)
+			}
+			n += 2
+		}
+	}
+	return n
+}
+
+// installBatch installs rows of t in one transaction with where the install stands after
+// them (in moved past their last row) and returns that and what it stored.
+func (r *Replica) installBatch(ctx context.Context, t snapshotTable, rows [][]any, in install) (install, store.SnapshotResult, error) {
+	var chunk store.SnapshotResult
+	var maxHLC uint64
+	purged := false
+	next := in
+	mode := modeInstall
+	if t.name == "tombstones" {
+		mode = modeForget // a tombstone may purge what arrived by op replay meanwhile
+	}
+	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
+		chunk, maxHLC, purged = store.SnapshotResult{}, 0, false
+		tx.change.Origin = feed.Device
+		// Without a tombstone here no row can be a forgotten one's: the rows skip the
+		// lookups (a query per row, each of which database/sql watches with a goroutine
+		// of its own inside a transaction — a third of the install's CPU at 100k).
+		// Tombstones arrive after the record tables, so a fresh install checks none.
+		var tombs bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM tombstones)").Scan(&tombs); err != nil {
+			return fmt.Errorf("install snapshot: %w", err)
+		}
+		for _, row := range rows {
+			if len(row) != len(t.cols) {
+				return fmt.Errorf("install snapshot: %s row of %d values: %w", t.name, len(row), store.ErrBadSnapshot)
+			}
+			if t.hlcCol >= 0 {
+				h, ok := row[t.hlcCol].(int64)
+				if !ok || h < 0 {
+					return fmt.Errorf("install snapshot: %s stamp %v: %w", t.name, row[t.hlcCol], store.ErrBadSnapshot)
 				}
-				if t.hlcCol >= 0 {
-					h, ok := row[t.hlcCol].(int64)
-					if !ok || h < 0 {
-						return fmt.Errorf("install snapshot: %s stamp %v: %w", t.name, row[t.hlcCol], store.ErrBadSnapshot)
-					}
-					if err := r.checkStamp("snapshot "+t.name+" row", uint64(h)); err != nil {
-						return fmt.Errorf("install snapshot: %w", err)
-					}
-					maxHLC = max(maxHLC, uint64(h))
+				if err := r.checkStamp("snapshot "+t.name+" row", uint64(h)); err != nil {
+					return fmt.Errorf("install snapshot: %w", err)
 				}
-				stored, err := r.installRow(ctx, tx, t, row, in, tombs)
+				maxHLC = max(maxHLC, uint64(h))
+			}
+			stored, err := r.installRow(ctx, tx, t, row, in, tombs)
+			if err != nil {
+				return fmt.Errorf("install snapshot %s: %w", t.name, err)
+			}
+			if stored && t.name == "tombstones" {
+				p, err := purgeForgotten(ctx, tx, row)
 				if err != nil {
 					return fmt.Errorf("install snapshot %s: %w", t.name, err)
 				}
-				if stored && t.name == "tombstones" {
-					p, err := purgeForgotten(ctx, tx, row)
-					if err != nil {
-						return fmt.Errorf("install snapshot %s: %w", t.name, err)
-					}
-					purged = purged || p
-				}
-				switch {
-				case !stored:
-				case t.name == "ops":
-					chunk.Ops++
-				default:
-					chunk.Records++
-				}
+				purged = purged || p
 			}
-			next.From = t.cursor(c.Rows[len(c.Rows)-1])
-			next.Rows += int64(len(c.Rows))
-			next.Total = max(next.Total, next.Rows)
-			return writeInstall(ctx, tx, next)
-		})
-		if err != nil {
-			return res, err
-		}
-		r.clock.Observe(maxHLC)
-		if purged {
-			if err := r.purgeWAL(ctx); err != nil {
-				return res, fmt.Errorf("install snapshot: %w", err)
+			switch {
+			case !stored:
+			case t.name == "ops":
+				chunk.Ops++
+			default:
+				chunk.Records++
 			}
 		}
-		in = next
-		res.Ops += chunk.Ops
-		res.Records += chunk.Records
+		next.From = t.cursor(rows[len(rows)-1])
+		next.Rows += int64(len(rows))
+		next.Total = max(next.Total, next.Rows)
+		return writeInstall(ctx, tx, next)
+	})
+	if err != nil {
+		return in, chunk, err
 	}
+	r.clock.Observe(maxHLC)
+	if purged {
+		if err := r.purgeWAL(ctx); err != nil {
+			return next, chunk, fmt.Errorf("install snapshot: %w", err)
+		}
+	}
+	return next, chunk, nil
 }
 
 // validSnapshotVV reports whether a snapshot's vector could be a replica's.

@@ -22,6 +22,8 @@ var (
 	modeDurable = txMode{synchronous: "FULL", secureDelete: "FAST"}
 	// modeForget also zeroes freed pages, so forgotten text is gone from the file.
 	modeForget = txMode{synchronous: "FULL", secureDelete: "ON"}
+	// modeInstall is a snapshot install's batch of rows.
+	modeInstall = modeDurable
 )
 
 // wtx is a write transaction whose statements are prepared once per writer connection and

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	stdsync "sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -146,29 +148,19 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 	if err := c.flush(); err != nil {
 		return nil, err
 	}
+	chunks, stop := n.readSnapshot(ctx, c, claim)
 	res, err := n.cfg.Store.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) {
 		if err := ctx.Err(); err != nil {
 			return store.SnapshotChunk{}, err // the session is over: what was committed stays
 		}
 		c.dl.extend() // the previous chunk is in: a deadline per chunk, not per snapshot
-		m, err := c.recv()
-		claim.touch()
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			kick(n.stallKick) // the path may be dead: a round with the other members takes over
+		r, ok := <-chunks
+		if !ok {
+			return store.SnapshotChunk{}, fmt.Errorf("snapshot stream ended: %w", ErrProtocol)
 		}
-		if err != nil {
-			return store.SnapshotChunk{}, err
-		}
-		switch m.Type {
-		case msgSnapBegin:
-			return store.SnapshotChunk{Begin: true, VV: m.VV, Total: int64(min(m.Total, 1<<62))}, nil
-		case msgSnapRows:
-			return store.SnapshotChunk{Table: m.Table, Columns: m.Columns, Rows: m.Rows}, nil
-		case msgSnapEnd:
-			return store.SnapshotChunk{VV: m.VV}, nil
-		}
-		return store.SnapshotChunk{}, fmt.Errorf("got message %d during a snapshot: %w", m.Type, ErrProtocol)
+		return r.chunk, r.err
 	})
+	stop(err != nil)
 	n.stats.SnapshotOps.Add(int64(res.Ops))
 	if errors.Is(err, memory.ErrClockAhead) || errors.Is(err, store.ErrBadSnapshot) {
 		n.mu.Lock()
@@ -188,6 +180,77 @@ func (n *Node) pullSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) 
 	n.stats.SnapshotsInstalled.Add(1)
 	n.log.Info("started from a snapshot", "peer", shortID(p), "records", res.Records, "ops", res.Ops)
 	return n.cfg.Store.VersionVector(ctx)
+}
+
+// snapshotAhead is how many chunks the reader of a snapshot may hold that the install has
+// not taken yet (each at most opsMessageSoft on the wire).
+const snapshotAhead = 4
+
+// snapshotRead is one message of a snapshot as the install takes it, or the error that
+// ended the stream.
+type snapshotRead struct {
+	chunk store.SnapshotChunk
+	err   error
+}
+
+// readSnapshot reads a snapshot's messages off c on a goroutine of its own, up to
+// snapshotAhead chunks ahead of the install: while the replica installs a batch, the next
+// chunks are received, inflated and decoded on the other core (docs/BENCH.md, "A second
+// device joins"). It stops after the end or the first error, which it hands on last. stop
+// ends it and waits for it; unblock says the install ended early (an error), so the
+// reader may be waiting on the stream: its read deadline is cut short, and the session,
+// which ends with that error, reads nothing more.
+func (n *Node) readSnapshot(ctx context.Context, c *conn, claim *snapshotClaim) (<-chan snapshotRead, func(unblock bool)) {
+	out := make(chan snapshotRead, snapshotAhead)
+	done := make(chan struct{})
+	var wg stdsync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(out)
+		for {
+			r, end := n.readSnapshotMessage(ctx, c, claim)
+			select {
+			case out <- r:
+			case <-done:
+				return
+			}
+			if end || r.err != nil {
+				return
+			}
+		}
+	}()
+	return out, func(unblock bool) {
+		close(done)
+		if unblock {
+			_ = c.s.SetReadDeadline(time.Now())
+		}
+		wg.Wait()
+	}
+}
+
+// readSnapshotMessage reads the next message of a snapshot; end reports its last.
+func (n *Node) readSnapshotMessage(ctx context.Context, c *conn, claim *snapshotClaim) (r snapshotRead, end bool) {
+	if err := ctx.Err(); err != nil {
+		return snapshotRead{err: err}, false
+	}
+	m, err := c.recv()
+	claim.touch()
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		kick(n.stallKick) // the path may be dead: a round with the other members takes over
+	}
+	if err != nil {
+		return snapshotRead{err: err}, false
+	}
+	switch m.Type {
+	case msgSnapBegin:
+		return snapshotRead{chunk: store.SnapshotChunk{Begin: true, VV: m.VV, Total: int64(min(m.Total, 1<<62))}}, false
+	case msgSnapRows:
+		return snapshotRead{chunk: store.SnapshotChunk{Table: m.Table, Columns: m.Columns, Rows: m.Rows}}, false
+	case msgSnapEnd:
+		return snapshotRead{chunk: store.SnapshotChunk{VV: m.VV}}, true
+	}
+	return snapshotRead{err: fmt.Errorf("got message %d during a snapshot: %w", m.Type, ErrProtocol)}, false
 }
 
 // serveSnapshot streams this replica's snapshot from the cursor the peer names: SnapBegin,

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
+
+	"github.com/memnode/memnode/store"
 )
 
 func snapshotsOn(c *nodeSetup)  { c.SnapshotMin = 1 }
@@ -286,4 +288,56 @@ func TestSnapshotFromATricklingPeerOutlivesTheSessionDeadline(t *testing.T) {
 	}
 	on.Store(false)
 	converged(t, 60*time.Second, a, c)
+}
+
+// refusingStore hands its replica's install a malformed chunk (wrong columns) in place of
+// the second chunk of rows, once sent is closed: the install refuses the snapshot in the
+// middle of the stream.
+type refusingStore struct {
+	Store
+	sent chan struct{}
+}
+
+func (s refusingStore) InstallSnapshot(ctx context.Context, next func() (store.SnapshotChunk, error)) (store.SnapshotResult, error) {
+	rows := 0
+	return s.Store.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) {
+		c, err := next()
+		if err == nil && c.Table != "" {
+			if rows++; rows == 2 {
+				select {
+				case <-s.sent:
+				case <-ctx.Done():
+				}
+				c.Columns = []string{"x"}
+			}
+		}
+		return c, err
+	})
+}
+
+// TestRefusedSnapshotEndsItsReader: a snapshot is read off the stream ahead of the install
+// (readSnapshot). The install holds its second chunk until the peer has sent the whole
+// snapshot, so the reader has read as far ahead as it may and waits to hand on the next
+// chunk; then the install refuses the snapshot. The reader stops with the session — no
+// goroutine is left — and the new device leaves the install to op replay and ends equal to
+// the peer.
+func TestRefusedSnapshotEndsItsReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two real devices for seconds (make test runs it)")
+	}
+	checkGoroutines(t)
+	a := startNode(t, "dev-a", t.TempDir(), nil, snapshotsOn, func(cfg *nodeSetup) { cfg.snapChunkBytes = 8 << 10 })
+	a.history(3000, 0, 0)
+	logs := &logBuf{}
+	sent := make(chan struct{})
+	c := startNode(t, "dev-c", t.TempDir(), logs, snapshotsOn, func(cfg *nodeSetup) { cfg.Store = refusingStore{Store: cfg.Store, sent: sent} })
+	c.join(a)
+	waitFor(t, 60*time.Second, "A to send its whole snapshot", func() (bool, string) {
+		return a.node.stats.SnapshotsServed.Load() > 0, ""
+	})
+	close(sent)
+	converged(t, 120*time.Second, a, c)
+	if !strings.Contains(logs.String(), "refused a snapshot") {
+		t.Fatalf("C did not refuse the snapshot:\n%s", logs.String())
+	}
 }

@@ -134,7 +134,8 @@ npm: ## npm package tarballs in dist/npm/ from the archives in dist/ (memnode + 
 # What -short leaves out: every real-process test (e2e/..., not even linked here; the tests
 # of other packages that start memnode or rqlited skip), and the few CPU-heavy unit tests that
 # say so when they skip (scrypt key derivation, 5 MB payload sweeps, generated scale datasets,
-# a body over the limit to every route, the sampled Mann-Whitney p). make test runs them all.
+# a body over the limit to every route, the sampled Mann-Whitney p), and replica's rapid
+# properties try 10 cases each instead of 100 (replica/main_test.go). make test runs them all.
 test-short: ## the inner loop (under 2 min warm): go test -short without e2e/: no real memnode or rqlited processes
 	$(GO) test -tags $(TAGS) -short -count=1 -timeout 10m $$($(GO) list -tags $(TAGS) ./... | grep -v '/e2e/')
 

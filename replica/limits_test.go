@@ -12,6 +12,9 @@ import (
 )
 
 func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 5 MiB records through Commit and Import (make test runs it)")
+	}
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()
@@ -44,6 +47,9 @@ func TestOversizedRecordIsRefusedWhereItEnters(t *testing.T) {
 }
 
 func TestClipOversizedFitsEveryRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 1-4 MiB records clipped and committed (make test runs it)")
+	}
 	ctx := context.Background()
 	r := openTest(t, "dev-a")
 	now := time.Now().UnixMilli()

@@ -135,7 +135,9 @@ func TestCRDTCompactionNeverLosesAState(t *testing.T) {
 		}
 		total += c.compacted
 	})
-	if total == 0 {
+	// About half the cases compact something: with -short's 10 cases none does once in ~400
+	// runs, so only the full count (100) fails on it.
+	if total == 0 && !testing.Short() {
 		t.Fatal("no case compacted anything: the property says nothing")
 	}
 	t.Logf("%d ops compacted over all cases", total)

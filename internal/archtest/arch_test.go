@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -22,33 +25,65 @@ type goPackage struct {
 	Module     *struct{ Path string }
 }
 
-// listPackages runs go list over the whole module with the build tags make uses.
+// listPackages runs go list over the whole module with the build tags make uses. Three
+// tests read the same list: it is run once per test binary (a few CPU-seconds each time).
 func listPackages(t *testing.T, root string) (module string, pkgs []goPackage) {
 	t.Helper()
+	l := goList(root)
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.module, l.pkgs
+}
+
+type listing struct {
+	module string
+	pkgs   []goPackage
+	err    error
+}
+
+// goList is listPackages' memo: one go list per root directory.
+var goList = func() func(root string) listing {
+	var mu sync.Mutex
+	done := map[string]listing{}
+	return func(root string) listing {
+		mu.Lock()
+		defer mu.Unlock()
+		if l, ok := done[root]; ok {
+			return l
+		}
+		l := runGoList(root)
+		done[root] = l
+		return l
+	}
+}()
+
+func runGoList(root string) listing {
 	cmd := exec.Command("go", "list", "-tags", "sqlite_fts5,nomsgpack", "-json", "./...")
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		return listing{err: fmt.Errorf("go list: %w", err)}
 	}
+	var l listing
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p goPackage
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatalf("decode go list output: %v", err)
+			return listing{err: fmt.Errorf("decode go list output: %w", err)}
 		}
 		if p.Module != nil {
-			module = p.Module.Path
+			l.module = p.Module.Path
 		}
-		pkgs = append(pkgs, p)
+		l.pkgs = append(l.pkgs, p)
 	}
-	if module == "" || len(pkgs) == 0 {
-		t.Fatal("go list found no packages of the module")
+	if l.module == "" || len(l.pkgs) == 0 {
+		return listing{err: errors.New("go list found no packages of the module")}
 	}
-	return module, pkgs
+	return l
 }
 
 var (

@@ -100,10 +100,10 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 	for i, word := range []string{"afterhugeone", "afterhugetwo"} {
 		a.Write(word)
 		began := time.Now()
-		e2ekit.Poll(t, fmt.Sprintf("B to find A's write %d", i), 10*time.Second, func() bool { return len(b.Find(cli, word)) > 0 })
-		if took := time.Since(began); took > 2*time.Second {
-			t.Errorf("A's write %d reached B after %s, want ≤ 2 s", i, took.Round(time.Millisecond))
-		}
+		// The property is that sync goes on (a stalled session would hold the write until its
+		// 2-minute deadline); how fast it goes is the machine's load: printed, not asserted.
+		e2ekit.Poll(t, fmt.Sprintf("B to find A's write %d (sync stalled?)", i), 30*time.Second, func() bool { return len(b.Find(cli, word)) > 0 })
+		t.Logf("A's write %d reached B after %s", i, time.Since(began).Round(time.Millisecond))
 	}
 	if len(b.Find(cli, "bignotezulu")) == 0 {
 		t.Error("the 60 KiB note did not reach B")

@@ -18,6 +18,7 @@ import (
 // TestKill9WithSlowProvider: 1,000 events queued against a slow provider, the node killed
 // mid-way: after restart every event becomes an observation, none twice.
 func TestKill9WithSlowProvider(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped in -short")
 	}

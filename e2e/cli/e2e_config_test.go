@@ -16,6 +16,7 @@ import (
 // on the real binary. The later ones must not erase the earlier ones — the README's
 // `echo '{…}' > settings.json` snippets did — and the file stays 0600 and valid.
 func TestReadmeConfigSnippetsMerge(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +99,7 @@ func TestReadmeConfigSnippetsMerge(t *testing.T) {
 // shows it: the economics line goes with context_economics_off, a type goes with
 // context_exclude_types.
 func TestContextSettingsApplyLive(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	pid := in.PidFile()

@@ -61,6 +61,7 @@ func replayCursor(t *testing.T, in *e2ekit.Instance, proj string) string {
 // context (and sessionStart injects the same), never the session's private text — and
 // `memnode uninstall cursor` removes the hooks, the MCP entry and the file memnode created.
 func TestCursorContextFileFollowsMemory(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := filepath.Join(t.TempDir(), "demo-app")

@@ -58,6 +58,7 @@ func newCorrectFixture(t *testing.T, texts ...string) *correctFixture {
 // get and timeline still show the old record with "superseded by"; bad input is one
 // stderr line and exit 1.
 func TestCorrectAndSupersedeThroughCLIAndHTTP(t *testing.T) {
+	t.Parallel()
 	f := newCorrectFixture(t,
 		"The flaky login test is caused by the cache TTL",
 		"Deploys go through the staging bucket gamma",
@@ -216,6 +217,7 @@ func (f *correctFixture) post(t *testing.T, route, body string) int {
 // runs it both ways (text, replaced_by) against a real node; the next session-start
 // context shows the corrections, not the replaced records; an unknown ID is a tool error.
 func TestCorrectMemoryThroughMCP(t *testing.T) {
+	t.Parallel()
 	f := newCorrectFixture(t,
 		"The billing job runs hourly",
 		"Use the v1 export endpoint",
@@ -281,6 +283,7 @@ func TestCorrectMemoryThroughMCP(t *testing.T) {
 // on A is corrected on B with `memnode correct`; A's next session-start context shows the
 // correction and not the record, and A's `memnode get` shows the link.
 func TestCorrectionReachesAPairedDevice(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two-node sync test skipped in -short")
 	}
@@ -326,6 +329,7 @@ func TestCorrectionReachesAPairedDevice(t *testing.T) {
 // share a project; alice corrects her own record with `memnode correct`; bob's next
 // session-start context shows the correction and not the record it replaces.
 func TestCorrectionReachesATeamMember(t *testing.T) {
+	t.Parallel()
 	_, proj, a, b := e2ekit.TeamOfTwo(t, "billing-api", nil)
 	const word = "platypusLedgerRounding"
 	a.Write(t, word)
@@ -358,6 +362,7 @@ func TestCorrectionReachesATeamMember(t *testing.T) {
 // the correction and not the record, and after a reload the feed shows the correction
 // (naming what it corrects) and no longer the replaced record.
 func TestViewerCorrectsACard(t *testing.T) {
+	t.Parallel()
 	b, in, c := e2ekit.StartViewerNode(t)
 	proj := filepath.Join(t.TempDir(), "viewerproj")
 	if err := os.MkdirAll(proj, 0o700); err != nil {

@@ -68,6 +68,7 @@ func TestStartFailsOnACorruptDatabase(t *testing.T) {
 // TestRepairThenStart: 'memnode repair' moves the damaged file aside and builds a new
 // database from what reads; the node then starts on it.
 func TestRepairThenStart(t *testing.T) {
+	t.Parallel()
 	in := corruptInstance(t)
 	r := in.Run(nil, "repair")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "recovered") || !strings.Contains(r.Stdout, ".corrupt-") {
@@ -93,6 +94,7 @@ func TestRepairThenStart(t *testing.T) {
 // full integrity check the node runs in the background after ready finds it, and the node
 // then reports the corruption and the repair as for damage found by a read.
 func TestBackgroundCheckFindsDeepDamage(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	export := filepath.Join(t.TempDir(), "many.jsonl")

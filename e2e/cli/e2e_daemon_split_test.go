@@ -20,6 +20,7 @@ import (
 // holds is the node's), `memnoded version` names itself with the same build, and doctor
 // says the pair is whole.
 func TestLeanMemnodeHandsTheDaemonCommandsToMemnoded(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	daemon := filepath.Join(filepath.Dir(e2ekit.MemnodeBin), "memnoded")
 	lean := in.MustRun(nil, "version")
@@ -98,6 +99,7 @@ func TestLeanMemnodeHandsTheDaemonCommandsToMemnoded(t *testing.T) {
 // PATH) still answers what it runs itself, and for the daemon's commands prints one line
 // that names memnoded and the fix, exit 1; doctor reports it as a problem with the fix.
 func TestLeanMemnodeWithoutItsDaemon(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
 		t.Skip("unix only")
 	}

@@ -66,6 +66,7 @@ func fill(t *testing.T, path string) {
 // 2 with one stderr line at once (nothing could keep their event); once space is freed the
 // node takes events again by itself and every acknowledged event is stored.
 func TestFullDiskFailsLoudAndRecovers(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.DataDir = tmpfsDataDir(t, "20m")
 	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {

@@ -74,6 +74,7 @@ func wantProblem(t *testing.T, scenario string, failed []check, text string, wan
 // running a deleted binary, the node down, a 0755 data dir and a full disk (a 2 MiB tmpfs):
 // each problem is named with the command that fixes it, and exit 1; healthy is exit 0.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t) // HOME is the data dir
 	in.Extra = append(in.Extra, "MEMNODE_KEYS_BACKEND=file", "MEMNODE_KEYS_PASSPHRASE=doctor")
 

@@ -25,6 +25,7 @@ import (
 // whose POST was acknowledged is stored after restart; hook events are stored or were
 // spooled and replayed; nothing is stored twice.
 func TestKill9DuringBurst(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("burst test skipped in -short")
 	}
@@ -182,6 +183,7 @@ func TestHooksWhenNodeUnstartable(t *testing.T) {
 
 // TestStalePIDFileNeverFakesSuccess: a pid file naming a process that is not memnode.
 func TestStalePIDFileNeverFakesSuccess(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	other := exec.Command("sleep", "60")
 	if err := other.Start(); err != nil {
@@ -215,6 +217,7 @@ func TestStalePIDFileNeverFakesSuccess(t *testing.T) {
 
 // TestAPINeedsToken: the token file is private and the API refuses requests without it.
 func TestAPINeedsToken(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	fi, err := os.Stat(filepath.Join(in.DataDir, "token"))
@@ -240,6 +243,7 @@ func TestAPINeedsToken(t *testing.T) {
 // TestConcurrentStarts: hooks firing together while the node is down all start it; exactly
 // one node runs and every start returns once it is ready.
 func TestConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	var wg sync.WaitGroup
 	results := make([]e2ekit.Result, 5)

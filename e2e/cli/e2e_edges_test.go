@@ -26,6 +26,7 @@ import (
 // onto a symlink another user planted, and onto a file another user owns, is refused and
 // writes nothing through either; onto a new path it writes a 0600 file.
 func TestExportRefusesPlantedPaths(t *testing.T) {
+	t.Parallel()
 	cred := e2ekit.Nobody(t)
 	in := e2ekit.NewInstance(t)
 	in.Start()
@@ -145,6 +146,7 @@ func TestHookWithFIFOTranscriptAnswers(t *testing.T) {
 // TestStopStopsANodeFromARenamedBinary: a node started from a copy of the binary named
 // otherwise is stopped by `memnode stop` — the data dir's lock names it, not its argv[0].
 func TestStopStopsANodeFromARenamedBinary(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	// The node runs from memnoded (the lean memnode hands `run` to it): rename that one.
 	b, err := os.ReadFile(filepath.Join(filepath.Dir(e2ekit.MemnodeBin), "memnoded"))

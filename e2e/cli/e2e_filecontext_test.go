@@ -23,6 +23,7 @@ import (
 // transcript under subagents/), which does not use up the session's one time either; a
 // file changed since its observations says so on their lines.
 func TestFileContextOncePerSessionNeverForSubagents(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := filepath.Join(t.TempDir(), "ledgerproj")

@@ -20,6 +20,7 @@ import (
 // session's events stored meanwhile) nothing of it is in any file of the data dir — 4 of 4
 // rounds.
 func TestForgetWinsTheQueueRace(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped in -short")
 	}

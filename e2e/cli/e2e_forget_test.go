@@ -20,6 +20,7 @@ import (
 // and `memnode stop`: the prompt's text is in no file of the data dir — memnode.db, the
 // queue database, their WAL/SHM, logs — after the stop and after a restart.
 func TestForgetLeavesNoFileWithTheText(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := filepath.Join(t.TempDir(), "forget-proj")

@@ -215,6 +215,7 @@ func genQwenSession(sid, cwd, file string, start time.Time) []e2ekit.CcStep {
 // another, gives the same records; the agents' memory files become notes; a second import
 // stores nothing new; a torn line is skipped and said; no private or secret byte is stored.
 func TestImportFromOtherAgents(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir() // the agents' home: where the import finds their files
 	type agent struct {
 		name, flag, dir string

@@ -18,6 +18,7 @@ import (
 // node, and imported from the transcript alone on another, gives the same records; a
 // second import stores nothing new; no private or secret byte is stored.
 func TestImportFromClaudeCode(t *testing.T) {
+	t.Parallel()
 	proj := e2ekit.GitDir(t, "demo-app")
 	sid := "5f0c9a3e-1b2d-4c7e-9f10-aa11bb22cc33"
 	steps := e2ekit.GenClaudeSession(sid, proj, time.Date(2026, 11, 28, 9, 14, 0, 0, time.UTC))

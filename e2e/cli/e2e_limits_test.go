@@ -37,6 +37,7 @@ func vmHWM(tb testing.TB, pid int) int64 {
 // (Content-Length) and streamed (chunked), is refused with a 4xx, and the node's peak RSS
 // stays under 200 MiB.
 func TestHugeBodiesAreRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sends 1.3 GiB over loopback")
 	}

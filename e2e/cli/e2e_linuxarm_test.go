@@ -26,6 +26,7 @@ const qemuSysroot = "/usr/aarch64-linux-gnu"
 // binfmt_misc): the Claude Code fixture replay through the arm64 hook into an arm64 node, then
 // a search, the next session's context and a forget.
 func TestArm64BinariesUnderQemu(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("linux/arm64 emulation is checked on Linux")
 	}

@@ -20,6 +20,7 @@ import (
 // timeline, dateStart/dateEnd as epoch ms, orderBy, numeric IDs) return the same hits as
 // memnode's own names.
 func TestMCPClaudeMemNamesOverStdio(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	sample, err := filepath.Abs(claudeMemSample)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // node reads a whole session from a stdin that then ends: malformed lines get JSON-RPC
 // errors, the server keeps answering, and the calls written just before EOF are answered.
 func TestMCPProcessSurvivesBadLinesAndAnswersBeforeEOF(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	lines := []string{

@@ -133,6 +133,7 @@ func userState(t *testing.T, in *e2ekit.Instance, session, csrf *http.Cookie) st
 // of the node's TCP port (curl, and a real Chromium run as nobody), and nothing of the
 // user's state changes; the user's own requests with the same cookies are served.
 func TestOtherUserGetsNothingOnTCPPort(t *testing.T) {
+	t.Parallel()
 	cred := e2ekit.Nobody(t)
 	curl, err := exec.LookPath("curl")
 	if err != nil {

@@ -51,6 +51,7 @@ func checkLogs(t *testing.T, dataDir string) {
 // the logs stay under their caps, `memnode doctor` names it with its fix, and
 // `memnode repair --purge-dead` deletes it.
 func TestPoisonEventEnds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped in -short")
 	}

@@ -28,6 +28,7 @@ import (
 // compressor. Then no byte the node wrote (DB, WAL, SHM, queue DB, spool, logs) and no
 // request the provider received holds any of them.
 func TestPlantedMarkersNeverStored(t *testing.T) {
+	t.Parallel()
 	key := "sk-ant-test-" + strings.Repeat("k", 24)
 	provider := e2ekit.NewRecordingProvider(t, key)
 	in := e2ekit.NewInstance(t)
@@ -291,6 +292,7 @@ func mcpSave(t *testing.T, in *e2ekit.Instance, args map[string]any) {
 // the context the next session gets: the text is there only as quoted data, its source
 // named and flagged, under the header that says to treat memory as notes.
 func TestContextQuotesPlantedInstructions(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := filepath.Join(t.TempDir(), "injproj")

@@ -13,6 +13,7 @@ import (
 // prompt all <private>, then a tool call and the Stop event repeating the private text)
 // leaves nothing of that turn in any file of the data dir; the next turn is kept.
 func TestPrivateTurnThroughAPI(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	const marker = "PRIVTURN-7c1e9a"

@@ -20,6 +20,7 @@ var docTestBlock = regexp.MustCompile("(?s)```sh doc-test\n(.*?)```")
 // real binaries in PATH and a fresh HOME, as a new user following the README would, so the
 // README cannot drift from what memnode does. It also keeps the Quick start near the top.
 func TestReadmeDocTest(t *testing.T) {
+	t.Parallel()
 	e2ekit.NeedBinaries(t)
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {

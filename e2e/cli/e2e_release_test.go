@@ -85,6 +85,7 @@ func tarEntries(t *testing.T, path string) map[string][]byte {
 // SHA256SUMS names every archive with its true digest; the npm tarballs carry the same
 // LICENSE and name it in package.json.
 func TestReleaseArchives(t *testing.T) {
+	t.Parallel()
 	sums := distSums(t)
 	license, err := os.ReadFile("../../LICENSE")
 	if err != nil {
@@ -149,6 +150,7 @@ func TestReleaseArchives(t *testing.T) {
 // stand-in that reports an empty GOCACHE and records when the build begins, so the test
 // checks the order (message first) without minutes of compiling.
 func TestColdBuildSaysWhatItDoes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}

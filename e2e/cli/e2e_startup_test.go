@@ -14,6 +14,7 @@ import (
 // log is, in its first lines; and it writes that log, so the viewer's Logs page and doctor
 // see a node run in a terminal. Under `memnode start` the same lines are in the log once.
 func TestRunSaysWhatMattersAndLogs(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.DataDir = filepath.Join(in.DataDir, "fresh") // does not exist yet
 	sc, stop := e2ekit.StartRun(t, in)

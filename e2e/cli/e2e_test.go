@@ -78,6 +78,7 @@ func stripNow(s string) string {
 // TestStoryReplay is the first acceptance test: a recorded Claude Code session goes
 // through the real binary, and the next session's context tells the story.
 func TestStoryReplay(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := replayFixture(t, in)
@@ -118,6 +119,7 @@ func TestStoryReplay(t *testing.T) {
 // TestInstallUsesLeanHook: install writes the lean hook binary into Claude Code's settings
 // and registers the MCP server; uninstall takes both out again.
 func TestInstallUsesLeanHook(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t) // HOME is the instance's data dir
 	out := in.MustRun(nil, "install", "claude-code")
 	if !strings.Contains(out, "settings.json") {
@@ -147,6 +149,7 @@ func TestInstallUsesLeanHook(t *testing.T) {
 // TestNodeReleasesStartupPages: a second after it is ready the node hands back the pages of
 // its executable that start-up touched (internal/exepages), and keeps working afterwards.
 func TestNodeReleasesStartupPages(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
 	}
@@ -222,6 +225,7 @@ func fileMappedKB(t *testing.T, pid int) (rssFile, exe int64) {
 // TestPlatformsListedFromRegistry: help, install and hook name the registered platforms,
 // and an unknown one is refused with that list, by both binaries.
 func TestPlatformsListedFromRegistry(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	names := strings.Join(registry.Builtin().Names(), ", ")
 	if help := in.MustRun(nil, "help"); !strings.Contains(help, "install "+strings.ReplaceAll(names, ", ", "|")) {
@@ -244,6 +248,7 @@ func TestPlatformsListedFromRegistry(t *testing.T) {
 // next PreToolUse(Read) of that file by absolute path gets the file's history as context —
 // context only, never a permission decision.
 func TestFileContextForProjectFile(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	t.Cleanup(func() { in.Run(nil, "stop") })
@@ -297,6 +302,7 @@ func TestFileContextForProjectFile(t *testing.T) {
 // command names from PATH, never this machine's paths, and refuses when memnode is not in
 // PATH; uninstall removes the files it created.
 func TestInstallProjectScopeIsPortable(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t) // the command runs in the data dir: that is the "project"
 	in.Extra = []string{"PATH=" + t.TempDir()}
 	if r := in.Run(nil, "install", "claude-code", "--scope", "project"); r.Code == 0 || !strings.Contains(r.Stderr, "memnode is not in PATH") {

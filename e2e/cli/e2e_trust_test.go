@@ -92,6 +92,7 @@ func startSquatter(t *testing.T, port int, cred *syscall.Credential) *squatter {
 // receive neither the token nor any event from real hook processes; the context hook never
 // injects their text; `memnode status` says the port is taken by something else.
 func TestPortSquatterGetsNothing(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		cred func(*testing.T) *syscall.Credential
@@ -179,6 +180,7 @@ func TestPortSquatterGetsNothing(t *testing.T) {
 // data dir (with an older version's 0644 files), and one created by a failed `embed pull`:
 // after start and a hook event, no file under it is readable by others.
 func TestNothingReadableByOthers(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		setup func(t *testing.T, in *e2ekit.Instance)
@@ -270,6 +272,7 @@ func TestNothingReadableByOthers(t *testing.T) {
 // TestStopSignalsOnlyTheLockHolder: a stale pid file naming another data dir's node (pids
 // are reused; data dirs are copied) must not make `memnode stop` SIGTERM that node.
 func TestStopSignalsOnlyTheLockHolder(t *testing.T) {
+	t.Parallel()
 	a, b := e2ekit.NewInstance(t), e2ekit.NewInstance(t)
 	b.Start()
 	pidB, err := os.ReadFile(filepath.Join(b.DataDir, "memnode.pid"))

@@ -13,6 +13,7 @@ import (
 // TestVersionNamesCommitDateAndPlatform: `memnode version` (and --version) prints what a bug
 // report needs: version, commit, build date, platform.
 func TestVersionNamesCommitDateAndPlatform(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		out := in.MustRun(nil, args...)
@@ -32,6 +33,7 @@ func TestVersionNamesCommitDateAndPlatform(t *testing.T) {
 // Code runs point at a binary that is gone; `memnode status` says so and what to run, and
 // re-running install from the new place clears it.
 func TestStatusReportsHooksOfAVanishedBinary(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t) // HOME is the instance's data dir
 	old := filepath.Join(t.TempDir(), "old")
 	if err := os.MkdirAll(old, 0o755); err != nil {

@@ -72,6 +72,7 @@ func initTrace(t *testing.T, bin string, args ...string) []pkgInit {
 }
 
 func TestProcessStartInitBudget(t *testing.T) {
+	t.Parallel()
 	e2ekit.NeedBinaries(t)
 	for _, b := range []struct {
 		bin       string

@@ -31,6 +31,7 @@ var rowID = regexp.MustCompile(`(?m)^(?:> )?([0-9A-Z]{6,12}) `)
 // TestSearchCLIAndExportRoundTrip imports the claude-mem sample into a running node,
 // searches it, and checks export → import into a fresh data dir → export is lossless.
 func TestSearchCLIAndExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	requireSearchCommands(t, in)
 	sample, _ := filepath.Abs(claudeMemSample)
@@ -91,6 +92,7 @@ func body(export string) string {
 // TestMCPSubprocess starts `memnode mcp` as an MCP client would and walks
 // search → timeline → get_observations on imported data.
 func TestMCPSubprocess(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	requireSearchCommands(t, in)
 	sample, _ := filepath.Abs(claudeMemSample)

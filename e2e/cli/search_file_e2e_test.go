@@ -23,6 +23,7 @@ import (
 // recorded absolute path and by basename, `search FILENAME` as text, and the MCP search
 // tool's file argument (all over the node's HTTP API).
 func TestSearchByFile(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	requireSearchCommands(t, in)
 	at := int64(1764600000000)

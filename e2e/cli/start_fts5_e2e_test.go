@@ -14,6 +14,7 @@ import (
 // then has no FTS5) makes `memnode run` exit 1 and `memnode start` fail on a fresh data
 // dir, each within the 10 s bound with one line that names FTS5 and how to rebuild.
 func TestStartNamesMissingFTS5(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: builds memnode without -tags sqlite_fts5 (go-sqlite3's C once, about a minute cold; cached after)")
 	}

@@ -51,7 +51,7 @@ func (r *Replica) cutTx(ctx context.Context, tx *wtx, origin string) (int, error
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT kind, record_id FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+	rows, err := tx.QueryContext(ctx, "SELECT DISTINCT kind, record_id FROM ops WHERE origin_id = "+originIDOf+" AND seq > ?2", origin, cut)
 	if err != nil {
 		return 0, fmt.Errorf("cut origin: %w", err)
 	}
@@ -69,7 +69,7 @@ func (r *Replica) cutTx(ctx context.Context, tx *wtx, origin string) (int, error
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("cut origin: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin = ? AND seq > ?", origin, cut)
+	res, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin_id = "+originIDOf+" AND seq > ?2", origin, cut)
 	if err != nil {
 		return 0, fmt.Errorf("cut origin: %w", err)
 	}
@@ -114,8 +114,8 @@ func (r *Replica) rewind(ctx context.Context, tx *wtx, kind, id string) error {
 	tx.deletesRecords()
 	// The ops are read first: an observation op kept in the row (oplog_inrow.go) gets its
 	// payload from the row about to be deleted.
-	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload, inrow FROM ops
-		WHERE record_id = ? AND kind = ? ORDER BY origin, seq`, id, kind)
+	rows, err := tx.QueryContext(ctx, `SELECT g.origin, o.seq, o.hlc, o.kind, o.record_id, o.payload, o.inrow FROM ops o JOIN origins g ON g.id = o.origin_id
+		WHERE o.record_id = ? AND o.kind = ? ORDER BY g.origin, o.seq`, id, kind)
 	if err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func TestHLCMaxKeptOnEveryWrite(t *testing.T) {
 	check("an import")
 	// The op that held the maximum goes (as a compaction or a cut would take it): the kept
 	// stamp stays, so the clock never issues it again.
-	if _, err := r.w.Exec("DELETE FROM ops WHERE origin = 'dev-b'"); err != nil {
+	if _, err := r.w.Exec("DELETE FROM ops WHERE origin_id = (SELECT id FROM origins WHERE origin = 'dev-b')"); err != nil {
 		t.Fatal(err)
 	}
 	if kept, _ := keptMax(t, r); kept < int64(ahead) {

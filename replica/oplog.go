@@ -50,8 +50,12 @@ func (w *opWriter) add(ctx context.Context, kind, recordID, project string, hlc 
 	if inRow {
 		stored, flag = nil, 1
 	}
-	if _, err := w.tx.ExecContext(ctx, "INSERT INTO ops(origin, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		w.r.cfg.Origin, w.nextSeq, hlc, kind, recordID, stored, flag); err != nil {
+	origin, err := w.tx.originID(ctx, w.r.cfg.Origin)
+	if err != nil {
+		return fmt.Errorf("append op: %w", err)
+	}
+	if _, err := w.tx.ExecContext(ctx, "INSERT INTO ops(origin_id, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		origin, w.nextSeq, hlc, kind, recordID, stored, flag); err != nil {
 		return fmt.Errorf("append op: %w", err)
 	}
 	w.nextSeq++
@@ -126,8 +130,8 @@ func (r *Replica) OpsSince(ctx context.Context, origin string, after uint64, lim
 	if last <= after || limit <= 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT origin, seq, hlc, kind, record_id, payload, inrow FROM ops
-		WHERE origin = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, origin, after, last, limit)
+	rows, err := tx.QueryContext(ctx, `SELECT ?1, seq, hlc, kind, record_id, payload, inrow FROM ops
+		WHERE origin_id = `+originIDOf+` AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4`, origin, after, last, limit)
 	if err != nil {
 		return nil, fmt.Errorf("ops since: %w", err)
 	}
@@ -347,8 +351,12 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op store.Op) error {
 		}
 		return r.applyObservation(ctx, tx, op, o, insertObservation)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
-		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
+	origin, err := tx.originID(ctx, op.Origin)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin_id, seq, hlc, kind, record_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
+		origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload); err != nil {
 		return err
 	}
 	if payload == nil && op.Kind != store.OpForget {
@@ -385,8 +393,12 @@ func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op store.Op, o 
 	if stored && o.ID == op.RecordID && bytes.Equal(rowPayload(o), op.Payload) {
 		payload, flag = nil, 1
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		op.Origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload, flag); err != nil {
+	origin, err := tx.originID(ctx, op.Origin)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO ops(origin_id, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload, flag); err != nil {
 		return err
 	}
 	tx.record(store.OpObservation, op.RecordID)

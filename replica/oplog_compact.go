@@ -34,7 +34,7 @@ func (r *Replica) Compact(ctx context.Context, floor store.VersionVector) (store
 			if seq == 0 {
 				continue
 			}
-			n, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin = ? AND seq <= ? AND payload IS NULL AND inrow = 0
+			n, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin_id = `+originIDOf+` AND seq <= ?2 AND payload IS NULL AND inrow = 0
 				AND kind IN ('session', 'prompt', 'observation', 'summary', 'device')`, origin, seq)
 			if err != nil {
 				return fmt.Errorf("compact forgotten: %w", err)
@@ -47,7 +47,7 @@ func (r *Replica) Compact(ctx context.Context, floor store.VersionVector) (store
 			return err
 		}
 		for _, l := range losers {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin = ? AND seq = ?", l.origin, l.seq); err != nil {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM ops WHERE origin_id = "+originIDOf+" AND seq = ?2", l.origin, l.seq); err != nil {
 				return fmt.Errorf("compact superseded: %w", err)
 			}
 		}
@@ -86,7 +86,7 @@ func supersededOps(ctx context.Context, tx *wtx, floor store.VersionVector) ([]o
 	}
 	regs := map[string]*register{}
 	var order []string
-	rows, err := tx.QueryContext(ctx, `SELECT o.origin, o.seq, o.hlc, o.record_id, o.payload, s.origin, s.hlc, s.started_at
+	rows, err := tx.QueryContext(ctx, `SELECT `+opsOrigin+`, o.seq, o.hlc, o.record_id, o.payload, s.origin, s.hlc, s.started_at
 		FROM ops o JOIN sessions s ON s.id = o.record_id WHERE o.kind = 'session' AND o.payload IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("compact sessions: %w", err)
@@ -118,7 +118,7 @@ func supersededOps(ctx context.Context, tx *wtx, floor store.VersionVector) ([]o
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("compact sessions: %w", err)
 	}
-	rows, err = tx.QueryContext(ctx, `SELECT o.origin, o.seq, o.hlc, o.record_id, d.writer, d.hlc
+	rows, err = tx.QueryContext(ctx, `SELECT `+opsOrigin+`, o.seq, o.hlc, o.record_id, d.writer, d.hlc
 		FROM ops o JOIN devices d ON o.record_id = 'device:' || d.origin WHERE o.kind = 'device' AND o.payload IS NOT NULL`)
 	if err != nil {
 		return nil, fmt.Errorf("compact devices: %w", err)

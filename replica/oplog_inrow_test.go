@@ -156,6 +156,11 @@ func TestMigrationMovesObservationPayloadsIntoRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, q := range opsAtV15 {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	odd := -1
 	for i, op := range before {
 		p := op.Payload

@@ -116,7 +116,7 @@ func TestShortIDMigrationsKeepShortIDs(t *testing.T) {
 		back []string
 	}{
 		// As a database written before short IDs (the later migrations run again after 6).
-		{"v5", []string{"ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version >= 6"}},
+		{"v5", append(slices.Clone(opsAtV15), "ALTER TABLE ops DROP COLUMN inrow", "DELETE FROM schema_version WHERE version >= 6")},
 		// As a database at v14: migration 6's table and triggers, filled.
 		{"v14", []string{
 			"CREATE TABLE IF NOT EXISTS short_ids (h TEXT PRIMARY KEY, id TEXT NOT NULL) WITHOUT ROWID",

@@ -43,18 +43,23 @@ type snapshotTable struct {
 // key order, and its arguments.
 func (t snapshotTable) read(from store.SnapshotCursor) (string, []any) {
 	q := "SELECT " + strings.Join(t.cols, ", ") + " FROM " + t.name + " x WHERE " + t.filter
+	if t.name == "ops" {
+		// The op-log names origins by number (migration 16); the snapshot names them, in
+		// their order: origins by name, each one's ops by seq (ops_seq).
+		q = "SELECT g.origin, x.seq, x.hlc, x.kind, x.record_id, x.payload, x.inrow FROM origins g JOIN ops x ON x.origin_id = g.id WHERE " + t.filter
+	}
 	var args []any
 	if from.Table == t.name {
 		if t.name == "ops" {
-			q += " AND (origin, seq) > (?, ?)"
-			args = append(args, from.Key, int64(min(from.Seq, 1<<62)))
+			q += " AND g.origin >= ? AND (g.origin > ? OR x.seq > ?)"
+			args = append(args, from.Key, from.Key, int64(min(from.Seq, 1<<62)))
 		} else {
 			q += " AND x." + t.cols[0] + " > ?"
 			args = append(args, from.Key)
 		}
 	}
 	if t.name == "ops" {
-		return q + " ORDER BY origin, seq", args
+		return q + " ORDER BY g.origin, x.seq", args
 	}
 	return q + " ORDER BY x." + t.cols[0], args
 }
@@ -104,7 +109,7 @@ var snapshotTables = []snapshotTable{
 	{name: "ops", hlcCol: 2, sessCol: -1,
 		cols:   []string{"origin", "seq", "hlc", "kind", "record_id", "payload", "inrow"},
 		filter: `1`,
-		insert: `INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)`},
+		insert: `INSERT OR IGNORE INTO ops(origin_id, seq, hlc, kind, record_id, payload, inrow) VALUES (?, ?, ?, ?, ?, ?, ?)`},
 }
 
 // snapshotChunkRows bounds the rows of one chunk, whatever their size.
@@ -214,7 +219,7 @@ func isBlank(ctx context.Context, q rowQuerier, self string) (bool, error) {
 	var held bool
 	err := q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM prompts)
 		OR EXISTS (SELECT 1 FROM observations) OR EXISTS (SELECT 1 FROM summaries) OR EXISTS (SELECT 1 FROM tombstones)
-		OR EXISTS (SELECT 1 FROM ops WHERE origin != ?1 OR kind != 'device')
+		OR EXISTS (SELECT 1 FROM ops WHERE origin_id IS NOT `+originIDOf+` OR kind != 'device')
 		OR EXISTS (SELECT 1 FROM version_vector WHERE origin != ?1)`, self).Scan(&held)
 	if err != nil {
 		return false, fmt.Errorf("blank: %w", err)
@@ -535,6 +540,12 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 		if origin == r.cfg.Origin || uint64(seq) > in.VV[origin] {
 			return false, nil
 		}
+		id, err := tx.originID(ctx, origin)
+		if err != nil {
+			return false, err
+		}
+		row = slices.Clone(row)
+		row[0] = id // the insert's ?1 is the origin's number (opForgotten reads the others)
 		if !tombs {
 			insert = opInsertUnlessRowGone
 			break
@@ -545,8 +556,7 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 				return false, err
 			}
 			if dead {
-				row = slices.Clone(row)
-				row[5], row[6] = nil, int64(0)
+				row[5], row[6] = nil, int64(0) // row is a copy (above)
 			}
 		}
 	case "devices":
@@ -592,7 +602,7 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 // opInsertUnlessRowGone is the op-log's insert when no tombstone is here: an op whose
 // payload lives in its observation row (inrow) lands without it when that row is not here,
 // as opForgotten's rule has it, decided inside the statement.
-const opInsertUnlessRowGone = `INSERT OR IGNORE INTO ops(origin, seq, hlc, kind, record_id, payload, inrow)
+const opInsertUnlessRowGone = `INSERT OR IGNORE INTO ops(origin_id, seq, hlc, kind, record_id, payload, inrow)
 	SELECT ?1, ?2, ?3, ?4, ?5, CASE WHEN here THEN ?6 END, CASE WHEN here THEN ?7 ELSE 0 END
 	FROM (SELECT ?7 = 0 OR EXISTS (SELECT 1 FROM observations WHERE id = ?5) AS here)`
 
@@ -663,7 +673,7 @@ func (r *Replica) endInstall(ctx context.Context, vv store.VersionVector) (int, 
 					return fmt.Errorf("install snapshot: %w", err)
 				}
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin = ?1 AND seq > MAX(?2, COALESCE((SELECT seq FROM version_vector WHERE origin = ?1), 0))`, o, s); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM ops WHERE origin_id = `+originIDOf+` AND seq > MAX(?2, COALESCE((SELECT seq FROM version_vector WHERE origin = ?1), 0))`, o, s); err != nil {
 				return fmt.Errorf("install snapshot: %w", err)
 			}
 		}
@@ -698,7 +708,7 @@ func (r *Replica) AbandonSnapshot(ctx context.Context) error {
 // dropInstall applies the removal cuts to every origin with an op past its cut (rows of
 // several snapshots may hold ops the vector does not claim) and deletes the install's state.
 func (r *Replica) dropInstall(ctx context.Context, tx *wtx) (int, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT c.origin FROM origin_cuts c WHERE EXISTS (SELECT 1 FROM ops WHERE origin = c.origin AND seq > c.seq)")
+	rows, err := tx.QueryContext(ctx, "SELECT c.origin FROM origin_cuts c JOIN origins g ON g.origin = c.origin WHERE EXISTS (SELECT 1 FROM ops WHERE origin_id = g.id AND seq > c.seq)")
 	if err != nil {
 		return 0, fmt.Errorf("install snapshot: %w", err)
 	}

@@ -281,7 +281,7 @@ func (p supersedePayload) target() (id, session string) { return p.ID, p.Session
 // payloadOps reads the ops of kind that still carry a payload (of records and sessions not
 // forgotten): what a snapshot's receiver derives the supersede links and the pins from.
 func payloadOps(ctx context.Context, tx *wtx, kind string) ([]store.Op, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT origin, hlc, record_id, payload FROM ops WHERE kind = ? AND payload IS NOT NULL", kind)
+	rows, err := tx.QueryContext(ctx, "SELECT "+opsOrigin+", o.hlc, o.record_id, o.payload FROM ops o WHERE o.kind = ? AND o.payload IS NOT NULL", kind)
 	if err != nil {
 		return nil, err
 	}

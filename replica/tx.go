@@ -49,6 +49,8 @@ type wtx struct {
 	shortStale   bool
 	// paths are the file_paths rows the transaction looked up or added, by path (pathID).
 	paths map[string]int64
+	// origins are the origins rows the transaction looked up or added (originID).
+	origins map[string]int64
 }
 
 // ops returns the transaction's op writer; its version-vector update is flushed at commit.

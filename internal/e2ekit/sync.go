@@ -183,7 +183,7 @@ func (n *SyncNode) ForeignOps() int {
 	n.Tb.Helper()
 	db := n.Rodb()
 	defer db.Close()
-	return n.Count(db, "SELECT COUNT(*) FROM ops WHERE origin != ?", n.Origin)
+	return n.Count(db, "SELECT COUNT(*) FROM ops WHERE origin_id IS NOT (SELECT id FROM origins WHERE origin = ?)", n.Origin)
 }
 
 // Forget forgets id on n: `memnode forget` when the CLI has it, else the replica's Forget

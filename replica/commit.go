@@ -109,7 +109,7 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *store.Batch) (commitFacts,
 		o := &b.Observations[i]
 		hash := o.HashContent()
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, hash).Scan(&one)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, hashValue(hash)).Scan(&one)
 		switch {
 		case err == nil:
 			f.stored[contentKey(o.SessionID, hash)] = true

@@ -13,7 +13,7 @@ func (r *Replica) CanonicalDump(ctx context.Context) (string, error) {
 	queries := []struct{ name, q string }{
 		{"session", "SELECT id, project, platform, started_at, COALESCE(ended_at, 0), status, origin, hlc FROM sessions ORDER BY id"},
 		{"prompt", "SELECT id, session_id, project, prompt_number, text, created_at, origin, hlc FROM prompts ORDER BY id"},
-		{"observation", "SELECT " + obsColumns + " FROM observations ORDER BY id"},
+		{"observation", "SELECT " + strings.Replace(obsColumns, "content_hash", hashTextSQL, 1) + " FROM observations ORDER BY id"},
 		{"summary", "SELECT " + sumColumns + " FROM summaries ORDER BY id"},
 		{"device", "SELECT origin, name, hlc, writer FROM devices ORDER BY origin"},
 		{"tombstone", "SELECT id FROM tombstones ORDER BY id"},

@@ -20,7 +20,7 @@ func scanObservation(sc interface{ Scan(...any) error }) (memory.Observation, er
 	var facts, concepts, fr, fm string
 	var hlc int64
 	err := sc.Scan(&o.ID, &o.SessionID, &o.Project, &o.Type, &o.Title, &o.Subtitle, &o.Narrative, &facts, &concepts,
-		&fr, &fm, &o.ToolName, &o.PromptNumber, &o.DiscoveryTokens, &o.Model, &o.ContentHash, &o.CreatedAt, &o.Origin, &hlc)
+		&fr, &fm, &o.ToolName, &o.PromptNumber, &o.DiscoveryTokens, &o.Model, hashColumn{&o.ContentHash}, &o.CreatedAt, &o.Origin, &hlc)
 	if err != nil {
 		return o, err
 	}

@@ -280,7 +280,7 @@ func backfillShortIDs(ctx context.Context, tx *sql.Tx) error {
 }
 
 // migrationSteps run in a migration's transaction right after its SQL.
-var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillShortIDs, 7: opsInRow, 15: internFilePaths, 16: opsByOriginID}
+var migrationSteps = map[int]func(context.Context, *sql.Tx) error{6: backfillShortIDs, 7: opsInRow, 15: internFilePaths, 16: opsByOriginID, 17: packContentHashes}
 
 // ShortIDs returns the short form of each ID that names a record here (IDs without one
 // are left out): the shortest prefix of its hash, at least MinShortID characters, that no

@@ -169,6 +169,7 @@ func snapshotRows(ctx context.Context, tx *sql.Tx, t snapshotTable, from store.S
 	defer rows.Close()
 	chunk := store.SnapshotChunk{Table: t.name, Columns: t.cols}
 	size := 0
+	hashCol := slices.Index(t.cols, "content_hash") // stored as bytes, carried as text
 	for rows.Next() {
 		vals := make([]any, len(t.cols))
 		ptrs := make([]any, len(vals))
@@ -177,6 +178,11 @@ func snapshotRows(ctx context.Context, tx *sql.Tx, t snapshotTable, from store.S
 		}
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("snapshot %s: %w", t.name, err)
+		}
+		if hashCol >= 0 {
+			if vals[hashCol], err = hashText(vals[hashCol]); err != nil {
+				return fmt.Errorf("snapshot %s: %w", t.name, err)
+			}
 		}
 		rowSize := 0
 		for i, v := range vals {
@@ -576,6 +582,12 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 				}
 			}
 			tx.record(t.kind, id)
+		}
+	}
+	if hc := slices.Index(t.cols, "content_hash"); hc >= 0 {
+		if h, ok := row[hc].(string); ok {
+			row = slices.Clone(row)
+			row[hc] = hashValue(h) // stored as bytes (contenthash.go)
 		}
 	}
 	res, err := tx.ExecContext(ctx, insert, row...)

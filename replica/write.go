@@ -206,7 +206,7 @@ func storeObservation(ctx context.Context, tx *wtx, o *memory.Observation) (bool
 	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO observations(`+obsColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		o.ID, o.SessionID, o.Project, o.Type, o.Title, o.Subtitle, o.Narrative, jsonList(o.Facts), jsonList(o.Concepts),
 		jsonList(o.FilesRead), jsonList(o.FilesModified), o.ToolName, o.PromptNumber, o.DiscoveryTokens, o.Model,
-		o.ContentHash, o.CreatedAt, o.Origin, o.HLC)
+		hashValue(o.ContentHash), o.CreatedAt, o.Origin, o.HLC)
 	if err != nil {
 		return false, fmt.Errorf("insert observation: %w", err)
 	}

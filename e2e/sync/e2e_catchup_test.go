@@ -28,6 +28,7 @@ var catchUpRE = regexp.MustCompile(`catching up: (\d+) of (\d+) ops here, (\d+) 
 // (committed chunk by chunk, issue 29); once the gate opens, B holds everything and the
 // line is gone everywhere.
 func TestCatchUpShowsProgress(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real processes and a browser: skipped in -short")
 	}

@@ -58,6 +58,7 @@ func syncPair(t *testing.T) (a, b *e2ekit.SyncNode) {
 // sends) used to be accepted, then block every later op of its device on the wire for good.
 // Now it is refused with a clear error, and A's next writes reach B within 2 s.
 func TestSyncHugeNoteNeverStalls(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two-node sync test skipped in -short")
 	}
@@ -122,6 +123,7 @@ func TestSyncHugeNoteNeverStalls(t *testing.T) {
 // 2^63-4 (or 2^64-1) dragged every device's clock to the top, then every write failed. Now
 // the import is refused with a clear error and both devices keep writing and syncing.
 func TestSyncAbsurdClockIsRefused(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two-node sync test skipped in -short")
 	}

@@ -20,6 +20,7 @@ import (
 // C must learn (and say in status) that it was removed; `peers leave` then gives C a group
 // of its own.
 func TestSyncRemovalIsFinal(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three-node sync test skipped in -short")
 	}

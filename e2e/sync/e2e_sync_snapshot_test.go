@@ -20,6 +20,7 @@ import (
 // Restarted, with the gate open, it resumes after those rows (it says so, with the count)
 // instead of starting again, and ends with an export equal to A's.
 func TestSyncSnapshotResumesAfterKill9(t *testing.T) {
+	t.Parallel()
 	const total = 20_000
 	ports := e2ekit.SyncPorts{}
 	a, c := e2ekit.NewSyncNode(t, "dev-a", ports), e2ekit.NewSyncNode(t, "dev-c", ports)

@@ -73,6 +73,7 @@ func typo(code string) string {
 // on all; forget on one removes the record everywhere; forged, mistyped and expired codes
 // get nothing; a stopped node catches up on restart; a removed device gets nothing new.
 func TestSyncThreeNodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three-node sync test skipped in -short")
 	}

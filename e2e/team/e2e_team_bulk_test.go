@@ -24,6 +24,7 @@ import (
 // alice's `team status` counts what is left to push truthfully while it drains (never 0
 // before the cluster has them all). Slow (minutes on 2 busy cores): not in -short.
 func TestTeamJoinThenShareAt30000Observations(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("30,000-observation team share skipped in -short")
 	}

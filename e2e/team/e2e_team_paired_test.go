@@ -55,6 +55,7 @@ const envTeamPassword = "MEMNODE_TEAM_PASSWORD"
 // and not in the cluster's tables: its op payloads are NULL and `search --team` finds
 // nothing.
 func TestForgetOnAPairedDeviceLeavesTheTeam(t *testing.T) {
+	t.Parallel()
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 1, Users: []rqlitetest.User{
 		{Username: "alice", Password: e2ekit.E2eTeamPassword, Perms: []string{"execute", "query", "status"}},
 		{Username: "bob", Password: e2ekit.E2eTeamPassword, Perms: []string{"execute", "query", "status"}},

@@ -25,6 +25,7 @@ import (
 // other's records: no row of the cluster (its whole SQL dump) and no file of the rqlited
 // node, no file of either data dir, no request the provider received holds any of them.
 func TestTeamSecretsNeverReachTheCluster(t *testing.T) {
+	t.Parallel()
 	key := "sk-ant-test-" + strings.Repeat("t", 24)
 	provider := e2ekit.NewRecordingProvider(t, key)
 	c, proj, a, b := e2ekit.TeamOfTwo(t, "payments", func(m *e2ekit.TeamMember, user string) {

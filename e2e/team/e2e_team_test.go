@@ -29,6 +29,7 @@ import (
 // searchable on the other within 3 s, also after a restart (the password comes back from the
 // key store); the password is in no file, log or process argument.
 func TestTeamMembersShareAProjectThroughRqlite(t *testing.T) {
+	t.Parallel()
 	c := rqlitetest.Start(t, rqlitetest.Options{Nodes: 3, Users: e2ekit.TeamUsers(), TLS: true})
 	caFile := filepath.Join(t.TempDir(), "team-ca.pem")
 	if err := os.WriteFile(caFile, c.CACert, 0o600); err != nil {

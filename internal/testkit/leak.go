@@ -2,7 +2,9 @@ package testkit
 
 import (
 	"bytes"
-	"runtime"
+	"context"
+	"fmt"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -20,24 +22,32 @@ var idle = []string{
 	"net/http.(*persistConn).writeLoop",
 }
 
+// leakLabel is the pprof label LeakCheck puts on the test's goroutine. The runtime copies
+// a goroutine's labels to every goroutine it starts, so every goroutine the test started,
+// directly or through goroutines that have since ended, carries the test's own value.
+const leakLabel = "memnode_leakcheck"
+
 // LeakCheck fails the test if goroutines it started are still running when it ends
-// (tailscale's tstest.ResourceCheck is the model). Call it first in the test, so its
-// check runs after every other cleanup (Close of the parts the test started); it does not
-// work in parallel tests, whose goroutines it cannot tell apart.
+// (tailscale's tstest.ResourceCheck is the model). Call it first in the test, on the test's
+// own goroutine, so its check runs after every other cleanup (Close of the parts the test
+// started). It labels the test's goroutine (pprof labels, which every goroutine inherits
+// from the one that starts it) and, at cleanup, looks only at goroutines with that label:
+// tests that run in parallel (t.Parallel) do not see each other's goroutines.
 func LeakCheck(tb testing.TB) {
 	tb.Helper()
 	leakCheck(tb, leakGrace)
 }
 
 func leakCheck(tb testing.TB, grace time.Duration) {
-	before := goroutines()
+	id := fmt.Sprintf("%s@%p", tb.Name(), tb) // tb lives until its cleanups have run
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(leakLabel, id)))
 	tb.Cleanup(func() {
 		if tb.Failed() {
 			return // the failure is what matters; its parts may not have closed
 		}
 		deadline := time.Now().Add(grace)
 		for {
-			leaked := newGoroutines(before, goroutines())
+			leaked := labelled(id)
 			if len(leaked) == 0 {
 				return
 			}
@@ -50,44 +60,38 @@ func leakCheck(tb testing.TB, grace time.Duration) {
 	})
 }
 
-// goroutines returns the stack of every goroutine, by goroutine ID.
-func goroutines() map[string]string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
+// labelled returns the stacks of the goroutines that carry the label value id (from the
+// goroutine profile: one entry per distinct stack, with its count), skipping the goroutine
+// taking the snapshot and the test's own idle HTTP connections.
+func labelled(id string) []string {
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
+		return []string{"read the goroutine profile: " + err.Error()}
 	}
-	out := make(map[string]string)
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		// "goroutine 123 [running]:\n..."
-		fields := strings.Fields(string(g))
-		if len(fields) < 2 || fields[0] != "goroutine" {
-			continue
+	want := fmt.Sprintf("%q:%q", leakLabel, id)
+	var out []string
+	// "N @ 0x… 0x…\n# labels: {"k":"v", …}\n#\t0x…\tpkg.fn+0x…\tfile:line\n…", entries
+	// separated by a blank line.
+	for _, g := range strings.Split(buf.String(), "\n\n") {
+		if labels := labelLine(g); strings.Contains(labels, want) && !isIgnored(g) {
+			out = append(out, g)
 		}
-		out[fields[1]] = string(g)
 	}
 	return out
 }
 
-// newGoroutines lists the stacks in now that are not in before, skipping the calling
-// goroutine and the test's own idle HTTP connections.
-func newGoroutines(before, now map[string]string) []string {
-	var out []string
-	for id, stack := range now {
-		if _, ok := before[id]; ok || isIgnored(stack) {
-			continue
+// labelLine is the "# labels: " line of one goroutine profile entry, or "".
+func labelLine(entry string) string {
+	for _, l := range strings.Split(entry, "\n") {
+		if strings.HasPrefix(l, "# labels: ") {
+			return l
 		}
-		out = append(out, stack)
 	}
-	return out
+	return ""
 }
 
 func isIgnored(stack string) bool {
-	if strings.Contains(stack, "internal/testkit.goroutines") {
+	if strings.Contains(stack, "internal/testkit.labelled") {
 		return true // the goroutine taking the snapshot
 	}
 	for _, s := range idle {

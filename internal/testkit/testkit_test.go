@@ -41,7 +41,7 @@ func TestLeakCheckReportsARunningGoroutine(t *testing.T) {
 	rec := &recorder{TB: t}
 	leakCheck(rec, 50*time.Millisecond)
 	stop := make(chan struct{})
-	go leakyPart(stop)
+	goLeakyPart(stop)
 	rec.runCleanups()
 	close(stop)
 	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "leakyPart") {
@@ -49,19 +49,58 @@ func TestLeakCheckReportsARunningGoroutine(t *testing.T) {
 	}
 }
 
-func leakyPart(stop chan struct{}) { <-stop }
+// goLeakyPart starts leakyPart and returns once it runs: a goroutine that has not started
+// yet shows no function of its own in the goroutine profile, only that it exists.
+func goLeakyPart(stop chan struct{}) {
+	started := make(chan struct{})
+	go leakyPart(started, stop)
+	<-started
+}
+
+func leakyPart(started, stop chan struct{}) {
+	close(started)
+	<-stop
+}
 
 func TestLeakCheckWaitsForGoroutinesOnTheirWayOut(t *testing.T) {
 	rec := &recorder{TB: t}
 	leakCheck(rec, 10*time.Second)
 	stop := make(chan struct{})
-	go leakyPart(stop)
+	goLeakyPart(stop)
 	time.AfterFunc(20*time.Millisecond, func() { close(stop) }) // a Close that returns before its goroutine ends
 	rec.runCleanups()
 	if len(rec.errs) != 0 {
 		t.Fatalf("errors = %q; want none once the goroutine ended", rec.errs)
 	}
 }
+
+// TestLeakCheckSeesOnlyTheTestsOwnGoroutines: a goroutine started by a goroutine that ended
+// before the check is still the test's; one started at the same time by a goroutine the test
+// did not start (a parallel test's) is not.
+func TestLeakCheckSeesOnlyTheTestsOwnGoroutines(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	startOther := make(chan struct{})
+	otherStarted := make(chan struct{})
+	go func() { // another test's goroutine, running before this test's check began
+		<-startOther
+		go otherTestsPart(stop)
+		close(otherStarted)
+	}()
+	rec := &recorder{TB: t}
+	leakCheck(rec, 50*time.Millisecond)
+	close(startOther)
+	<-otherStarted
+	ended := make(chan struct{})
+	go func() { goLeakyPart(stop); close(ended) }()
+	<-ended
+	rec.runCleanups()
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "leakyPart") || strings.Contains(rec.errs[0], "otherTestsPart") {
+		t.Fatalf("errors = %q; want one naming leakyPart and not otherTestsPart", rec.errs)
+	}
+}
+
+func otherTestsPart(stop chan struct{}) { <-stop }
 
 func TestWaitForStateNamesTheLastState(t *testing.T) {
 	rec := &recorder{TB: t}

@@ -87,6 +87,7 @@ func cliIDs(t *testing.T, in *e2ekit.Instance, args ...string) []string {
 // from; search with each of the CLI's filters returning what the CLI returns, with paging,
 // a marked snippet and the ranking named; the Logs page under run.
 func TestViewerAllDay(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short")
 	}

@@ -17,6 +17,7 @@ import (
 // the session's records appear in the feed, the Codex offer stays untouched, and no
 // private or secret byte reaches the data dir — in a real Chromium against `memnode run`.
 func TestViewerImportsPastSessions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short")
 	}

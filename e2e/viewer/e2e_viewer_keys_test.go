@@ -26,6 +26,7 @@ const focused = `(() => { const a = document.activeElement; return a.id || a.dat
 // its toggles, # asks before forgetting; / focuses search, where typed letters are text and
 // never shortcuts; g d / g f / g s switch pages; ? shows the help.
 func TestViewerKeyboard(t *testing.T) {
+	t.Parallel()
 	b, in, c := e2ekit.StartViewerNode(t)
 	words := []string{"alphaword", "bravoword", "charlieword"} // the feed shows them newest first
 	ids := map[string]string{}

@@ -71,6 +71,7 @@ func loadAvg() string {
 // cannot flake — every record was drawn live, the newest liveCap are on screen in order,
 // the DOM stays bounded — and prints the timings.
 func TestViewerLiveBurst(t *testing.T) {
+	t.Parallel()
 	b, in, c := e2ekit.StartViewerNode(t)
 	e2ekit.LoginViewer(t, b, in, 0)
 	b.WaitJS("the live stream", `document.getElementById('live').classList.contains('on') && document.getElementById('feed').getAttribute('aria-busy') === 'false'`, 10*time.Second)
@@ -160,6 +161,7 @@ func TestViewerLiveBurst(t *testing.T) {
 // knows (its file gone) makes the page say so and how to log in again, instead of
 // "reconnecting…" for ever.
 func TestViewerAfterRestart(t *testing.T) {
+	t.Parallel()
 	b, in, _ := e2ekit.StartViewerNode(t)
 	e2ekit.LoginViewer(t, b, in, 0)
 	b.WaitJS("the live stream", `document.getElementById('live').classList.contains('on')`, 10*time.Second)

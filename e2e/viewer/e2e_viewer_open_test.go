@@ -25,6 +25,7 @@ import (
 // meanwhile sees the path but no code and cannot read the page; the user's browser opening
 // the recorded page lands logged in, and the page works once.
 func TestViewerOpenKeepsTheCodeOutOfArgv(t *testing.T) {
+	t.Parallel()
 	cred := e2ekit.Nobody(t)
 	if testing.Short() {
 		t.Skip("browser test skipped in -short")

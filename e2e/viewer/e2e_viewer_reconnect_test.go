@@ -148,6 +148,7 @@ func (sc *streamCutter) waiting() int {
 // ones drawn before, and live records stream in again. Then a cut that misses more than the
 // live list keeps: the feed is drawn afresh, the newest first, without a gap or a repeat.
 func TestViewerReconnectCatchUp(t *testing.T) {
+	t.Parallel()
 	b, in, c := e2ekit.StartViewerNode(t)
 	note := func(title string) string {
 		t.Helper()

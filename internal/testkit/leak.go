@@ -39,9 +39,15 @@ func LeakCheck(tb testing.TB) {
 }
 
 func leakCheck(tb testing.TB, grace time.Duration) {
-	id := fmt.Sprintf("%s@%p", tb.Name(), tb) // tb lives until its cleanups have run
+	// One value per call: a test that calls LeakCheck again (a helper that starts a part
+	// and checks it, called in a loop) checks at each cleanup only what it started after
+	// that call, and the cleanup stops those parts first (cleanups run last in, first out).
+	// mark lives until the cleanup that holds it has run, so its address is not reused.
+	mark := new(byte)
+	id := fmt.Sprintf("%s@%p", tb.Name(), mark)
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(leakLabel, id)))
 	tb.Cleanup(func() {
+		_ = *mark
 		if tb.Failed() {
 			return // the failure is what matters; its parts may not have closed
 		}

@@ -102,6 +102,34 @@ func TestLeakCheckSeesOnlyTheTestsOwnGoroutines(t *testing.T) {
 
 func otherTestsPart(stop chan struct{}) { <-stop }
 
+// A helper that starts a part and checks it may be called again while the first part runs
+// (node's startEmbedNode, in a loop): each check sees only what was started after its own
+// call, and runs after that part's Close.
+func TestLeakCheckCalledAgainChecksWhatItStartedAfter(t *testing.T) {
+	rec := &recorder{TB: t}
+	var stops []chan struct{}
+	defer func() {
+		for _, s := range stops {
+			select {
+			case <-s:
+			default:
+				close(s)
+			}
+		}
+	}()
+	for range 2 {
+		leakCheck(rec, 50*time.Millisecond)
+		stop := make(chan struct{})
+		stops = append(stops, stop)
+		go otherTestsPart(stop)
+		rec.Cleanup(func() { close(stop) })
+	}
+	rec.runCleanups()
+	if len(rec.errs) != 0 {
+		t.Fatalf("errors = %q; want none: each part was stopped before its check", rec.errs)
+	}
+}
+
 func TestWaitForStateNamesTheLastState(t *testing.T) {
 	rec := &recorder{TB: t}
 	func() {

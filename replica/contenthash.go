@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 )
 
@@ -63,12 +62,11 @@ const hashTextSQL = "CASE WHEN typeof(content_hash) = 'blob' THEN lower(hex(cont
 // (the indexed text does not change, and re-indexing every row would cost more than the
 // rewrite) and made again from its own definition.
 func packContentHashes(ctx context.Context, tx *sql.Tx) error {
-	var trigger string
-	err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'observations_au'").Scan(&trigger)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	trigger, err := triggerDefs(ctx, tx, "name = 'observations_au'")
+	if err != nil {
 		return fmt.Errorf("pack content hashes: %w", err)
 	}
-	if trigger != "" {
+	if len(trigger) > 0 {
 		if _, err := tx.ExecContext(ctx, "DROP TRIGGER observations_au"); err != nil {
 			return fmt.Errorf("pack content hashes: %w", err)
 		}
@@ -77,10 +75,31 @@ func packContentHashes(ctx context.Context, tx *sql.Tx) error {
 		WHERE typeof(content_hash) = 'text' AND length(content_hash) = 32 AND content_hash NOT GLOB '*[^0-9a-f]*'`); err != nil {
 		return fmt.Errorf("pack content hashes: %w", err)
 	}
-	if trigger != "" {
-		if _, err := tx.ExecContext(ctx, trigger); err != nil {
+	for _, q := range trigger {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("pack content hashes: %w", err)
 		}
 	}
 	return nil
+}
+
+// triggerDefs returns the CREATE TRIGGER statements SQLite keeps for the triggers where
+// (a condition on sqlite_schema's name and tbl_name) selects: a migration that rebuilds a
+// table, or rewrites its rows with a trigger set aside, makes them again from their own
+// definitions rather than from a copy that a later migration would leave behind.
+func triggerDefs(ctx context.Context, tx *sql.Tx, where string) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND "+where+" ORDER BY name")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var defs []string
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			return nil, err
+		}
+		defs = append(defs, q)
+	}
+	return defs, rows.Err()
 }

@@ -3,7 +3,6 @@ package replica
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -19,44 +18,13 @@ const opsOrigin = "(SELECT origin FROM origins WHERE id = o.origin_id)"
 // matches no row, when the origin never had an op here).
 const originIDOf = "(SELECT id FROM origins WHERE origin = ?1)"
 
-// execQuerier is what originID writes and reads through: a write transaction or a
-// migration's.
-type execQuerier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-// originID returns origin's number, giving it one when it has none.
-func originID(ctx context.Context, q execQuerier, origin string) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx, "SELECT id FROM origins WHERE origin = ?", origin).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		if _, err = q.ExecContext(ctx, "INSERT INTO origins(origin) VALUES (?)", origin); err != nil {
-			return 0, fmt.Errorf("number origin: %w", err)
-		}
-		err = q.QueryRowContext(ctx, "SELECT id FROM origins WHERE origin = ?", origin).Scan(&id)
-	}
+// originID returns origin's number, giving it one when it has none (interned).
+func (tx *wtx) originID(ctx context.Context, origin string) (int64, error) {
+	id, err := tx.interned(ctx, &tx.origins, origin, "SELECT id FROM origins WHERE origin = ?",
+		"INSERT INTO origins(origin) VALUES (?)", origin)
 	if err != nil {
 		return 0, fmt.Errorf("number origin: %w", err)
 	}
-	return id, nil
-}
-
-// originID is originID kept for the transaction: an op insert names its origin by number,
-// and an apply or an install inserts thousands of ops of a few origins. The numbers are
-// the transaction's own (a rolled-back transaction takes them with it).
-func (tx *wtx) originID(ctx context.Context, origin string) (int64, error) {
-	if id, ok := tx.origins[origin]; ok {
-		return id, nil
-	}
-	id, err := originID(ctx, tx, origin)
-	if err != nil {
-		return 0, err
-	}
-	if tx.origins == nil {
-		tx.origins = map[string]int64{}
-	}
-	tx.origins[origin] = id
 	return id, nil
 }
 
@@ -71,15 +39,22 @@ func opsByOriginID(ctx context.Context, tx *sql.Tx) error {
 	if named > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, opsByOriginIDSQL); err != nil {
+	// The triggers on ops (counts, hlc_max) go with the old table: they are made again
+	// from their own definitions.
+	triggers, err := triggerDefs(ctx, tx, "tbl_name = 'ops'")
+	if err != nil {
 		return fmt.Errorf("number op origins: %w", err)
+	}
+	for _, q := range append([]string{opsByOriginIDSQL}, triggers...) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("number op origins: %w", err)
+		}
 	}
 	return nil
 }
 
 // opsByOriginIDSQL moves ops to numbered origins (migration 16). The indexes exist before
-// the copy, as they will while ops grows; the triggers on ops (counts, hlc_max) go with the
-// old table and are made again.
+// the copy, as they will while ops grows.
 const opsByOriginIDSQL = `INSERT OR IGNORE INTO origins(origin) SELECT DISTINCT origin FROM ops ORDER BY origin;
 CREATE TABLE ops_v16 (
     origin_id INTEGER NOT NULL,      -- origins.id
@@ -96,15 +71,4 @@ INSERT INTO ops_v16(origin_id, seq, hlc, kind, record_id, payload, inrow)
 DROP TABLE ops;
 ALTER TABLE ops_v16 RENAME TO ops;
 CREATE UNIQUE INDEX ops_seq ON ops(origin_id, seq);
-CREATE INDEX ops_record ON ops(record_id);
-CREATE TRIGGER counts_ops_ai AFTER INSERT ON ops BEGIN
-    UPDATE table_counts SET n = n + 1 WHERE name = 'ops';
-END;
-CREATE TRIGGER counts_ops_ad AFTER DELETE ON ops BEGIN
-    UPDATE table_counts SET n = n - 1 WHERE name = 'ops';
-END;
-CREATE TRIGGER ops_hlc_max AFTER INSERT ON ops
-WHEN NEW.hlc > (SELECT hlc FROM hlc_max WHERE id = 1)
-BEGIN
-    UPDATE hlc_max SET hlc = NEW.hlc WHERE id = 1;
-END;`
+CREATE INDEX ops_record ON ops(record_id);`

@@ -249,13 +249,22 @@ func indexObservationFiles(ctx context.Context, tx *wtx, rowid int64, modified, 
 // transaction remembers the paths it looked up: an import names a few thousand paths
 // over and over.
 func (t *wtx) pathID(ctx context.Context, path string) (int64, error) {
-	if id, ok := t.paths[path]; ok {
+	return t.interned(ctx, &t.paths, path, "SELECT id FROM file_paths WHERE path = ?",
+		"INSERT INTO file_paths(path, name) VALUES (?, ?)", path, FileName(path))
+}
+
+// interned returns the number of key in an interning table (file_paths, origins): the id
+// lookup finds (bound to key), or the rowid of the row insert adds (bound to insertArgs)
+// when there is none. cache keeps the numbers for the transaction (a rolled-back
+// transaction takes them with it): a batch or an install names the same few keys often.
+func (t *wtx) interned(ctx context.Context, cache *map[string]int64, key, lookup, insert string, insertArgs ...any) (int64, error) {
+	if id, ok := (*cache)[key]; ok {
 		return id, nil
 	}
 	var id int64
-	err := t.QueryRowContext(ctx, "SELECT id FROM file_paths WHERE path = ?", path).Scan(&id)
+	err := t.QueryRowContext(ctx, lookup, key).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		res, ierr := t.ExecContext(ctx, "INSERT INTO file_paths(path, name) VALUES (?, ?)", path, FileName(path))
+		res, ierr := t.ExecContext(ctx, insert, insertArgs...)
 		if ierr != nil {
 			return 0, ierr
 		}
@@ -264,10 +273,10 @@ func (t *wtx) pathID(ctx context.Context, path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if t.paths == nil {
-		t.paths = map[string]int64{}
+	if *cache == nil {
+		*cache = map[string]int64{}
 	}
-	t.paths[path] = id
+	(*cache)[key] = id
 	return id, nil
 }
 

@@ -26,8 +26,9 @@ const qemuSysroot = "/usr/aarch64-linux-gnu"
 // binfmt_misc): the Claude Code fixture replay through the arm64 hook into an arm64 node, then
 // a search, the next session's context and a forget.
 // Not parallel: its hooks run emulated memnode-hook binaries against an emulated node, and a
-// hook has a time budget (three over it and the hook spools and stops trying), which the
-// other tests' processes beside it pushed it past (.ci/run, 2 cores). It runs first, alone.
+// hook has a time budget (past it the event is spooled, and after three such hooks in a row
+// the hook fails loudly), which the other tests' processes beside it pushed it past
+// (.ci/run, 2 cores). It runs first, alone.
 func TestArm64BinariesUnderQemu(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("linux/arm64 emulation is checked on Linux")

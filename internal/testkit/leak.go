@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -47,7 +48,7 @@ func leakCheck(tb testing.TB, grace time.Duration) {
 	id := fmt.Sprintf("%s@%p", tb.Name(), mark)
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(leakLabel, id)))
 	tb.Cleanup(func() {
-		_ = *mark
+		runtime.KeepAlive(mark)
 		if tb.Failed() {
 			return // the failure is what matters; its parts may not have closed
 		}
@@ -58,7 +59,7 @@ func leakCheck(tb testing.TB, grace time.Duration) {
 				return
 			}
 			if time.Now().After(deadline) {
-				tb.Errorf("%d goroutines still running %s after the test:\n\n%s", len(leaked), grace, strings.Join(leaked, "\n\n"))
+				tb.Errorf("%d goroutines still running %s after the test:\n\n%s", count(leaked), grace, strings.Join(leaked, "\n\n"))
 				return
 			}
 			time.Sleep(pollEvery)
@@ -84,6 +85,22 @@ func labelled(id string) []string {
 		}
 	}
 	return out
+}
+
+// count is how many goroutines the profile entries stand for: an entry is one stack, led
+// by the number of goroutines on it ("4 @ 0x…"; the first entry after the profile's header).
+func count(entries []string) int {
+	n := 0
+	for _, e := range entries {
+		k := 1
+		for _, l := range strings.Split(e, "\n") {
+			if _, err := fmt.Sscanf(l, "%d @", &k); err == nil {
+				break
+			}
+		}
+		n += k
+	}
+	return n
 }
 
 // labelLine is the "# labels: " line of one goroutine profile entry, or "".

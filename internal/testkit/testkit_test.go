@@ -42,10 +42,11 @@ func TestLeakCheckReportsARunningGoroutine(t *testing.T) {
 	leakCheck(rec, 50*time.Millisecond)
 	stop := make(chan struct{})
 	goLeakyPart(stop)
+	goLeakyPart(stop) // the same stack: one profile entry for two goroutines
 	rec.runCleanups()
 	close(stop)
-	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "leakyPart") {
-		t.Fatalf("errors = %q; want one naming leakyPart", rec.errs)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "leakyPart") || !strings.HasPrefix(rec.errs[0], "2 goroutines ") {
+		t.Fatalf("errors = %q; want one naming leakyPart and counting 2 goroutines", rec.errs)
 	}
 }
 

@@ -148,8 +148,11 @@ func TestInstallUsesLeanHook(t *testing.T) {
 
 // TestNodeReleasesStartupPages: a second after it is ready the node hands back the pages of
 // its executable that start-up touched (internal/exepages), and keeps working afterwards.
+// Not parallel: the file pages a process maps depend on what other processes running the
+// same binary keep in the page cache (a fault maps the cached pages around it), and beside
+// the parallel tests the node mapped 33,940 kB against its 32,982 kB limit once (.ci/run at
+// 82b92db). It runs first, alone.
 func TestNodeReleasesStartupPages(t *testing.T) {
-	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
 	}

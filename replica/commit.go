@@ -109,7 +109,7 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *store.Batch) (commitFacts,
 		o := &b.Observations[i]
 		hash := o.HashContent()
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE session_id = ? AND content_hash = ?", o.SessionID, hashValue(hash)).Scan(&one)
+		err := tx.QueryRowContext(ctx, dedupQuery, hashValue(hash), o.SessionID).Scan(&one)
 		switch {
 		case err == nil:
 			f.stored[contentKey(o.SessionID, hash)] = true
@@ -119,6 +119,11 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *store.Batch) (commitFacts,
 	}
 	return f, nil
 }
+
+// dedupQuery finds a session's observation with a content hash: through observations_hash
+// (the hash alone, migration 18), the session checked in the row (+session_id keeps the
+// planner off observations_session, which would walk the whole session).
+const dedupQuery = "SELECT 1 FROM observations WHERE content_hash = ? AND +session_id = ?"
 
 // mintedTombstoned returns which of the record IDs p minted carry a tombstone, in one
 // read. With planCommit having left out the records of forgotten sessions (their

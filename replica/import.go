@@ -106,7 +106,7 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, store.OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
+			if err := ow.appendStored(ctx, store.OpPrompt, p.ID, p.Project, r.clock.Now(), encodePrompt(p)); err != nil {
 				return err
 			}
 			tx.record(store.OpPrompt, p.ID)
@@ -147,7 +147,7 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
-			if err := ow.append(ctx, store.OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
+			if err := ow.appendStored(ctx, store.OpSummary, s.ID, s.Project, r.clock.Now(), encodeSummary(s)); err != nil {
 				return err
 			}
 			tx.record(store.OpSummary, s.ID)

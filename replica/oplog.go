@@ -351,6 +351,9 @@ func (r *Replica) applyOne(ctx context.Context, tx *wtx, op store.Op) error {
 		}
 		return r.applyObservation(ctx, tx, op, o, insertObservation)
 	}
+	if (op.Kind == store.OpPrompt || op.Kind == store.OpSummary) && payload != nil {
+		return r.applyStored(ctx, tx, op)
+	}
 	origin, err := tx.originID(ctx, op.Origin)
 	if err != nil {
 		return err
@@ -389,8 +392,49 @@ func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op store.Op, o 
 	if err != nil {
 		return err
 	}
+	return insertAppliedOp(ctx, tx, op, stored && o.ID == op.RecordID && bytes.Equal(rowPayload(o), op.Payload))
+}
+
+// applyStored stores a remote prompt or summary, decoded from op's payload (applyOne found
+// no tombstone for its record), and its op: without its payload when the new row rebuilds
+// it byte for byte. A payload this build would encode otherwise (a newer device's fields,
+// another key order, an omitted origin) keeps its bytes.
+func (r *Replica) applyStored(ctx context.Context, tx *wtx, op store.Op) error {
+	var id string
+	var stored bool
+	var rebuilt []byte
+	switch op.Kind {
+	case store.OpPrompt:
+		p, err := decodePrompt(op.Payload)
+		if err != nil {
+			return err
+		}
+		p.Origin, p.HLC = stamp(p.Origin, p.HLC, op)
+		if stored, err = insertPrompt(ctx, tx, p); err != nil {
+			return err
+		}
+		id, rebuilt = p.ID, encodePrompt(p)
+	case store.OpSummary:
+		s, err := decodeSummary(op.Payload)
+		if err != nil {
+			return err
+		}
+		s.Origin, s.HLC = stamp(s.Origin, s.HLC, op)
+		if stored, err = insertSummary(ctx, tx, s); err != nil {
+			return err
+		}
+		id, rebuilt = s.ID, encodeSummary(s)
+	default:
+		return fmt.Errorf("apply %s op: its payload is not kept in a row", op.Kind)
+	}
+	return insertAppliedOp(ctx, tx, op, stored && id == op.RecordID && bytes.Equal(rebuilt, op.Payload))
+}
+
+// insertAppliedOp stores a remote op whose record was just applied: without its payload
+// when inRow (the record's new row rebuilds it byte for byte, oplog_inrow.go).
+func insertAppliedOp(ctx context.Context, tx *wtx, op store.Op, inRow bool) error {
 	payload, flag := op.Payload, 0
-	if stored && o.ID == op.RecordID && bytes.Equal(rowPayload(o), op.Payload) {
+	if inRow {
 		payload, flag = nil, 1
 	}
 	origin, err := tx.originID(ctx, op.Origin)
@@ -401,7 +445,7 @@ func (r *Replica) applyObservation(ctx context.Context, tx *wtx, op store.Op, o 
 		origin, op.Seq, op.HLC, op.Kind, op.RecordID, payload, flag); err != nil {
 		return err
 	}
-	tx.record(store.OpObservation, op.RecordID)
+	tx.record(op.Kind, op.RecordID)
 	return nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/memnode/memnode/store"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -221,4 +223,148 @@ func FuzzListsSurviveRow(f *testing.F) {
 			t.Fatalf("listsSurviveRow = %v, the rebuilt payload equal = %v, for %q %q", got, want, a, b)
 		}
 	})
+}
+
+// TestPromptAndSummaryOpsRebuildFromTheRow: since schema 18 prompt and summary ops keep their
+// payload in the record row too, through every way one is written — Commit, Import, an
+// op applied from a peer, a snapshot installed — and OpsSince serves the bytes the op was
+// written with, whatever the text. A peer's payload the row cannot rebuild exactly keeps its
+// bytes; a forgotten prompt's op serves no payload.
+func TestPromptAndSummaryOpsRebuildFromTheRow(t *testing.T) {
+	ctx := context.Background()
+	a, b := openTemp(t, "dev-a"), openTemp(t, "dev-b")
+	inRow := func(r *Replica, id string) bool {
+		var n int
+		if err := r.ReadDB().QueryRow("SELECT COUNT(*) FROM ops WHERE record_id = ? AND inrow = 1 AND payload IS NULL", id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	// served checks that r serves the ops of want's records as want has them, each kept in
+	// the row unless kept[id] is false.
+	served := func(rt *rapid.T, r *Replica, what string, want map[string][]byte, kept map[string]bool) {
+		rt.Helper()
+		for _, op := range opsOf(t, r, "dev-a") {
+			w, ok := want[op.RecordID]
+			if !ok || op.Kind == store.OpSession {
+				continue
+			}
+			if !bytes.Equal(op.Payload, w) {
+				rt.Fatalf("%s: %s op %s served\n%q\nwant\n%q", what, op.Kind, op.RecordID, op.Payload, w)
+			}
+			delete(want, op.RecordID)
+			if got := inRow(r, op.RecordID); got != kept[op.RecordID] {
+				rt.Fatalf("%s: %s op %s kept in the row: %v, want %v", what, op.Kind, op.RecordID, got, kept[op.RecordID])
+			}
+		}
+		if len(want) != 0 {
+			rt.Fatalf("%s: no op served for %v", what, slices.Collect(maps.Keys(want)))
+		}
+	}
+	n := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		n++
+		sess := fmt.Sprint("s", n)
+		at := int64(1_700_000_000_000 + n*10)
+		p := memory.Prompt{SessionID: sess, Project: "p", PromptNumber: rapid.IntRange(0, 9).Draw(rt, "number"), Text: anyText(rt, "text"), CreatedAt: at}
+		s := memory.Summary{SessionID: sess, Project: "p", Request: anyText(rt, "request"), Investigated: anyText(rt, "investigated"),
+			Learned: anyText(rt, "learned"), Completed: anyText(rt, "completed"), NextSteps: anyText(rt, "next"), Notes: anyText(rt, "notes"),
+			DiscoveryTokens: rapid.IntRange(0, 9).Draw(rt, "tokens"), Model: anyText(rt, "model"), CreatedAt: at + 1}
+		res, err := a.Commit(ctx, &store.Batch{Sessions: []memory.Session{{ID: sess, Project: "p"}}, Prompts: []memory.Prompt{p}, Summaries: []memory.Summary{s}})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		if len(res.Prompts) != 1 || len(res.Summaries) != 1 {
+			rt.Fatalf("stored %d prompts and %d summaries; want 1 and 1", len(res.Prompts), len(res.Summaries))
+		}
+		imp := memory.Prompt{ID: store.ImportID(at+2, sess), SessionID: sess, Project: "p", Text: anyText(rt, "imported"), CreatedAt: at + 2}
+		if _, err := a.Import(ctx, &store.ImportBatch{Prompts: []memory.Prompt{imp}}); err != nil {
+			rt.Fatal(err)
+		}
+		cur, _, err := a.Lookup(ctx, imp.ID)
+		if err != nil || cur.Prompt == nil {
+			rt.Fatalf("imported prompt: %+v, %v", cur, err)
+		}
+		// What a serves is the encoding of what it stored.
+		want := map[string][]byte{res.Prompts[0].ID: encodePrompt(res.Prompts[0]), res.Summaries[0].ID: encodeSummary(res.Summaries[0]),
+			imp.ID: encodePrompt(*cur.Prompt)}
+		all := map[string]bool{res.Prompts[0].ID: true, res.Summaries[0].ID: true, imp.ID: true}
+		served(rt, a, "written", maps.Clone(want), all)
+		// A relay: b applies what a served and serves it again, byte for byte. Its rows
+		// rebuild a payload only if this build encodes what it decodes from it the same way:
+		// not when a's text held invalid UTF-8, which a's JSON wrote as an escaped U+FFFD and
+		// b's writes as the character itself.
+		var relay []store.Op
+		exact := map[string]bool{}
+		vv, err := b.VersionVector(ctx)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		for _, op := range opsOf(t, a, "dev-a") {
+			if op.Seq <= vv["dev-a"] {
+				continue
+			}
+			relay = append(relay, op)
+			switch op.Kind {
+			case store.OpPrompt:
+				p, _ := decodePrompt(op.Payload)
+				exact[op.RecordID] = bytes.Equal(encodePrompt(p), op.Payload)
+			case store.OpSummary:
+				s, _ := decodeSummary(op.Payload)
+				exact[op.RecordID] = bytes.Equal(encodeSummary(s), op.Payload)
+			}
+		}
+		if _, err := b.ApplyOps(ctx, relay); err != nil {
+			rt.Fatal(err)
+		}
+		served(rt, b, "relayed", maps.Clone(want), exact)
+	})
+	// A new device installs a's snapshot and serves every op as a does, each kept in the row
+	// as a keeps it.
+	c := openTemp(t, "dev-c")
+	var chunks []store.SnapshotChunk
+	if err := a.Snapshot(ctx, store.SnapshotCursor{}, 64<<10, func(ch store.SnapshotChunk) error { chunks = append(chunks, ch); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	if _, err := c.InstallSnapshot(ctx, func() (store.SnapshotChunk, error) { k++; return chunks[k-1], nil }); err != nil {
+		t.Fatal(err)
+	}
+	fromA, fromC := opsOf(t, a, "dev-a"), opsOf(t, c, "dev-a")
+	if !slices.EqualFunc(fromA, fromC, func(x, y store.Op) bool {
+		return x.Seq == y.Seq && x.Kind == y.Kind && bytes.Equal(x.Payload, y.Payload)
+	}) {
+		t.Fatalf("the installed device serves %d ops unlike the %d of its source", len(fromC), len(fromA))
+	}
+	if ia, ic := inRowCount(t, a), inRowCount(t, c); ia != ic || ia < 3*n {
+		t.Fatalf("ops kept in the row: %d on the source, %d installed; want the same, at least %d", ia, ic, 3*n)
+	}
+	// A payload the row cannot rebuild exactly: unknown fields and another key order.
+	id := store.NewID(1<<40, "dev-d")
+	odd := []byte(fmt.Sprintf(`{"text":"t","id":%q,"session_id":"s","project":"p","created_at":5,"v":2,"new_field":[1,2]}`, id))
+	if _, err := b.ApplyOps(ctx, []store.Op{{Origin: "dev-d", Seq: 1, HLC: 1 << 40, Kind: store.OpPrompt, RecordID: id, Payload: odd}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := opsOf(t, b, "dev-d"); len(got) != 1 || !bytes.Equal(got[0].Payload, odd) {
+		t.Fatalf("a prompt payload from a newer device relayed as %q, want %q", got[0].Payload, odd)
+	}
+	if cur, _, err := b.Lookup(ctx, id); err != nil || cur.Prompt == nil || cur.Prompt.Text != "t" {
+		t.Fatalf("the newer device's prompt is not stored: %+v, %v", cur, err)
+	}
+	// Forgetting a prompt leaves its op without a payload, served as nil.
+	var forgotten string
+	for _, op := range fromA {
+		if op.Kind == store.OpPrompt {
+			forgotten = op.RecordID
+			break
+		}
+	}
+	if _, err := a.Forget(ctx, []string{forgotten}); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range opsOf(t, a, "dev-a") {
+		if op.Kind == store.OpPrompt && op.RecordID == forgotten && op.Payload != nil {
+			t.Fatalf("a forgotten prompt's op still serves %q", op.Payload)
+		}
+	}
 }

@@ -612,22 +612,26 @@ func (r *Replica) installRow(ctx context.Context, tx *wtx, t snapshotTable, row 
 }
 
 // opInsertUnlessRowGone is the op-log's insert when no tombstone is here: an op whose
-// payload lives in its observation row (inrow) lands without it when that row is not here,
+// payload lives in its record's row (inrow) lands without it when that row is not here,
 // as opForgotten's rule has it, decided inside the statement.
 const opInsertUnlessRowGone = `INSERT OR IGNORE INTO ops(origin_id, seq, hlc, kind, record_id, payload, inrow)
 	SELECT ?1, ?2, ?3, ?4, ?5, CASE WHEN here THEN ?6 END, CASE WHEN here THEN ?7 ELSE 0 END
-	FROM (SELECT ?7 = 0 OR EXISTS (SELECT 1 FROM observations WHERE id = ?5) AS here)`
+	FROM (SELECT ?7 = 0 OR ` + rowHeldSQL + ` AS here)`
 
 // opForgotten reports whether an op row's record was forgotten here: its record (or the
-// session its payload names) has a tombstone, or its payload lives in an observation row
-// that is not here (left out for its tombstone).
+// session its payload names) has a tombstone, or its payload lives in a record row that is
+// not here (left out for its tombstone).
 func (r *Replica) opForgotten(ctx context.Context, tx *wtx, row []any) (bool, error) {
 	kind, _ := row[3].(string)
 	id, _ := row[4].(string)
 	payload, _ := row[5].([]byte)
 	if inrow, _ := row[6].(int64); inrow != 0 {
+		table := rowTable(kind)
+		if table == "" {
+			return false, fmt.Errorf("%w: a %s op kept in the row", store.ErrBadSnapshot, kind)
+		}
 		var one int
-		err := tx.QueryRowContext(ctx, "SELECT 1 FROM observations WHERE id = ?", id).Scan(&one)
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+table+" WHERE id = ?", id).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return true, nil
 		}

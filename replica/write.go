@@ -65,7 +65,7 @@ func (r *Replica) Commit(ctx context.Context, b *store.Batch) (store.CommitResul
 				}
 				continue
 			}
-			if err := tx.appendOp(ctx, pp.op); err != nil {
+			if err := tx.ops().appendStored(ctx, pp.op.kind, pp.op.recordID, pp.op.project, pp.op.hlc, pp.op.payload); err != nil {
 				return err
 			}
 			tx.record(store.OpPrompt, pp.p.ID)
@@ -98,7 +98,7 @@ func (r *Replica) Commit(ctx context.Context, b *store.Batch) (store.CommitResul
 				}
 				continue
 			}
-			if err := tx.appendOp(ctx, ps.op); err != nil {
+			if err := tx.ops().appendStored(ctx, ps.op.kind, ps.op.recordID, ps.op.project, ps.op.hlc, ps.op.payload); err != nil {
 				return err
 			}
 			tx.record(store.OpSummary, ps.s.ID)

@@ -33,7 +33,7 @@ import (
 const (
 	ProtocolSync  protocol.ID = "/memnode/sync/1.0.0"
 	ProtocolSyncZ protocol.ID = "/memnode/sync-deflate/1.0.0"
-	ProtocolSyncS protocol.ID = "/memnode/sync-snapshot/2.0.0"
+	ProtocolSyncS protocol.ID = "/memnode/sync-snapshot/3.0.0"
 	ProtocolPair  protocol.ID = "/memnode/pair/1.0.0"
 )
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/memnode/memnode/memory"
 )
 
@@ -348,6 +350,12 @@ func TestShortIndexFollowsEveryWrite(t *testing.T) {
 	}
 	check("commit")
 	asked = append(asked, importObservations(t, r, 300)...)
+	r.shorts.mu.RLock()
+	loaded := r.shorts.loaded
+	r.shorts.mu.RUnlock()
+	if !loaded {
+		t.Fatal("the index was dropped by an import that only added records: it is read again, O(records)")
+	}
 	check("import")
 
 	other := openTest(t, "dev-b")
@@ -468,4 +476,25 @@ func TestShortIndexHashSharedByTwoRecords(t *testing.T) {
 	if x.loaded {
 		t.Error("a delete of a shared hash kept the index")
 	}
+}
+
+// mergeShortKeys (a commit of more than 16 records) gives what inserting each key in turn
+// gives: the keys sorted, each once, whatever the order and repeats of the added ones.
+func TestMergeShortKeysIsInsertion(t *testing.T) {
+	key := rapid.Custom(func(t *rapid.T) shortKey {
+		return shortKey{h: rapid.Uint64Range(0, 40).Draw(t, "h"), ref: rapid.Uint64Range(0, 3).Draw(t, "ref")}
+	})
+	rapid.Check(t, func(t *rapid.T) {
+		keys := slices.Compact(slices.SortedFunc(slices.Values(rapid.SliceOf(key).Draw(t, "keys")), cmpShortKeys))
+		added := rapid.SliceOf(key).Draw(t, "added")
+		want := slices.Clone(keys)
+		for _, k := range added {
+			if i, found := slices.BinarySearchFunc(want, k, cmpShortKeys); !found {
+				want = slices.Insert(want, i, k)
+			}
+		}
+		if got := mergeShortKeys(keys, added); !slices.Equal(got, want) {
+			t.Fatalf("merged %v", got)
+		}
+	})
 }

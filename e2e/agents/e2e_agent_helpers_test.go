@@ -178,7 +178,7 @@ func (r *agentRig) runAgent(bin string, args ...string) agentcli.Output {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = r.project
 	cmd.Env = r.env()
-	o := agentcli.Run(r.Tb, time.Minute, cmd)
+	o := runCLI(r.Tb, time.Minute, cmd)
 	if o.Code != 0 {
 		r.Tb.Fatalf("%s %s: exit %d\nstdout: %s\nstderr: %s", filepath.Base(bin), strings.Join(args, " "), o.Code, o.Stdout, o.Stderr)
 	}

@@ -23,6 +23,7 @@ import (
 // private text); every answer is the neutral {}; uninstall removes the named hook, the MCP
 // entry and the GEMINI.md memnode created.
 func TestAntigravityThroughTheHookBinary(t *testing.T) {
+	t.Parallel()
 	in := e2ekit.NewInstance(t)
 	in.Start()
 	proj := filepath.Join(t.TempDir(), "demo-app")

@@ -78,7 +78,8 @@ func anthropicToolResult(t *testing.T, body []byte, id string) string {
 // resumes it (-c), loads memnode's MCP tools through ToolSearch, searches, and re-reads
 // app.py. It covers issue 16's Claude Code fixes against the real CLI.
 func TestClaudeCodeCLI(t *testing.T) {
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	t.Parallel()
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	var next agentcli.Script
 	// The turns name the project's paths, known once the rig exists: the server asks next.
 	rig := newAgentRig(t, greetingProject(), &agentcli.AnthropicMessages{},

@@ -15,10 +15,11 @@ import (
 // Bash tool and its PostToolUseFailure hook), and the next session's context remembers the
 // run as failing — never as passing.
 func TestClaudeCodeCLIRemembersFailingPytest(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("pytest"); err != nil {
 		agentcli.Need(t, "pytest is not installed (Debian: apt-get install python3-pytest)")
 	}
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	files := map[string]string{
 		"app.py":      "def greet(name):\n    return \"Helo, \" + name\n",
 		"test_app.py": "import app\n\n\ndef test_greet():\n    assert app.greet(\"Ada\") == \"Hello, Ada\"\n\n\ndef test_name_kept():\n    assert \"Ada\" in app.greet(\"Ada\")\n",

@@ -35,11 +35,15 @@ const cliUsageIn, cliUsageOut = 5000, 500
 // text nor the secret; the compression runs are never recorded (no session but the user's);
 // status and doctor name the CLI and the budget; a daily budget of N tokens stops the CLI
 // at N, the offline compressor taking the rest.
+//
+// It runs first, alone (no t.Parallel): that the session's two tool calls reach claude -p in
+// one batch depends on Claude Code making them within the batch wait (5 s), and the node's
+// own claude -p runs are agent CLIs that hold no slot (cliSlots).
 func TestClaudeCodeCompressor(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short: real Claude Code CLI")
 	}
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	const awsKey = "AKIAZ7Q4M2X9K3L8P5R1"
 	files := map[string]string{"deploy.env": "REGION=eu-west-1\nAWS_ACCESS_KEY_ID=" + awsKey + "\n"}
 	user := agentcli.Sequence(
@@ -198,6 +202,7 @@ func readBudget(t *testing.T, dataDir string) int64 {
 
 // TestCLIKindsAgree: the settings accept exactly the agent CLI providers ai/llm runs.
 func TestCLIKindsAgree(t *testing.T) {
+	t.Parallel()
 	if got, want := strings.Join(configs.AICLIKinds(), ","), strings.Join(llm.CLIKinds(), ","); got != want {
 		t.Errorf("configs' agent CLI kinds %s, ai/llm's %s", got, want)
 	}
@@ -214,6 +219,7 @@ func TestCLIKindsAgree(t *testing.T) {
 // ai_cli_paths), and the next session-start context's health line (pointing at doctor, not
 // at a key).
 func TestAgentCLICompressorNotInstalled(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipped in -short: real node")
 	}

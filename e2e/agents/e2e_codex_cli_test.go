@@ -54,7 +54,8 @@ func responsesToolOutput(t *testing.T, body []byte, id string) string {
 // memnode's MCP tools with tool_search and searches, and its re-read of app.py gets the
 // file's history; uninstall restores config.toml.
 func TestCodexCLI(t *testing.T) {
-	codex := agentcli.Install(t, codexPkg, codexVersion, "codex")
+	t.Parallel()
+	codex := installCLI(t, codexPkg, codexVersion, "codex")
 	var next agentcli.Script
 	rig := newAgentRig(t, greetingProject(), &agentcli.OpenAIResponses{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))

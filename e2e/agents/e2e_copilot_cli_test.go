@@ -54,7 +54,8 @@ func chatToolOutput(t *testing.T, body []byte, id string) string {
 // session 2 gets memnode's context about it and calls memnode's MCP search; uninstall
 // restores the config files.
 func TestCopilotCLI(t *testing.T) {
-	copilot := agentcli.Install(t, copilotPkg, copilotVersion, "copilot")
+	t.Parallel()
+	copilot := installCLI(t, copilotPkg, copilotVersion, "copilot")
 	var next agentcli.Script
 	rig := newAgentRig(t, greetingProject(), &agentcli.OpenAIChat{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))

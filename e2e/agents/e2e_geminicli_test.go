@@ -25,7 +25,8 @@ const geminiCLIVersion = "0.61.0"
 // that call, the private secret never reaches the data dir, and uninstall restores
 // settings.json byte for byte.
 func TestRealGeminiCLI(t *testing.T) {
-	gemini := agentcli.Install(t, "@google/gemini-cli", geminiCLIVersion, "gemini")
+	t.Parallel()
+	gemini := installCLI(t, "@google/gemini-cli", geminiCLIVersion, "gemini")
 	in := e2ekit.NewInstance(t)
 	home := agentcli.NewHome(t)
 	in.Extra = []string{"HOME=" + home}
@@ -59,7 +60,7 @@ func TestRealGeminiCLI(t *testing.T) {
 		cmd.Dir = proj
 		cmd.Env = in.AgentEnv(home, "GEMINI_API_KEY=fake-gemini-key", "GOOGLE_GEMINI_BASE_URL="+srv.URL,
 			"GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_TELEMETRY_ENABLED=false", "GEMINI_CLI_TRUST_WORKSPACE=true")
-		out := agentcli.Run(t, 90*time.Second, cmd)
+		out := runCLI(t, 90*time.Second, cmd)
 		if out.Code != 0 {
 			t.Fatalf("gemini exited %d\nstdout: %s\nstderr: %s", out.Code, out.Stdout, out.Stderr)
 		}

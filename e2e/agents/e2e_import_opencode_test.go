@@ -24,7 +24,8 @@ import (
 // exports: the same records, nothing stored twice, no private or secret byte stored on
 // either node. Without opencode on PATH the import says so in one line.
 func TestImportFromOpenCode(t *testing.T) {
-	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
+	t.Parallel()
+	opencode := installCLI(t, "opencode-ai", openCodeVersion, "opencode")
 	var next agentcli.Script
 	rig := newAgentRig(t, agentFiles(t), &agentcli.OpenAIChat{},
 		agentcli.ScriptFunc(func(r agentcli.Request) agentcli.Turn { return next.Next(r) }))
@@ -49,7 +50,7 @@ func TestImportFromOpenCode(t *testing.T) {
 		cmd := exec.Command(opencode, args...)
 		cmd.Dir = rig.project
 		cmd.Env = rig.env()
-		out := agentcli.Run(t, 3*time.Minute, cmd)
+		out := runCLI(t, 3*time.Minute, cmd)
 		if out.Code != 0 {
 			t.Fatalf("opencode %s: exit %d\nstdout: %.4000s\nstderr: %.4000s", args[0], out.Code, out.Stdout, out.Stderr)
 		}
@@ -80,12 +81,16 @@ func TestImportFromOpenCode(t *testing.T) {
 	}
 	imp.Extra = append(imp.Extra, "PATH="+filepath.Dir(opencode)+":/usr/bin:/bin")
 	imp.Extra = append(imp.Extra, openCodeEnv...)
+	// memnode runs opencode itself here (`opencode db`, `opencode export`): a CLI run too.
+	release := cliSlots.take(t, "memnode import --from-opencode (opencode db, opencode export)")
+	defer release()
 	for i := 0; i < 2; i++ {
 		r := imp.Run(nil, "import", "--from-opencode", dataDir)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "imported 1 OpenCode sessions") {
 			t.Fatalf("import %d: exit %d\n%s%s", i+1, r.Code, r.Stdout, r.Stderr)
 		}
 	}
+	release()
 	if out := imp.MustRun(nil, "import", "--from-opencode", exports, "--quiet"); !strings.Contains(out, "imported 1 OpenCode sessions") {
 		t.Errorf("import of a folder of exports said %q", out)
 	}

@@ -73,11 +73,12 @@ func npmTarballs(t *testing.T) []string {
 // tarballs, `npx memnode install claude-code`, then the pinned Claude Code CLI's session is
 // recorded by the npm package's binaries and the next session gets memnode's context.
 func TestNpmInstallWithoutToolchain(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the npm tarballs are built on Linux")
 	}
 	tarballs := npmTarballs(t)
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	app := "" // known once the rig exists
 	var next agentcli.Script
 	rig := newAgentRig(t, greetingProject(), &agentcli.AnthropicMessages{},
@@ -102,7 +103,7 @@ func TestNpmInstallWithoutToolchain(t *testing.T) {
 		cmd := exec.Command("sh", append([]string{"-c", `exec "$0" "$@"`, name}, args...)...)
 		cmd.Dir = rig.project
 		cmd.Env = rig.env()
-		o := agentcli.Run(t, 3*time.Minute, cmd)
+		o := runCLI(t, 3*time.Minute, cmd)
 		if o.Code != 0 {
 			t.Fatalf("%s %s: exit %d\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), o.Code, o.Stdout, o.Stderr)
 		}

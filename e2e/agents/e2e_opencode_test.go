@@ -72,7 +72,8 @@ func userMessagesText(t *testing.T, r agentcli.Request) string {
 // never reaches the data dir; uninstall restores opencode.json byte for byte and removes
 // the plugin.
 func TestRealOpenCode(t *testing.T) {
-	opencode := agentcli.Install(t, "opencode-ai", openCodeVersion, "opencode")
+	t.Parallel()
+	opencode := installCLI(t, "opencode-ai", openCodeVersion, "opencode")
 	// app.js is over the file-context size gate, so session 2's re-read gets memnode's
 	// history of it.
 	var next agentcli.Script
@@ -112,9 +113,7 @@ func TestRealOpenCode(t *testing.T) {
 		cmd := exec.Command(opencode, "run", "--format", "json", prompt)
 		cmd.Dir = rig.project
 		cmd.Env = rig.env()
-		start := time.Now()
-		out := agentcli.Run(t, 3*time.Minute, cmd) // ~20 s on a quiet machine, minutes on a loaded 2-core one
-		t.Logf("opencode run: %s", time.Since(start).Round(time.Second))
+		out := runCLI(t, 3*time.Minute, cmd) // ~20 s on a quiet machine, minutes on a loaded 2-core one
 		if out.Code != 0 {
 			t.Fatalf("opencode exited %d\nstdout: %.4000s\nstderr: %.4000s", out.Code, out.Stdout, out.Stderr)
 		}

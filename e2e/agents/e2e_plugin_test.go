@@ -18,7 +18,8 @@ import (
 // and the next one gets memnode's context; with `memnode install claude-code` as well, a tool
 // call is recorded once, not twice; `claude plugin uninstall` leaves no memnode hook behind.
 func TestClaudeCodePlugin(t *testing.T) {
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	t.Parallel()
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestClaudeCodePlugin(t *testing.T) {
 		cmd := exec.Command(claude, append([]string{"plugin"}, args...)...)
 		cmd.Dir = rig.project
 		cmd.Env = rig.env()
-		o := agentcli.Run(t, 2*time.Minute, cmd)
+		o := runCLI(t, 2*time.Minute, cmd)
 		if o.Code != 0 {
 			t.Fatalf("claude plugin %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), o.Code, o.Stdout, o.Stderr)
 		}

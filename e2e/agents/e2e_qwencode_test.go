@@ -23,7 +23,8 @@ const qwenCodeVersion = "0.24.4"
 // app.js the file's history from the one hook process of that call, the private secret
 // never reaches the data dir, and uninstall restores settings.json byte for byte.
 func TestRealQwenCode(t *testing.T) {
-	qwen := agentcli.Install(t, "@qwen-code/qwen-code", qwenCodeVersion, "qwen")
+	t.Parallel()
+	qwen := installCLI(t, "@qwen-code/qwen-code", qwenCodeVersion, "qwen")
 	in := e2ekit.NewInstance(t)
 	home := agentcli.NewHome(t)
 	in.Extra = []string{"HOME=" + home}
@@ -59,7 +60,7 @@ func TestRealQwenCode(t *testing.T) {
 		cmd := exec.Command(qwen, "-p", prompt, "--approval-mode", "yolo", "-o", "json")
 		cmd.Dir = proj
 		cmd.Env = in.AgentEnv(home, "OPENAI_API_KEY=fake-openai-key", "OPENAI_BASE_URL="+srv.URL+"/v1", "OPENAI_MODEL=local-model")
-		out := agentcli.Run(t, 90*time.Second, cmd)
+		out := runCLI(t, 90*time.Second, cmd)
 		if out.Code != 0 {
 			t.Fatalf("qwen exited %d\nstdout: %s\nstderr: %s", out.Code, out.Stdout, out.Stderr)
 		}

@@ -20,7 +20,8 @@ import (
 // and the hook log stay as they were, no context is injected); with the project paused
 // (memnode pause PROJECT) likewise; after memnode resume the next session is recorded.
 func TestClaudeCodeOffSwitch(t *testing.T) {
-	claude := agentcli.Install(t, claudePkg, claudeVersion, "claude")
+	t.Parallel()
+	claude := installCLI(t, claudePkg, claudeVersion, "claude")
 	session := func(word string) []agentcli.Turn {
 		return []agentcli.Turn{
 			{Calls: []agentcli.Call{{Name: "Bash", Args: map[string]string{"command": "python3 -c \"print('" + word + "')\"", "description": "say " + word}}}},
@@ -118,6 +119,7 @@ func TestClaudeCodeOffSwitch(t *testing.T) {
 // context of the first session of a brand-new project on B, and a note pinned on A heads
 // its project's context on B; B's unpin reaches A (the pin is a register that converges).
 func TestPinnedAndGlobalNotesSync(t *testing.T) {
+	t.Parallel()
 	ports := e2ekit.SyncPorts{}
 	a, b := e2ekit.NewSyncNode(t, "dev-a", ports), e2ekit.NewSyncNode(t, "dev-b", ports)
 	for _, n := range []*e2ekit.SyncNode{a, b} {
@@ -196,6 +198,7 @@ func sessionStart(t *testing.T, in *e2ekit.Instance, proj string) (context, user
 // provider answered 401 (and is disabled for it) puts one line saying so into the next
 // session-start context and the user's line; context_system_message_off drops the line.
 func TestContextSpeaksUp(t *testing.T) {
+	t.Parallel()
 	key := "sk-ant-test-" + strings.Repeat("k", 24)
 	fake := e2ekit.NewFakeAnthropic(t, key, 0)
 	record := func(in *e2ekit.Instance, proj, word string) {

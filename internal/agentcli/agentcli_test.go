@@ -94,11 +94,21 @@ func TestInstallRedoesAnUnfinishedInstall(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "node_modules", ".bin", "tool"), []byte("half"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := installAt(npm, root, "tool", "1.0.0", binPath("tool")); err != nil {
+	if exe, ok := installedAt(root, "tool", "1.0.0", binPath("tool")); ok {
+		t.Fatalf("an install without its marker reads as installed (%s)", exe)
+	}
+	exe, err := installAt(npm, root, "tool", "1.0.0", binPath("tool"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := callCount(t, log); n != 1 {
 		t.Fatalf("an install without its marker was reused (npm ran %d times)", n)
+	}
+	if got, ok := installedAt(root, "tool", "1.0.0", binPath("tool")); !ok || got != exe {
+		t.Fatalf("a finished install reads as %q, %v; want %q", got, ok, exe)
+	}
+	if got, ok := installedAt(root, "tool", "1.0.0", binPath("other")); ok {
+		t.Fatalf("a finished install without the asked-for executable reads as installed (%s)", got)
 	}
 	if _, err := installAt(npm, root, "tool", "1.0.0", binPath("tool")); err != nil {
 		t.Fatal(err)

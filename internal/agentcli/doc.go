@@ -8,7 +8,8 @@
 // `npm install --prefix DIR --no-audit --no-fund @openai/codex@0.171.0` into
 // DIR = $MEMNODE_AGENT_CACHE/<pkg>@<ver> (default: the user cache dir, honouring
 // $XDG_CACHE_HOME, + memnode-test/npm), under a file lock so parallel test processes install
-// once, and returns DIR/node_modules/.bin/codex. A finished install is marked and reused.
+// once, and returns DIR/node_modules/.bin/codex. A finished install is marked and reused;
+// Installed finds it without npm or the lock (a caller that rations npm runs asks it first).
 // When npm is missing or the registry is unreachable the test is skipped with a message
 // saying so — or fails when MEMNODE_CI=1 (.ci/run sets it): CI must never skip silently.
 // Need applies the same rule to any other missing tool.

@@ -65,6 +65,43 @@ func Install(tb testing.TB, pkg, version, bin string) string {
 	return install(tb, npm, pkg, version, filepath.Join("node_modules", ".bin", bin))
 }
 
+// Installed returns the path of pkg@version's executable bin and true when the cache holds
+// a finished install of it, without npm and without waiting for the install lock; otherwise
+// "" and false (Install then installs it).
+func Installed(tb testing.TB, pkg, version, bin string) (string, bool) {
+	tb.Helper()
+	if bin == "" || strings.ContainsAny(bin, `/\`) {
+		return "", false
+	}
+	return installedAt(CacheDir(tb), pkg, version, filepath.Join("node_modules", ".bin", bin))
+}
+
+// installedAt is Installed below root for the file want (relative to the install dir). The
+// lock is not needed: the marker is written last, and a dir that has it is never redone.
+func installedAt(root, pkg, version, want string) (string, bool) {
+	dir, ok := installDir(root, pkg, version)
+	if !ok || want == "" {
+		return "", false
+	}
+	exe := filepath.Join(dir, want)
+	if _, err := os.Stat(filepath.Join(dir, completeMarker)); err != nil {
+		return "", false
+	}
+	if _, err := os.Stat(exe); err != nil {
+		return "", false
+	}
+	return exe, true
+}
+
+// installDir is the dir below root that pkg@version is installed into; false for a name or
+// version that is no such dir.
+func installDir(root, pkg, version string) (string, bool) {
+	if pkg == "" || version == "" || strings.Contains(version, "/") {
+		return "", false
+	}
+	return filepath.Join(root, filepath.FromSlash(pkg)+"@"+version), true
+}
+
 // InstallFile installs the npm package pkg at version (exact, pinned) like Install and
 // returns the path of file, a slash path inside the package (a library with no
 // executable: "axe.min.js" of axe-core, injected into a browser page).
@@ -105,10 +142,10 @@ var networkCodes = []string{"ENOTFOUND", "ECONNREFUSED", "ECONNRESET", "ETIMEDOU
 // installAt does Install's work with the npm executable npm below root; want is the file
 // (relative to the install dir) the package must have.
 func installAt(npm, root, pkg, version, want string) (string, error) {
-	if pkg == "" || version == "" || want == "" || strings.Contains(version, "/") {
+	dir, ok := installDir(root, pkg, version)
+	if !ok || want == "" {
 		return "", fmt.Errorf("bad package %q version %q file %q", pkg, version, want)
 	}
-	dir := filepath.Join(root, filepath.FromSlash(pkg)+"@"+version)
 	exe := filepath.Join(dir, want)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("create cache dir: %w", err)

@@ -140,6 +140,11 @@ func mintedTombstoned(ctx context.Context, tx *wtx, p commitPlan) (map[string]bo
 	for _, ps := range p.summaries {
 		ids = append(ids, ps.s.ID)
 	}
+	return tombstonedAmong(ctx, tx, ids)
+}
+
+// tombstonedAmong returns which of ids carry a tombstone, in one read.
+func tombstonedAmong(ctx context.Context, tx *wtx, ids []string) (map[string]bool, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

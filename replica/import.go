@@ -26,6 +26,12 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 		res, forgets = store.ImportResult{}, 0
 		tx.change.Origin = feed.Import
 		ow := tx.ops()
+		// The batch's tombstones are applied after its records, so one read before them
+		// answers every record's check (its own ID and its session's).
+		dead, err := tombstonedAmong(ctx, tx, importedIDs(b))
+		if err != nil {
+			return err
+		}
 		stamp := func(origin *string, hlc *uint64) {
 			if *origin == "" {
 				*origin = r.cfg.Origin
@@ -65,9 +71,7 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
-			if dead, err := isTombstoned(ctx, tx, s.ID); err != nil {
-				return err
-			} else if dead {
+			if dead[s.ID] {
 				res.Skipped++
 				continue
 			}
@@ -97,8 +101,12 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
+			if dead[p.ID] || dead[p.SessionID] {
+				res.Skipped++
+				continue
+			}
 			stamp(&p.Origin, &p.HLC)
-			ok, err := insertPrompt(ctx, tx, p)
+			ok, err := storePrompt(ctx, tx, p)
 			if err != nil {
 				return err
 			}
@@ -118,8 +126,12 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
+			if dead[o.ID] || dead[o.SessionID] {
+				res.Skipped++
+				continue
+			}
 			stamp(&o.Origin, &o.HLC)
-			ok, err := insertObservation(ctx, tx, &o)
+			ok, err := storeObservation(ctx, tx, &o)
 			if err != nil {
 				return err
 			}
@@ -138,8 +150,12 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 				res.Skipped++
 				continue
 			}
+			if dead[s.ID] || dead[s.SessionID] {
+				res.Skipped++
+				continue
+			}
 			stamp(&s.Origin, &s.HLC)
-			ok, err := insertSummary(ctx, tx, s)
+			ok, err := storeSummary(ctx, tx, s)
 			if err != nil {
 				return err
 			}
@@ -190,6 +206,25 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 		return res, r.purgeWAL(ctx)
 	}
 	return res, nil
+}
+
+// importedIDs are the IDs whose tombstones decide whether b's records are stored: each
+// record's own and its session's.
+func importedIDs(b *store.ImportBatch) []string {
+	ids := make([]string, 0, len(b.Sessions)+2*(len(b.Prompts)+len(b.Observations)+len(b.Summaries)))
+	for _, s := range b.Sessions {
+		ids = append(ids, s.ID)
+	}
+	for _, p := range b.Prompts {
+		ids = append(ids, p.ID, p.SessionID)
+	}
+	for _, o := range b.Observations {
+		ids = append(ids, o.ID, o.SessionID)
+	}
+	for _, s := range b.Summaries {
+		ids = append(ids, s.ID, s.SessionID)
+	}
+	return ids
 }
 
 // boundImport refuses the batch if a record is stamped too far ahead of this clock (one

@@ -18,7 +18,7 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 	}
 	var res store.ImportResult
 	forgets := 0
-	mode := modeDurable
+	mode := modeImport
 	if len(b.Tombstones) > 0 {
 		mode = modeForget // forgotten content is overwritten, as by Forget and ApplyOps
 	}

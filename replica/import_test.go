@@ -2,6 +2,9 @@ package replica
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +55,50 @@ func TestImportSkipsTombstonedRecords(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].ID != id("o2") {
 		t.Fatalf("stored observations = %+v, want only %s", got, id("o2"))
+	}
+}
+
+// TestImportCheckpointsLate: an import's transactions leave their pages in the WAL up to
+// importCheckpoint pages (the database file does not grow, though the import wrote more
+// than SQLite's default 1,000 pages), and the next commit of a hook's records checkpoints
+// them at the default interval again.
+func TestImportCheckpointsLate(t *testing.T) {
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	path := r.cfg.Path
+	size := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	now := time.Now().UnixMilli()
+	var obs []memory.Observation
+	for i := range 1500 {
+		k := strconv.Itoa(i)
+		obs = append(obs, memory.Observation{ID: store.ImportID(now, k), SessionID: "s", Project: "p", Type: "change",
+			Title: "record " + k, Narrative: strings.Repeat("narrative "+k+" ", 300), CreatedAt: now})
+	}
+	if _, err := r.Import(ctx, &store.ImportBatch{Observations: obs}); err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.Stat(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames := wal.Size() / 4096; frames <= walCheckpoint {
+		t.Fatalf("the import wrote %d pages, want more than %d for the test to mean anything", frames, walCheckpoint)
+	}
+	if got := size(); got != before {
+		t.Fatalf("the database file grew from %d to %d bytes at the import's commit: its WAL was checkpointed", before, got)
+	}
+	if _, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: "s2", Project: "p", Type: "change", Title: "hook", CreatedAt: now}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := size(); got <= before {
+		t.Fatalf("the database file stayed at %d bytes after a hook's commit: the import's WAL was not checkpointed", got)
 	}
 }

@@ -198,7 +198,7 @@ func Open(ctx context.Context, cfg Config) (*Replica, error) {
 	r.SetConnMaxIdleTime(5 * time.Minute)
 
 	rep := &Replica{cfg: cfg, w: w, r: r, reads: newReadStmts(r), log: cfg.Logger, enq: make(chan enqueueReq, 1024), done: make(chan struct{}),
-		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST"}}
+		claimed: map[string]bool{}, connMode: txMode{synchronous: "FULL", secureDelete: "FAST", checkpoint: walCheckpoint}}
 	rep.clock.now = cfg.Now
 	rep.clock.max = rep.maxStamp
 	if err := rep.openSchema(ctx); err != nil {

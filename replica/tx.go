@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/memnode/memnode/store"
+	"strconv"
 
 	"github.com/memnode/memnode/feed"
 )
@@ -14,14 +15,30 @@ import (
 type txMode struct {
 	synchronous  string // FULL: fsync at commit; NORMAL: survives a crash, not power loss
 	secureDelete string // ON: zero deleted content everywhere; FAST: where it costs no I/O
+	// checkpoint is the WAL's size in pages past which the commit checkpoints it
+	// (wal_autocheckpoint).
+	checkpoint int
 }
+
+// walCheckpoint is SQLite's default wal_autocheckpoint, for every transaction but an
+// import's: the WAL a forget's TRUNCATE checkpoint must copy stays small.
+const walCheckpoint = 1000
+
+// importCheckpoint lets an import's transactions grow the WAL to 128 MiB before one of
+// them checkpoints it. A page an import rewrites in every transaction (FTS segments being
+// merged, the last pages of each index and table) is then copied to the database once per
+// checkpoint, not once per transaction; every transaction is still fsynced at its
+// commit. The next commit that is not an import's checkpoints what is left.
+const importCheckpoint = 32768
 
 var (
 	// modeDurable is for everything that appends ops: an op must never be lost after a peer
 	// may have seen it, or its seq could be reused for a different change.
-	modeDurable = txMode{synchronous: "FULL", secureDelete: "FAST"}
+	modeDurable = txMode{synchronous: "FULL", secureDelete: "FAST", checkpoint: walCheckpoint}
 	// modeForget also zeroes freed pages, so forgotten text is gone from the file.
-	modeForget = txMode{synchronous: "FULL", secureDelete: "ON"}
+	modeForget = txMode{synchronous: "FULL", secureDelete: "ON", checkpoint: walCheckpoint}
+	// modeImport is an import's batch of records without tombstones.
+	modeImport = txMode{synchronous: "FULL", secureDelete: "FAST", checkpoint: importCheckpoint}
 	// modeInstall is a snapshot install's batch of rows.
 	modeInstall = modeDurable
 )
@@ -176,6 +193,12 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 			return fmt.Errorf("set secure_delete: %w", err)
 		}
 		r.connMode.secureDelete = m.secureDelete
+	}
+	if r.connMode.checkpoint != m.checkpoint {
+		if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(m.checkpoint)); err != nil {
+			return fmt.Errorf("set wal_autocheckpoint: %w", err)
+		}
+		r.connMode.checkpoint = m.checkpoint
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {

@@ -248,7 +248,7 @@ func writeScaleExport(path string, n int, progress func(int)) (scaleManifest, er
 
 // scaleImportInto starts a node on an empty data dir, runs `memnode import` of the dataset
 // (its progress bar on our stderr), and stops the node: the import's rate and the bytes the
-// node wrote to disk meanwhile.
+// node wrote to disk meanwhile and while it stopped.
 func scaleImportInto(ctx context.Context, cfg config, set scaleSet, dataDir string, box *pidBox, logf func(string, ...any)) (*scaleImport, error) {
 	h, err := newScaleHarness(cfg, dataDir, box)
 	if err != nil {
@@ -269,11 +269,12 @@ func scaleImportInto(ctx context.Context, cfg config, set scaleSet, dataDir stri
 		return nil, fmt.Errorf("memnode import: %w", err)
 	}
 	took := time.Since(t0)
-	w1 := procWriteBytes(h.pid)
 	if _, err := h.memnode(ctx, nil, h.root, "stop"); err != nil {
 		return nil, err
 	}
-	waitGone(h.pid, time.Minute)
+	// Counted up to the node's exit: its Close checkpoints what the import left in the WAL
+	// (up to 128 MiB, replica's importCheckpoint), and those writes are the import's too.
+	w1 := writesUntilGone(h.pid, time.Minute)
 	h.pid = 0
 	imp := &scaleImport{Records: set.man.Records, Seconds: took.Seconds(), WriteBytes: w1 - w0,
 		DBBytes: dbBytes(dataDir), Load: loadAvg(), MeasuredUTC: time.Now().UTC().Format(time.RFC3339)}
@@ -570,6 +571,30 @@ func procWriteBytes(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// writesUntilGone polls pid's write_bytes until the process is gone (or timeout) and
+// returns the last it read: the final read after the process ended finds a zombie's count
+// complete; a process no longer there (not our child, already reaped) gives the read before,
+// at most a millisecond earlier.
+func writesUntilGone(pid int, timeout time.Duration) int64 {
+	var last int64
+	deadline := time.Now().Add(timeout)
+	for {
+		if n := procWriteBytes(pid); n > 0 {
+			last = n
+		}
+		if !alive(pid) {
+			if n := procWriteBytes(pid); n > 0 {
+				last = n
+			}
+			return last
+		}
+		if time.Now().After(deadline) {
+			return last
+		}
+		time.Sleep(time.Millisecond) // polling a process that is not our child
+	}
 }
 
 // dbBytes is the replica database's size on disk: memnode.db and its WAL.

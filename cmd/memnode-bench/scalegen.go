@@ -49,7 +49,7 @@ type scaleManifest struct {
 type scaleImport struct {
 	Records     int     `json:"records"`
 	Seconds     float64 `json:"seconds"`
-	WriteBytes  int64   `json:"write_bytes"` // the node's /proc/<pid>/io write_bytes during it
+	WriteBytes  int64   `json:"write_bytes"` // the node's /proc/<pid>/io write_bytes from the import's start to the node's exit after it
 	DBBytes     int64   `json:"db_bytes"`    // memnode.db (+ -wal) after a clean stop
 	Load        string  `json:"load"`        // /proc/loadavg at its end
 	MeasuredUTC string  `json:"measured_utc"`

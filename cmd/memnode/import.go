@@ -23,7 +23,8 @@ import (
 // transaction: big enough that a transaction's pages are written once for many records
 // (1,000 wrote 8.5× the database's size to disk at 100k observations, 12.5× at 1M — issue
 // 29; 5,000 writes 4×), small enough for a progress bar that moves. importBatchBytes keeps
-// a batch of large records well inside the node's 64 MiB import body.
+// a batch of large records well inside the node's 64 MiB import body. The client reads and
+// encodes the next batch while the node stores one (sendBatches).
 const (
 	importBatch      = 5000
 	importBatchBytes = 16 << 20
@@ -124,10 +125,6 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 				if err != nil {
 					return err
 				}
-				if rec.Kind == importer.KindHeader {
-					bar.total-- // counted as a line; not a record
-					continue
-				}
 				if err := fn(rec); err != nil {
 					return err
 				}
@@ -136,42 +133,19 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	bar.total = total
 	var sum apitype.ImportResult
-	var body bytes.Buffer
-	w := importer.NewWriter(&body)
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		if err := w.Flush(); err != nil {
-			return fmt.Errorf("encode import: %w", err)
-		}
+	err := sendBatches(ctx, each, importBatch, importBatchBytes, func(body []byte, n, headers int) error {
 		// with retries once the node is started: each try reads the batch from its start.
 		res, err := with(ctx, conn, func(c *client.Client) (apitype.ImportResult, error) {
-			return c.Import(ctx, bytes.NewReader(body.Bytes()))
+			return c.Import(ctx, bytes.NewReader(body))
 		})
 		if err != nil {
 			return err
 		}
 		sum.Add(res)
+		bar.total -= headers // counted as lines; not records
 		bar.add(n)
-		body.Reset()
-		w, n = importer.NewWriter(&body), 0
-		return nil
-	}
-	err := each(func(rec importer.Record) error {
-		if err := w.Write(rec); err != nil {
-			return fmt.Errorf("encode import: %w", err)
-		}
-		n++
-		if n == importBatch || body.Len() >= importBatchBytes {
-			return flush()
-		}
 		return nil
 	})
-	if err == nil {
-		err = flush()
-	}
 	bar.done()
 	if err != nil {
 		return fail(env, "import: %v (records already sent are stored; importing again is safe)", err)
@@ -179,6 +153,86 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	fmt.Fprintf(env.Stdout, "imported %d sessions, %d prompts, %d observations, %d summaries, %d devices, %d tombstones, %d corrections; %d already present\n",
 		sum.Sessions, sum.Prompts, sum.Observations, sum.Summaries, sum.Devices, sum.Tombstones, sum.Supersedes, sum.Skipped)
 	return 0
+}
+
+// sendBatches encodes the records each gives in batches of up to batch records (fewer when
+// the encoding reaches maxBytes) and sends them with send, one at a time and in order: a
+// tombstone or correction refers to records of earlier batches. While one batch is in
+// flight the next is read and encoded, so the node does not wait for the client between
+// its transactions. The first error of send stops the import and is the one returned;
+// batches handed over before the error of each are still sent. headers counts the header
+// lines of the batch, which are not records.
+func sendBatches(ctx context.Context, each func(func(importer.Record) error) error, batch, maxBytes int,
+	send func(body []byte, n, headers int) error) error {
+	type encoded struct {
+		body       *bytes.Buffer
+		n, headers int
+	}
+	queue := make(chan encoded, 1) // the batch encoded while the one before is in flight
+	free := make(chan *bytes.Buffer, 3)
+	stop := make(chan struct{}) // closed when a send failed
+	sent := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range queue {
+			if err == nil {
+				if err = send(b.body.Bytes(), b.n, b.headers); err != nil {
+					close(stop)
+				}
+			}
+			b.body.Reset()
+			free <- b.body // at most three buffers exist: encoding, queued, in flight
+		}
+		sent <- err
+	}()
+	cur := encoded{body: new(bytes.Buffer)}
+	w := importer.NewWriter(cur.body)
+	errStopped := errors.New("import stopped")
+	flush := func() error {
+		if cur.n == 0 {
+			return nil
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("encode import: %w", err)
+		}
+		select {
+		case queue <- cur:
+		case <-stop:
+			return errStopped
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		cur = encoded{}
+		select {
+		case cur.body = <-free:
+		default:
+			cur.body = new(bytes.Buffer)
+		}
+		w = importer.NewWriter(cur.body)
+		return nil
+	}
+	err := each(func(rec importer.Record) error {
+		if rec.Kind == importer.KindHeader {
+			cur.headers++
+			return nil
+		}
+		if err := w.Write(rec); err != nil {
+			return fmt.Errorf("encode import: %w", err)
+		}
+		cur.n++
+		if cur.n == batch || cur.body.Len() >= maxBytes {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	close(queue)
+	if serr := <-sent; serr != nil {
+		return serr
+	}
+	return err
 }
 
 // importFlags are the --from-AGENT flags of ps.

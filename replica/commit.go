@@ -120,10 +120,11 @@ func readCommitFacts(ctx context.Context, tx *wtx, b *store.Batch) (commitFacts,
 	return f, nil
 }
 
-// dedupQuery finds a session's observation with a content hash: through observations_hash
-// (the hash alone, migration 18), the session checked in the row (+session_id keeps the
-// planner off observations_session, which would walk the whole session).
-const dedupQuery = "SELECT 1 FROM observations WHERE content_hash = ? AND +session_id = ?"
+// dedupQuery finds a session's observation with a content hash (its stored form, ?1):
+// through observations_hash, the session and the hash's first 4 bytes (migration 19; the
+// expression must be the index's own for the planner to use it), the whole hash checked in
+// the row.
+const dedupQuery = "SELECT 1 FROM observations WHERE session_id = ?2 AND substr(content_hash, 1, 4) = substr(?1, 1, 4) AND content_hash = ?1"
 
 // mintedTombstoned returns which of the record IDs p minted carry a tombstone, in one
 // read. With planCommit having left out the records of forgotten sessions (their

@@ -269,12 +269,18 @@ func scaleImportInto(ctx context.Context, cfg config, set scaleSet, dataDir stri
 		return nil, fmt.Errorf("memnode import: %w", err)
 	}
 	took := time.Since(t0)
+	// Counted up to the node's exit: its Close checkpoints what the import left in the WAL
+	// (up to 128 MiB, replica's importCheckpoint), and those writes are the import's too.
+	// The watch begins before the stop: `memnode stop` returns once the node is gone, and
+	// a process that is not our child leaves no count to read after it.
+	exited := watchWrites(h.pid, time.Minute)
 	if _, err := h.memnode(ctx, nil, h.root, "stop"); err != nil {
 		return nil, err
 	}
-	// Counted up to the node's exit: its Close checkpoints what the import left in the WAL
-	// (up to 128 MiB, replica's importCheckpoint), and those writes are the import's too.
-	w1 := writesUntilGone(h.pid, time.Minute)
+	w1 := exited()
+	if w1 < w0 {
+		return nil, fmt.Errorf("the node's bytes written were not read up to its exit (%d at the start, %d at the end)", w0, w1)
+	}
 	h.pid = 0
 	imp := &scaleImport{Records: set.man.Records, Seconds: took.Seconds(), WriteBytes: w1 - w0,
 		DBBytes: dbBytes(dataDir), Load: loadAvg(), MeasuredUTC: time.Now().UTC().Format(time.RFC3339)}
@@ -573,6 +579,15 @@ func procWriteBytes(pid int) int64 {
 	return 0
 }
 
+// watchWrites reads pid's write_bytes now and then polls it until the process is gone (or
+// timeout, writesUntilGone); the function it returns waits for the last count read.
+func watchWrites(pid int, timeout time.Duration) func() int64 {
+	first := procWriteBytes(pid)
+	done := make(chan int64, 1)
+	go func() { done <- max(first, writesUntilGone(pid, timeout)) }()
+	return func() int64 { return <-done }
+}
+
 // writesUntilGone polls pid's write_bytes until the process is gone (or timeout) and
 // returns the last it read: the final read after the process ended finds a zombie's count
 // complete; a process no longer there (not our child, already reaped) gives the read before,
@@ -704,6 +719,7 @@ func writeScaleTable(w io.Writer, rows []ScaleRow) {
 	add("import: bytes written to disk (MiB)", func(r ScaleRow) float64 { return float64(r.Import.WriteBytes) / (1 << 20) }, "%.0f")
 	add("import: DB size after (MiB)", func(r ScaleRow) float64 { return float64(r.Import.DBBytes) / (1 << 20) }, "%.0f")
 	add("import: written ÷ DB size", func(r ScaleRow) float64 { return float64(r.Import.WriteBytes) / float64(max(1, r.Import.DBBytes)) }, "%.1f")
+	add("import: DB bytes per observation", func(r ScaleRow) float64 { return float64(r.Import.DBBytes) / float64(max(1, r.Observations)) }, "%.0f")
 	add("DB bytes per observation", func(r ScaleRow) float64 { return float64(r.DBBytes) / float64(max(1, r.Observations)) }, "%.0f")
 	add("new device joins, cut once (records/s)", func(r ScaleRow) float64 { return r.Join.rate() }, "%.0f")
 	add("  ... wall time, kill -9 and restart included (s)", func(r ScaleRow) float64 {

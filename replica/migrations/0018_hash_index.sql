@@ -1,8 +1,8 @@
--- memnode replica schema v18: the content-hash index keys the hash alone (issue 29: bytes a
--- record on disk). observations_hash (session_id, content_hash) held each observation's
--- session ID a third time (the row and observations_session hold it too): 61 bytes an
--- observation on the 100k make bench-scale dataset. The one lookup through it, a session's
--- repeated observation (planCommit), finds the rows with the hash — almost always none or
--- one — and checks their session in the row.
+-- memnode replica schema v18: observations_hash (session_id, content_hash) is dropped.
+-- This migration first keyed the index by the hash alone (26 instead of 61 bytes an
+-- observation); that key was random and an import batch rewrote most of the index per
+-- transaction (5.9× the database's size written at 1M). Migration 19 makes the index again,
+-- clustered by session: a database that ran this migration's first form has its hash-only
+-- index replaced there, and one migrating from v17 now builds only migration 19's index
+-- (building one here to drop it next cost seconds of the first open at 1M).
 DROP INDEX IF EXISTS observations_hash;
-CREATE INDEX observations_hash ON observations(content_hash);

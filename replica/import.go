@@ -25,6 +25,9 @@ func (r *Replica) Import(ctx context.Context, b *store.ImportBatch) (store.Impor
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		res, forgets = store.ImportResult{}, 0
 		tx.change.Origin = feed.Import
+		if err := tx.deferIndexing(ctx); err != nil {
+			return err
+		}
 		ow := tx.ops()
 		// The batch's tombstones are applied after its records, so one read before them
 		// answers every record's check (its own ID and its session's).

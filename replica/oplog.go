@@ -203,6 +203,9 @@ func (r *Replica) ApplyOps(ctx context.Context, ops []store.Op) (store.ApplyResu
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		forgets, ahead = 0, nil
 		tx.change.Origin = feed.Device
+		if err := tx.deferIndexing(ctx); err != nil {
+			return err
+		}
 		// Facts: the version vector of every origin in the batch. Plan: which ops are the
 		// next contiguous seqs (selectOps, pure). Execute: apply those, advance the vector.
 		known := store.VersionVector{}

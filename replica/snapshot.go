@@ -451,6 +451,9 @@ func (r *Replica) installBatch(ctx context.Context, t snapshotTable, rows [][]an
 	err := r.writeTxMode(ctx, mode, func(tx *wtx) error {
 		chunk, maxHLC, purged = store.SnapshotResult{}, 0, false
 		tx.change.Origin = feed.Device
+		if err := tx.deferIndexing(ctx); err != nil {
+			return err
+		}
 		// Without a tombstone here no row can be a forgotten one's: the rows skip the
 		// lookups (a query per row, each of which database/sql watches with a goroutine
 		// of its own inside a transaction — a third of the install's CPU at 100k).

@@ -68,6 +68,8 @@ type wtx struct {
 	paths map[string]int64
 	// origins are the origins rows the transaction looked up or added (originID).
 	origins map[string]int64
+	// ftsDeferred: the records stored since deferIndexing are indexed at the end.
+	ftsDeferred bool
 }
 
 // ops returns the transaction's op writer; its version-vector update is flushed at commit.
@@ -207,6 +209,9 @@ func (r *Replica) runTx(ctx context.Context, m txMode, fn func(tx *wtx) error, m
 	t := &wtx{Tx: tx, ctx: ctx, r: r, stmts: map[string]*sql.Stmt{}}
 	defer func() { *misses = t.misses }()
 	err = fn(t)
+	if err == nil {
+		err = t.indexDeferred(ctx)
+	}
 	if err == nil {
 		err = t.indexShortIDs(ctx)
 	}

@@ -23,6 +23,9 @@ func (r *Replica) Commit(ctx context.Context, b *store.Batch) (store.CommitResul
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = store.CommitResult{}
 		tx.change.Origin = feed.Local
+		if err := tx.deferIndexing(ctx); err != nil {
+			return err
+		}
 		facts, err := readCommitFacts(ctx, tx, b)
 		if err != nil {
 			return err

@@ -1,0 +1,108 @@
+package replica
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/memnode/memnode/memory"
+	"github.com/memnode/memnode/store"
+)
+
+// TestDeferredIndexingKeepsTheIndexTrue: batches that index their records at their end
+// (Import here, with tombstones that remove some of the batch's own records in the same
+// transaction, and Commit) leave every full-text index equal to its content (FTS5's
+// integrity-check), every live record found by its own word and no removed one, and no
+// row in fts_deferred once committed. Without indexDeferred the records are missing; without
+// the triggers' guard a record removed in its own batch is deleted from an index it was never
+// in, and the check fails.
+func TestDeferredIndexingKeepsTheIndexTrue(t *testing.T) {
+	ctx := context.Background()
+	rapid.Check(t, func(rt *rapid.T) {
+		r := openTest(t, "dev-a")
+		now := time.Now().UnixMilli()
+		live := map[string]string{} // record ID → its word
+		n := 0
+		for range rapid.IntRange(1, 4).Draw(rt, "batches") {
+			b := &store.ImportBatch{Sessions: []memory.Session{{ID: fmt.Sprintf("s%d", n), Project: "p", StartedAt: now}}}
+			sid := b.Sessions[0].ID
+			for range rapid.IntRange(0, 6).Draw(rt, "records") {
+				n++
+				word := fmt.Sprintf("w%dword", n)
+				id := store.ImportID(now+int64(n), word)
+				switch rapid.IntRange(0, 2).Draw(rt, "kind") {
+				case 0:
+					b.Observations = append(b.Observations, memory.Observation{ID: id, SessionID: sid, Project: "p", Type: "change", Title: word, Narrative: "about " + word, CreatedAt: now})
+				case 1:
+					b.Prompts = append(b.Prompts, memory.Prompt{ID: id, SessionID: sid, Project: "p", Text: "ask " + word, CreatedAt: now})
+				default:
+					b.Summaries = append(b.Summaries, memory.Summary{ID: id, SessionID: sid, Project: "p", Request: word, CreatedAt: now})
+				}
+				live[id] = word
+			}
+			// Tombstones for records of this batch (stored, then removed, in one
+			// transaction) and of earlier ones (indexed, then removed).
+			for id := range live {
+				if rapid.IntRange(0, 3).Draw(rt, "forget") == 0 {
+					b.Tombstones = append(b.Tombstones, id)
+				}
+			}
+			slices.Sort(b.Tombstones) // map order: the draws must not depend on it
+			if _, err := r.Import(ctx, b); err != nil {
+				rt.Fatal(err)
+			}
+			for _, id := range b.Tombstones {
+				delete(live, id)
+			}
+			if rapid.Bool().Draw(rt, "commit") {
+				n++
+				word := fmt.Sprintf("w%dword", n)
+				res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: sid, Project: "p", Type: "change", Title: word, CreatedAt: now}}})
+				if err != nil {
+					rt.Fatal(err)
+				}
+				live[res.Observations[0].ID] = word
+			}
+			checkIndexes(rt, r, live, n)
+		}
+	})
+}
+
+// checkIndexes asserts what TestDeferredIndexingKeepsTheIndexTrue promises after a commit.
+func checkIndexes(rt *rapid.T, r *Replica, live map[string]string, n int) {
+	ctx := context.Background()
+	var pending int
+	if err := r.w.QueryRowContext(ctx, "SELECT count(*) FROM fts_deferred").Scan(&pending); err != nil {
+		rt.Fatal(err)
+	}
+	if pending != 0 {
+		rt.Fatalf("fts_deferred holds %d rows after a commit", pending)
+	}
+	for _, f := range ftsTables {
+		if _, err := r.w.ExecContext(ctx, "INSERT INTO "+f.index+"("+f.index+", rank) VALUES ('integrity-check', 1)"); err != nil {
+			rt.Fatalf("%s: %v", f.index, err)
+		}
+	}
+	words := map[string]bool{}
+	for _, w := range live {
+		words[w] = true
+	}
+	for i := 1; i <= n; i++ {
+		w := fmt.Sprintf("w%dword", i)
+		var hits int
+		for _, f := range ftsTables {
+			var c int
+			if err := r.w.QueryRowContext(ctx, "SELECT count(*) FROM "+f.index+" WHERE "+f.index+" MATCH ?", `"`+w+`"`).Scan(&c); err != nil {
+				rt.Fatal(err)
+			}
+			hits += c
+		}
+		if want := map[bool]int{true: 1, false: 0}[words[w]]; hits != want {
+			rt.Fatalf("%s: %d index hits, want %d", w, hits, want)
+		}
+	}
+}

@@ -13,7 +13,9 @@ import (
 func TestStoreContract(t *testing.T) {
 	storetest.Run(t, func(tb testing.TB, origin string) storetest.Store {
 		tb.Helper()
-		r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+		path := filepath.Join(tb.TempDir(), "memnode.db")
+		replica.PlaceMigrated(tb, path)
+		r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin})
 		if err != nil {
 			tb.Fatalf("open replica: %v", err)
 		}

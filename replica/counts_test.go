@@ -119,7 +119,9 @@ func TestCountsFollowEveryWrite(t *testing.T) {
 		if err := src.Close(); err != nil {
 			rt.Fatal(err)
 		}
-		salv, err := replica.Open(w.ctx, replica.Config{Path: filepath.Join(w.dir, "salvaged.db"), Origin: "salvager"})
+		salvPath := filepath.Join(w.dir, "salvaged.db")
+		replica.PlaceMigrated(rt, salvPath)
+		salv, err := replica.Open(w.ctx, replica.Config{Path: salvPath, Origin: "salvager"})
 		if err != nil {
 			rt.Fatal(err)
 		}

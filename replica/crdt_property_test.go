@@ -49,7 +49,9 @@ func newWorld(t *rapid.T, tb testing.TB, n int) *world {
 }
 
 func (w *world) open(origin string) *replica.Replica {
-	r, err := replica.Open(w.ctx, replica.Config{Path: filepath.Join(w.dir, fmt.Sprintf("%s-%d.db", origin, len(w.extra)+len(w.origins))), Origin: origin})
+	path := filepath.Join(w.dir, fmt.Sprintf("%s-%d.db", origin, len(w.extra)+len(w.origins)))
+	replica.PlaceMigrated(w.t, path)
+	r, err := replica.Open(w.ctx, replica.Config{Path: path, Origin: origin})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -457,7 +459,9 @@ func TestCRDTMergeLaws(t *testing.T) {
 // openPlain opens a replica for the deterministic regression tests below.
 func openPlain(tb testing.TB, origin string) *replica.Replica {
 	tb.Helper()
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(fastTempDir(tb), origin+".db"), Origin: origin})
+	path := filepath.Join(fastTempDir(tb), origin+".db")
+	replica.PlaceMigrated(tb, path)
+	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/memnode/memnode/internal/dbtemplate"
 )
+
+// PlaceMigrated puts an up-to-date schema at path, unless a file is there: Open then has no
+// migration to run. The template is built once per test binary (main_test.go).
+func PlaceMigrated(tb dbtemplate.TB, path string) { migrated.Place(tb, path) }
 
 // PathOf is the database file r was opened on (salvage reads it as a source).
 func PathOf(r *Replica) string { return r.cfg.Path }

@@ -1,11 +1,25 @@
 package replica
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/memnode/memnode/internal/dbtemplate"
 )
+
+// migrated is the schema the tests' fresh databases start from: built once per test binary
+// by Open itself, then copied (see PlaceMigrated). The migration tests, and the tests of
+// what Open does to a new file, open their databases without it.
+var migrated = dbtemplate.New(func(path string) error {
+	r, err := Open(context.Background(), Config{Path: path, Origin: "template"})
+	if err != nil {
+		return err
+	}
+	return r.Close()
+})
 
 // shortChecks is rapid's -rapid.checks under -short unless the command line gives one:
 // rapid itself runs a fifth of it under -short, so each property tries 10 cases in the inner

@@ -67,12 +67,15 @@ func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
 	n := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		n++
-		a, err := Open(ctx, Config{Path: filepath.Join(dir, fmt.Sprintf("a%d.db", n)), Origin: "dev-a"})
+		pa, pb := filepath.Join(dir, fmt.Sprintf("a%d.db", n)), filepath.Join(dir, fmt.Sprintf("b%d.db", n))
+		PlaceMigrated(t, pa)
+		PlaceMigrated(t, pb)
+		a, err := Open(ctx, Config{Path: pa, Origin: "dev-a"})
 		if err != nil {
 			rt.Fatal(err)
 		}
 		defer a.Close()
-		b, err := Open(ctx, Config{Path: filepath.Join(dir, fmt.Sprintf("b%d.db", n)), Origin: "dev-b"})
+		b, err := Open(ctx, Config{Path: pb, Origin: "dev-b"})
 		if err != nil {
 			rt.Fatal(err)
 		}
@@ -124,7 +127,9 @@ func TestObservationOpPayloadRebuiltByteExact(t *testing.T) {
 
 func openTemp(tb testing.TB, origin string) *Replica {
 	tb.Helper()
-	r, err := Open(context.Background(), Config{Path: filepath.Join(tb.TempDir(), origin+".db"), Origin: origin})
+	path := filepath.Join(tb.TempDir(), origin+".db")
+	PlaceMigrated(tb, path)
+	r, err := Open(context.Background(), Config{Path: path, Origin: origin})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,7 +14,9 @@ import (
 
 func openCountReplica(t *testing.T, origin string) *Replica {
 	t.Helper()
-	r, err := Open(context.Background(), Config{Path: filepath.Join(t.TempDir(), "memnode.db"), Origin: origin})
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	PlaceMigrated(t, path)
+	r, err := Open(context.Background(), Config{Path: path, Origin: origin})
 	if err != nil {
 		t.Fatal(err)
 	}

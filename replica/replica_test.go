@@ -17,7 +17,9 @@ import (
 // openTest opens a replica on a real SQLite file in a temp dir.
 func openTest(tb testing.TB, origin string) *Replica {
 	tb.Helper()
-	r, err := Open(context.Background(), Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin})
+	path := filepath.Join(tb.TempDir(), "memnode.db")
+	PlaceMigrated(tb, path)
+	r, err := Open(context.Background(), Config{Path: path, Origin: origin})
 	if err != nil {
 		tb.Fatalf("open: %v", err)
 	}

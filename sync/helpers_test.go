@@ -115,7 +115,9 @@ func (t *tnode) start(opts ...nodeOpt) {
 		t.tb.Fatal(err)
 	}
 	bus := feed.New()
-	rep, err := replica.Open(ctx, replica.Config{Path: filepath.Join(t.dir, "memnode.db"), Origin: id.String(), Feed: bus})
+	path := filepath.Join(t.dir, "memnode.db")
+	testkit.PlaceMigrated(t.tb, path) // a restart keeps its database
+	rep, err := replica.Open(ctx, replica.Config{Path: path, Origin: id.String(), Feed: bus})
 	if err != nil {
 		t.tb.Fatal(err)
 	}

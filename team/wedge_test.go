@@ -30,7 +30,9 @@ func newClockedMember(tb testing.TB, user, device string, clk *clock) *member {
 	key, origin := newKey(tb)
 	bus := feed.New()
 	tb.Cleanup(bus.Close)
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin, Feed: bus, Now: clk.now})
+	path := filepath.Join(tb.TempDir(), "memnode.db")
+	testkit.PlaceMigrated(tb, path)
+	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin, Feed: bus, Now: clk.now})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memnode/memnode/feed"
+	"github.com/memnode/memnode/internal/dbtemplate"
 	"github.com/memnode/memnode/internal/sqliteuri"
 	"github.com/memnode/memnode/replica"
 )
@@ -48,6 +49,22 @@ func WaitForState(tb testing.TB, what string, timeout time.Duration, cond func()
 	}
 }
 
+// migrated is the schema a fresh replica starts from in a test: built once per test binary by
+// replica.Open, then copied (internal/dbtemplate), so a test's replica does not run the
+// migrations again. Tests of the migrations and of what Open does to a new file open
+// theirs with replica.Open.
+var migrated = dbtemplate.New(func(path string) error {
+	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: "template"})
+	if err != nil {
+		return err
+	}
+	return r.Close()
+})
+
+// PlaceMigrated puts an up-to-date replica schema at path unless a file is already there;
+// replica.Open on path then has no migration to run.
+func PlaceMigrated(tb dbtemplate.TB, path string) { migrated.Place(tb, path) }
+
 // OpenReplica opens a replica on a fresh SQLite file in a temp dir; it is closed when the
 // test ends.
 func OpenReplica(tb testing.TB, origin string) *replica.Replica {
@@ -61,7 +78,9 @@ func OpenReplicaWithFeed(tb testing.TB, origin string) (*replica.Replica, *feed.
 	tb.Helper()
 	bus := feed.New()
 	tb.Cleanup(bus.Close) // cleanups run last-in first-out: after the replica's Close
-	r, err := replica.Open(context.Background(), replica.Config{Path: filepath.Join(tb.TempDir(), "memnode.db"), Origin: origin, Feed: bus})
+	path := filepath.Join(tb.TempDir(), "memnode.db")
+	PlaceMigrated(tb, path)
+	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin, Feed: bus})
 	if err != nil {
 		tb.Fatalf("open replica: %v", err)
 	}
@@ -69,9 +88,11 @@ func OpenReplicaWithFeed(tb testing.TB, origin string) (*replica.Replica, *feed.
 	return r, bus
 }
 
-// OpenReplicaAt opens the replica at path; it is closed when the test ends.
+// OpenReplicaAt opens the replica at path (a fresh one starts from the migrated template);
+// it is closed when the test ends.
 func OpenReplicaAt(tb testing.TB, path, origin string) *replica.Replica {
 	tb.Helper()
+	PlaceMigrated(tb, path)
 	r, err := replica.Open(context.Background(), replica.Config{Path: path, Origin: origin})
 	if err != nil {
 		tb.Fatalf("open replica: %v", err)

@@ -4,5 +4,7 @@
 // (store_test.go: only node, cmd/* and the test kit import replica; pipeline, search, sync,
 // importer and the embedding worker link no SQLite); and the test that keeps the repository holding
 // source (files_test.go: no tracked file over 1 MB but data that must be binary, no built
-// executable, one copy of each fixture).
+// executable, one copy of each fixture); and the test that keeps make test running every test
+// at least once (racepkgs_test.go: a package of RACE_PKGS whose tests differ without the race
+// detector is in PLAIN_TOO).
 package archtest

@@ -106,3 +106,19 @@ func checkIndexes(rt *rapid.T, r *Replica, live map[string]string, n int) {
 		}
 	}
 }
+
+// TestWriterKeepsStatementJournalsInMemory: the writer connection's statement journals
+// (temp_store = MEMORY, 2) stay off the disk; the readers keep SQLite's default.
+func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
+	r := openTest(t, "dev-a")
+	var w, rd int
+	if err := r.w.QueryRow("PRAGMA temp_store").Scan(&w); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.r.QueryRow("PRAGMA temp_store").Scan(&rd); err != nil {
+		t.Fatal(err)
+	}
+	if w != 2 || rd != 0 {
+		t.Fatalf("temp_store: writer %d, reader %d; want 2 and 0", w, rd)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 
@@ -43,13 +44,22 @@ type connector struct {
 	drv *sqlite3.SQLiteDriver
 }
 
-// openDB is sql.Open("sqlite3", dsn) with memnode's SQL functions on every connection.
-func openDB(dsn string) *sql.DB {
+// openDB is sql.Open("sqlite3", dsn) with memnode's SQL functions on every connection, and
+// pragmas (statements the DSN has no parameter for) run on each as it opens.
+func openDB(dsn string, pragmas ...string) *sql.DB {
 	return sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		if err := c.RegisterFunc(codePartsFunc, codewords.Parts, true); err != nil {
 			return err
 		}
-		return c.RegisterFunc(projectKeyFunc, projectKey, true)
+		if err := c.RegisterFunc(projectKeyFunc, projectKey, true); err != nil {
+			return err
+		}
+		for _, p := range pragmas {
+			if _, err := c.Exec(p, nil); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+		}
+		return nil
 	}}})
 }
 

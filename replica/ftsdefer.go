@@ -23,7 +23,8 @@ var ftsTables = [...]ftsTable{
 // row in their triggers. FTS5 writes its pending terms as a new segment at every savepoint,
 // and SQLite opens one for every insert of a record or an op inside a transaction, so a
 // batch indexed row by row writes a segment per record and then merges them (migration
-// 0020). Batches of records call it first: Commit, Import, ApplyOps, a snapshot chunk.
+// 0020). Batches of records call it first: Import, ApplyOps, a snapshot chunk, and a
+// Commit of more than one record.
 func (t *wtx) deferIndexing(ctx context.Context) error {
 	if t.ftsDeferred {
 		return nil

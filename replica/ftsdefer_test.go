@@ -58,14 +58,24 @@ func TestDeferredIndexingKeepsTheIndexTrue(t *testing.T) {
 			for _, id := range b.Tombstones {
 				delete(live, id)
 			}
-			if rapid.Bool().Draw(rt, "commit") {
+			// A commit of one record indexes it in its trigger, of more at the end.
+			var c store.Batch
+			for range rapid.IntRange(0, 3).Draw(rt, "committed") {
 				n++
 				word := fmt.Sprintf("w%dword", n)
-				res, err := r.Commit(ctx, &store.Batch{Observations: []memory.Observation{{SessionID: sid, Project: "p", Type: "change", Title: word, CreatedAt: now}}})
+				c.Observations = append(c.Observations, memory.Observation{SessionID: sid, Project: "p", Type: "change", Title: word, CreatedAt: now})
+			}
+			if len(c.Observations) > 0 {
+				res, err := r.Commit(ctx, &c)
 				if err != nil {
 					rt.Fatal(err)
 				}
-				live[res.Observations[0].ID] = word
+				if len(res.Observations) != len(c.Observations) {
+					rt.Fatalf("committed %d of %d observations", len(res.Observations), len(c.Observations))
+				}
+				for _, o := range res.Observations {
+					live[o.ID] = o.Title
+				}
 			}
 			checkIndexes(rt, r, live, n)
 		}

@@ -23,8 +23,11 @@ func (r *Replica) Commit(ctx context.Context, b *store.Batch) (store.CommitResul
 	err := r.writeTx(ctx, func(tx *wtx) error {
 		res = store.CommitResult{}
 		tx.change.Origin = feed.Local
-		if err := tx.deferIndexing(ctx); err != nil {
-			return err
+		// One record indexes as cheaply in its trigger; a batch of them at the end.
+		if len(b.Prompts)+len(b.Observations)+len(b.Summaries) > 1 {
+			if err := tx.deferIndexing(ctx); err != nil {
+				return err
+			}
 		}
 		facts, err := readCommitFacts(ctx, tx, b)
 		if err != nil {

@@ -40,29 +40,42 @@ func projectKey(project string) string {
 // content views call memnode_code_parts and memnode_project_key. Another program (a sqlite3 shell) can read the
 // database, but writing an observation there fails with "no such function".
 type connector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
+	dsn     string
+	pragmas []string
+	drv     *sqlite3.SQLiteDriver
 }
 
 // openDB is sql.Open("sqlite3", dsn) with memnode's SQL functions on every connection, and
 // pragmas (statements the DSN has no parameter for) run on each as it opens.
 func openDB(dsn string, pragmas ...string) *sql.DB {
-	return sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+	return sql.OpenDB(connector{dsn: dsn, pragmas: pragmas, drv: &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		if err := c.RegisterFunc(codePartsFunc, codewords.Parts, true); err != nil {
 			return err
 		}
-		if err := c.RegisterFunc(projectKeyFunc, projectKey, true); err != nil {
-			return err
-		}
-		for _, p := range pragmas {
-			if _, err := c.Exec(p, nil); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
-		}
-		return nil
+		return c.RegisterFunc(projectKeyFunc, projectKey, true)
 	}}})
 }
 
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+// Connect opens a connection and runs the pragmas on it through database/sql/driver's
+// interface (the driver's own Exec is missing from its cgo-less stub, which the lean
+// client's vet compiles against).
+func (c connector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range c.pragmas {
+		ex, ok := conn.(driver.ExecerContext)
+		if !ok {
+			conn.Close()
+			return nil, fmt.Errorf("%s: the driver's connection runs no statements", p)
+		}
+		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return conn, nil
+}
 
 func (c connector) Driver() driver.Driver { return c.drv }

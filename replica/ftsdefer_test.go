@@ -132,3 +132,19 @@ func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
 		t.Fatalf("temp_store: writer %d, reader %d; want 2 and 0", w, rd)
 	}
 }
+
+// TestIndexesMergeEightSegmentsAtOnce: every full-text index of a new or migrated replica
+// merges eight segments at a time (migration 21), the setting FTS5 reads from its config
+// table; without the migration FTS5's default of four applies and the table has no row.
+func TestIndexesMergeEightSegmentsAtOnce(t *testing.T) {
+	r := openTest(t, "dev-a")
+	for _, tbl := range []string{"observations", "prompts", "summaries"} {
+		var v int
+		if err := r.r.QueryRow("SELECT v FROM " + tbl + "_fts_config WHERE k = 'automerge'").Scan(&v); err != nil {
+			t.Fatalf("%s_fts automerge: %v", tbl, err)
+		}
+		if v != 8 {
+			t.Fatalf("%s_fts automerge = %d, want 8", tbl, v)
+		}
+	}
+}

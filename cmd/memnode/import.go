@@ -91,7 +91,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	conn := newNodeConn(env)
 	var total int
-	bar := &progress{w: env.Stderr, quiet: *quiet}
+	bar := &progress{w: env.Stderr, quiet: *quiet, lines: !isTerminal(env.Stderr)}
 	var each func(func(importer.Record) error) error
 	if *from != "" {
 		cm, err := importer.OpenClaudeMem(ctx, *from)

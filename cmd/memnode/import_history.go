@@ -21,7 +21,7 @@ import (
 // importAgentHistory is `memnode import --from-<agent> [DIR]`: runHistoryImport with a
 // progress bar on stderr and its summary on stdout.
 func importAgentHistory(ctx context.Context, env *cliEnv, p platform.Platform, dir string, since int64, quiet bool) int {
-	bar := &progress{w: env.Stderr, quiet: quiet, unit: "sessions"}
+	bar := &progress{w: env.Stderr, quiet: quiet, unit: "sessions", lines: !isTerminal(env.Stderr)}
 	res, err := runHistoryImport(ctx, env, p, dir, since, false, func(done, total int) {
 		bar.total = total
 		bar.add(done - bar.n)
@@ -248,12 +248,24 @@ type progress struct {
 	total int
 	n     int
 	quiet bool
+	// lines: w is no terminal (a log file, a pipe), so a bar redrawn with \r would pile up
+	// in it; a line is written instead each time another tenth is done.
+	lines bool
+	tenth int // the tenths a line has been written for
 	drawn bool
 }
 
 func (p *progress) add(k int) {
 	p.n += k
 	if p.quiet || (p.unit == "" && p.total <= importBatch) {
+		return
+	}
+	if p.lines {
+		pct := 100 * min(p.n, p.total) / p.total
+		if pct/10 > p.tenth {
+			p.tenth = pct / 10
+			fmt.Fprintf(p.w, "importing: %d/%d %s(%d%%)\n", p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), pct)
+		}
 		return
 	}
 	const width = 30

@@ -260,18 +260,18 @@ func (p *progress) add(k int) {
 	if p.quiet || (p.unit == "" && p.total <= importBatch) {
 		return
 	}
+	pct := 100 * min(p.n, p.total) / p.total
+	counts := fmt.Sprintf("%d/%d %s(%d%%)", p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), pct)
 	if p.lines {
-		pct := 100 * min(p.n, p.total) / p.total
 		if pct/10 > p.tenth {
 			p.tenth = pct / 10
-			fmt.Fprintf(p.w, "importing: %d/%d %s(%d%%)\n", p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), pct)
+			fmt.Fprintf(p.w, "importing: %s\n", counts)
 		}
 		return
 	}
 	const width = 30
 	fill := width * min(p.n, p.total) / p.total
-	fmt.Fprintf(p.w, "\rimporting [%s%s] %d/%d %s(%d%%)", strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
-		p.n, p.total, p.unit+strings.Repeat(" ", min(len(p.unit), 1)), 100*min(p.n, p.total)/p.total)
+	fmt.Fprintf(p.w, "\rimporting [%s%s] %s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), counts)
 	p.drawn = true
 }
 

@@ -148,3 +148,44 @@ func TestIndexesMergeEightSegmentsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestABatchIsIndexedAsOneSegment: a batch whose terms are more than FTS5's default 1 MiB
+// of pending data is written as one segment of the full-text index (migration 22's
+// hashsize), not one a MiB that merges then rewrite. Each segment has rows in the index's
+// %_idx table, so their count is the segment count; without the migration this batch
+// leaves 11.
+func TestABatchIsIndexedAsOneSegment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports 6,000 records")
+	}
+	ctx := context.Background()
+	r := openTest(t, "dev-a")
+	now := time.Now().UnixMilli()
+	b := &store.ImportBatch{Sessions: []memory.Session{{ID: "s", Project: "p", StartedAt: now}}}
+	var narrative []byte
+	for i := range 6000 {
+		narrative = narrative[:0]
+		for j := range 60 {
+			narrative = fmt.Appendf(narrative, "t%dx%d ", (i*61+j*7919)%50000, j)
+		}
+		id := store.ImportID(now+int64(i), "x")
+		b.Observations = append(b.Observations, memory.Observation{ID: id, SessionID: "s", Project: "p", Type: "change",
+			Title: fmt.Sprintf("record %d", i), Narrative: string(narrative), CreatedAt: now + int64(i)})
+	}
+	if _, err := r.Import(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	var segments int
+	if err := r.r.QueryRow("SELECT count(DISTINCT segid) FROM observations_fts_idx").Scan(&segments); err != nil {
+		t.Fatal(err)
+	}
+	if segments != 1 {
+		t.Fatalf("the batch was written as %d segments, want 1", segments)
+	}
+	for _, tbl := range []string{"observations", "prompts", "summaries"} {
+		var v int
+		if err := r.r.QueryRow("SELECT v FROM " + tbl + "_fts_config WHERE k = 'hashsize'").Scan(&v); err != nil || v != 64<<20 {
+			t.Fatalf("%s_fts hashsize = %d (%v), want 64 MiB", tbl, v, err)
+		}
+	}
+}

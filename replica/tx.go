@@ -24,15 +24,20 @@ type txMode struct {
 // import's: the WAL a forget's TRUNCATE checkpoint must copy stays small.
 const walCheckpoint = 1000
 
-// importCheckpoint lets an import's transactions grow the WAL to 512 MiB before one of
+// importCheckpoint lets an import's transactions grow the WAL to 2 GiB before one of
 // them checkpoints it. A page an import rewrites in every transaction (FTS segments being
 // merged, the last pages of each index and table) is then copied to the database once per
 // checkpoint, not once per transaction; every transaction is still fsynced at its
 // commit. The next commit that is not an import's checkpoints what is left. At 1M
 // observations (make bench-scale, batches of 20,000) 32,768 pages (128 MiB) wrote 7,942 MiB
 // for a 1,943 MiB database, 131,072 pages 6,877 MiB: the checkpoints copied a hot index
-// page once per 128 MiB of WAL.
-const importCheckpoint = 131072
+// page once per 128 MiB of WAL. With one full-text segment a batch (migration 22), to the
+// node's exit (make bench-scale): 131,072 pages 6,145 MiB, 262,144 5,854, 524,288 5,624
+// (2.9× the database). The price is disk and a crash: the WAL file takes up to 2 GiB while
+// an import runs (it shrinks back to journal_size_limit, 64 MiB, at the next checkpoint that
+// resets it), and a node killed with a full WAL takes longer to start: 5.7 s against 2.4 s
+// with 1 GiB (page cache dropped; checkOpen checkpoints the WAL it finds).
+const importCheckpoint = 524288
 
 var (
 	// modeDurable is for everything that appends ops: an op must never be lost after a peer

@@ -270,7 +270,7 @@ func scaleImportInto(ctx context.Context, cfg config, set scaleSet, dataDir stri
 	}
 	took := time.Since(t0)
 	// Counted up to the node's exit: its Close checkpoints what the import left in the WAL
-	// (up to 512 MiB, replica's importCheckpoint), and those writes are the import's too.
+	// (up to 2 GiB, replica's importCheckpoint), and those writes are the import's too.
 	// The watch begins before the stop: `memnode stop` returns once the node is gone, and
 	// a process that is not our child leaves no count to read after it.
 	exited := watchWrites(h.pid, time.Minute)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -156,5 +157,73 @@ func TestForgetRunsInBoundedTransactions(t *testing.T) {
 	}
 	if n := count("SELECT COUNT(*) FROM observations") + count("SELECT COUNT(*) FROM prompts"); n != 0 || count("SELECT COUNT(*) FROM tombstones") != sessions {
 		t.Fatalf("%d records left, %d tombstones", n, count("SELECT COUNT(*) FROM tombstones"))
+	}
+}
+
+// TestForgetDoesNotWaitBehindALongRead: while an export holds a snapshot of the database (its
+// visitor is held mid-walk), a forget answers without waiting for readers — its checkpoint
+// waits 10 minutes for them in this test, so one that waited would not answer — and once
+// the export ends, the background retry empties the WAL, the forgotten text with it. At 1M
+// observations the full integrity check after every start is such a read, and each forget
+// behind it waited its 50 ms for nothing (make bench-scale, issue 29).
+func TestForgetDoesNotWaitBehindALongRead(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "memnode.db")
+	r, err := Open(ctx, Config{Path: path, Origin: "dev-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const secret = "zanzibar-ledger-forgotten"
+	res, err := r.Commit(ctx, &store.Batch{
+		Sessions:     []memory.Session{{ID: "s", Project: "p", StartedAt: 1}},
+		Observations: []memory.Observation{{SessionID: "s", Project: "p", Type: "change", Title: "kept", CreatedAt: 2}, {SessionID: "s", Project: "p", Type: "change", Title: secret, CreatedAt: 3}},
+	})
+	if err != nil || len(res.Observations) != 2 {
+		t.Fatalf("commit: %+v %v", res, err)
+	}
+	r.forgetWait = 10 * time.Minute
+	walking, release := make(chan struct{}), make(chan struct{})
+	walked := make(chan error, 1)
+	go func() {
+		first := true
+		walked <- r.Walk(ctx, "", store.Visitor{Observation: func(memory.Observation) error {
+			if first {
+				first = false
+				close(walking)
+				<-release
+			}
+			return nil
+		}})
+	}()
+	<-walking
+	forgot := make(chan error, 1)
+	go func() {
+		_, err := r.Forget(ctx, []string{res.Observations[1].ID})
+		forgot <- err
+	}()
+	// A deadline, not a timing: a forget that waited for the reader would wait 10 minutes.
+	select {
+	case err := <-forgot:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		close(release)
+		t.Fatal("the forget waited for the export's read")
+	}
+	close(release)
+	if err := <-walked; err != nil {
+		t.Fatal(err)
+	}
+	// The background retry runs every purgeRetryEvery; polled, with a deadline.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		fi, err := os.Stat(path + "-wal")
+		if errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the WAL was not emptied after the export: %v %v", fi.Size(), err)
+		}
 	}
 }

@@ -154,6 +154,7 @@ func checkBtreePage(page []byte, p int64) error {
 // meanwhile: the full check that the open leaves out. It returns ErrCorrupt with the
 // first findings.
 func (r *Replica) CheckIntegrity(ctx context.Context) error {
+	defer r.longRead()()
 	conn, err := r.r.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)

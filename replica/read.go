@@ -249,6 +249,7 @@ func (r *Replica) DeviceNames(ctx context.Context) (map[string]string, error) {
 // record to v. With project set, sessions and records are that project's only (devices and
 // tombstones have no project). An error from v ends the walk and is returned as is.
 func (r *Replica) Walk(ctx context.Context, project string, v store.Visitor) error {
+	defer r.longRead()()
 	where, args := "", []any{}
 	if project != "" {
 		where, args = " WHERE project = ?", []any{project}

@@ -114,6 +114,10 @@ type Replica struct {
 	closed        bool
 	done          chan struct{}
 	wg            sync.WaitGroup
+	// longReads counts the reads in progress that hold a snapshot of the database for
+	// seconds (longRead): while there is one, a checkpoint cannot empty the WAL, and
+	// a forget does not wait for it to (purgeWAL).
+	longReads atomic.Int32
 
 	reads  *readStmts // the index reads' statements on the read pool (readindex.go)
 	shorts shortIndex // short_ids in memory (shortid.go)
@@ -127,6 +131,8 @@ type Replica struct {
 	inForget func(records int) error
 	// forgetTxRecords, when set (tests only), replaces forgetTxRecords.
 	forgetTxRecords int
+	// forgetWait, when set (tests only), replaces forgetCheckpointWait.
+	forgetWait time.Duration
 }
 
 // Open opens (creating if needed) the database at cfg.Path and brings its schema up to date.

@@ -128,6 +128,7 @@ func (r *Replica) Snapshot(ctx context.Context, from store.SnapshotCursor, chunk
 	} else if start < 0 {
 		return fmt.Errorf("snapshot from table %q: %w", from.Table, store.ErrBadSnapshot)
 	}
+	defer r.longRead()()
 	tx, err := r.r.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)

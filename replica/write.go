@@ -544,7 +544,18 @@ var forgetStmts = []string{
 // WAL (Close waits for it), so no forgotten text outlives its readers in a WAL frame.
 func (r *Replica) purgeWAL(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
-	emptied, err := r.truncateWAL(ctx, forgetCheckpointWait)
+	wait := forgetCheckpointWait
+	if r.forgetWait > 0 {
+		wait = r.forgetWait
+	}
+	if r.longReads.Load() > 0 {
+		// The full integrity check after a start, an export or a snapshot served to a
+		// peer holds the WAL for seconds: waiting for readers would only delay the
+		// forget's answer (50 ms each at 1M, make bench-scale) and then leave the purge
+		// to the background retry anyway. One attempt copies what it can.
+		wait = 0
+	}
+	emptied, err := r.truncateWAL(ctx, wait)
 	if err != nil {
 		return err
 	}
@@ -587,6 +598,13 @@ func (r *Replica) truncateWAL(ctx context.Context, wait time.Duration) (bool, er
 	return busy == 0, nil
 }
 
+// longRead marks a read that may hold a snapshot of the database for seconds until the
+// function it returns runs: a forget's checkpoint does not wait for readers meanwhile.
+func (r *Replica) longRead() func() {
+	r.longReads.Add(1)
+	return func() { r.longReads.Add(-1) }
+}
+
 // owePurge notes that a forget's text may still sit in WAL frames and makes sure one
 // background retry runs until a TRUNCATE checkpoint taken after the latest such forget
 // succeeds.
@@ -616,6 +634,9 @@ func (r *Replica) owePurge() {
 			case <-r.done:
 				return
 			case <-tick.C:
+			}
+			if r.longReads.Load() > 0 {
+				continue // it would wait for nothing, holding the writer meanwhile
 			}
 			r.purgeMu.Lock()
 			owed := r.purgeOwed

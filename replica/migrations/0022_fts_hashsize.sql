@@ -6,7 +6,7 @@
 -- make bench-scale dataset wrote 5,866 instead of 6,364 MiB up to its end (quiet machine,
 -- 2026-12-05), and the node's peak RSS was 392 instead of 587 MiB. Memory: the terms of the
 -- transaction being indexed, at most 64 MiB a table, freed at its commit; a hook's
--- transaction holds a few KiB.
+-- transaction holds one record's.
 INSERT INTO observations_fts(observations_fts, rank) VALUES('hashsize', 67108864);
 INSERT INTO prompts_fts(prompts_fts, rank) VALUES('hashsize', 67108864);
 INSERT INTO summaries_fts(summaries_fts, rank) VALUES('hashsize', 67108864);
